@@ -1,0 +1,126 @@
+import { Array as Arr, Data, Effect, Option, Redacted } from "effect"
+import { InvalidPasswordError, ReauthenticationError, UserNotFoundError, ValidationError } from "../domain/errors.js"
+import { passwordProblems } from "../domain/Password.js"
+import { profilePatchProblems } from "../domain/Profile.js"
+import { FamilyId } from "../domain/Session.js"
+import { type Email, type PublicUser, toPublicUser } from "../domain/User.js"
+import { AuthPolicy } from "./AuthPolicy.js"
+import { PasswordHasher } from "./ports/PasswordHasher.js"
+import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
+import { type Principal, Tokens } from "./Tokens.js"
+
+/** How a registration ended, as far as the caller may know. */
+export type Registration = Data.TaggedEnum<{
+  /** Enumeration prevention: the same answer whether or not the account was created. */
+  Accepted: {}
+  Created: { readonly user: PublicUser }
+}>
+export const Registration = Data.taggedEnum<Registration>()
+
+/** Registration and the signed-in user's own account. */
+export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
+  effect: Effect.gen(function* () {
+    const users = yield* UserRepo
+    const hasher = yield* PasswordHasher
+    const tokens = yield* Tokens
+    const policy = yield* AuthPolicy
+
+    const acceptablePassword = (password: Redacted.Redacted<string>) => {
+      const problems = passwordProblems(policy.passwordPolicy, Redacted.value(password))
+      return Arr.isNonEmptyReadonlyArray(problems) ? Effect.fail(new InvalidPasswordError({ problems })) : Effect.void
+    }
+
+    /**
+     * The password is hashed before the insert whether or not the email is free, so a duplicate
+     * costs what a new account costs, and no transaction is held open while hashing.
+     */
+    const register = Effect.fn("Accounts.register")(function* (email: Email, password: Redacted.Redacted<string>) {
+      yield* acceptablePassword(password)
+      const hashed = yield* hasher.hash(password)
+      const created = yield* users
+        .create({
+          email,
+          hashed_password: Option.some(hashed),
+          is_active: true,
+          is_verified: false,
+          is_superuser: false
+        })
+        .pipe(
+          Effect.catchTag("UserAlreadyExistsError", (error) =>
+            policy.preventRegistrationEnumeration ? Effect.succeed(undefined) : Effect.fail(error)
+          )
+        )
+      if (policy.preventRegistrationEnumeration || created === undefined) return Registration.Accepted()
+      return Registration.Created({ user: toPublicUser(created) })
+    })
+
+    /**
+     * Applies a profile patch. Only the deployment's custom fields are editable; a patch naming
+     * anything else is refused whole, naming every offending field.
+     */
+    const updateProfile = Effect.fn("Accounts.updateProfile")(function* (
+      principal: Principal,
+      patch: Readonly<Record<string, unknown>>
+    ) {
+      const problems = profilePatchProblems(Object.keys(patch), policy.profile)
+      if (problems.length > 0) {
+        return yield* new ValidationError({ message: "These fields cannot be changed.", errors: problems })
+      }
+      return toPublicUser(principal.user)
+    })
+
+    /** Deletes the caller's account and ends every one of its sessions, access tokens included. */
+    const deleteAccount = Effect.fn("Accounts.deleteAccount")(function* (principal: Principal) {
+      yield* tokens.endSessionsOf(principal.user.id, Option.none())
+      yield* users.delete(principal.user.id)
+    })
+
+    /**
+     * Sets a new password. The current one is required when there is one (OAuth-only users have
+     * none). Every other session ends; the caller's goes on.
+     */
+    const changePassword = Effect.fn("Accounts.changePassword")(function* (
+      principal: Principal,
+      currentPassword: Option.Option<Redacted.Redacted<string>>,
+      newPassword: Redacted.Redacted<string>
+    ) {
+      yield* acceptablePassword(newPassword)
+      const stored = principal.user.hashed_password
+      if (Option.isSome(stored)) {
+        if (Option.isNone(currentPassword)) return yield* new ReauthenticationError()
+        if (!(yield* hasher.verify(stored.value, currentPassword.value))) return yield* new ReauthenticationError()
+      }
+      yield* users.setPassword(principal.user.id, yield* hasher.hash(newPassword))
+      const current = Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
+      yield* tokens.endSessionsOf(principal.user.id, current)
+    })
+
+    /** An operator's superuser: active, verified, with a password. */
+    const createSuperuser = Effect.fn("Accounts.createSuperuser")(function* (
+      email: Email,
+      password: Redacted.Redacted<string>
+    ) {
+      yield* acceptablePassword(password)
+      const hashed = yield* hasher.hash(password)
+      return yield* users.create({
+        email,
+        hashed_password: Option.some(hashed),
+        is_active: true,
+        is_verified: true,
+        is_superuser: true
+      })
+    })
+
+    /** An operator's change of flags. Deactivating a user ends all of their sessions. */
+    const setFlags = Effect.fn("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
+      const found = yield* users.findByLogin("email", email)
+      if (Option.isNone(found)) return yield* new UserNotFoundError()
+      const updated = yield* users.setFlags(found.value.id, flags)
+      if (Option.isNone(updated)) return yield* new UserNotFoundError()
+      if (flags.is_active === false) yield* tokens.endSessionsOf(updated.value.id, Option.none())
+      return toPublicUser(updated.value)
+    })
+
+    return { register, updateProfile, deleteAccount, changePassword, createSuperuser, setFlags } as const
+  })
+}) {}

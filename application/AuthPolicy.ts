@@ -1,0 +1,25 @@
+import { Context, type Duration } from "effect"
+import type { PasswordPolicy } from "../domain/Password.js"
+import type { ProfileRules } from "../domain/Profile.js"
+
+/**
+ * The rules the use cases follow, as the deployment configured them. Built from Settings by the
+ * composition root, so use cases never read the environment.
+ */
+export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
+  AuthPolicy,
+  {
+    readonly accessTokenTtl: Duration.Duration
+    readonly refreshTokenTtl: Duration.Duration
+    /** Zero is the strict rule: any second presentation of a rotated refresh token is reuse. */
+    readonly refreshReuseGrace: Duration.Duration
+    /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */
+    readonly tokenLeeway: Duration.Duration
+    /** When false, access tokens live until they expire: logout ends only the refresh side. */
+    readonly blacklistEnabled: boolean
+    readonly loginField: string
+    readonly preventRegistrationEnumeration: boolean
+    readonly passwordPolicy: PasswordPolicy
+    readonly profile: ProfileRules
+  }
+>() {}

@@ -1,0 +1,51 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import type { UserId } from "../../domain/User.js"
+import type { StoreUnavailableError } from "./StoreUnavailableError.js"
+
+export interface Rotation {
+  /** Digest of the token being replaced. */
+  readonly presented: string
+  readonly successor: StoredRefreshToken
+  /** The successor pair, sealed, kept for the reuse grace window; none when there is no window. */
+  readonly sealedSuccessor: Option.Option<string>
+  readonly now: DateTime.Utc
+}
+
+/**
+ * Refresh tokens, stored as digests and grouped in families (sessions) with their client
+ * metadata.
+ */
+export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
+  RefreshTokenRepo,
+  {
+    readonly startFamily: (family: TokenFamily, first: StoredRefreshToken) => Effect.Effect<void, StoreUnavailableError>
+    readonly findByDigest: (
+      digest: string
+    ) => Effect.Effect<
+      Option.Option<{ readonly token: StoredRefreshToken; readonly family: TokenFamily }>,
+      StoreUnavailableError
+    >
+    /**
+     * Compare-and-swap: marks the presented token rotated and stores its successor only if the
+     * presented token is still unrotated and its family unrevoked. Of any number of concurrent
+     * rotations of one token, exactly one returns true.
+     */
+    readonly rotate: (rotation: Rotation) => Effect.Effect<boolean, StoreUnavailableError>
+    /** Ends one family; true when it was live. */
+    readonly revokeFamily: (familyId: FamilyId, now: DateTime.Utc) => Effect.Effect<boolean, StoreUnavailableError>
+    /** Ends every live family of a user but `except`; answers the families ended. */
+    readonly revokeFamiliesOfUser: (
+      userId: UserId,
+      now: DateTime.Utc,
+      except: Option.Option<FamilyId>
+    ) => Effect.Effect<ReadonlyArray<FamilyId>, StoreUnavailableError>
+    /** Families ended at or after `since`, to rebuild a revocation list that does not persist. */
+    readonly revokedSince: (
+      since: DateTime.Utc
+    ) => Effect.Effect<
+      ReadonlyArray<{ readonly family_id: FamilyId; readonly revoked_at: DateTime.Utc }>,
+      StoreUnavailableError
+    >
+  }
+>() {}

@@ -1,0 +1,32 @@
+import { Context, type Effect, type Option } from "effect"
+import type { UserAlreadyExistsError } from "../../domain/errors.js"
+import type { Email, User, UserId } from "../../domain/User.js"
+import type { StoreUnavailableError } from "./StoreUnavailableError.js"
+
+export interface NewUser {
+  readonly email: Email
+  readonly hashed_password: Option.Option<string>
+  readonly is_active: boolean
+  readonly is_verified: boolean
+  readonly is_superuser: boolean
+}
+
+/** The flags an operator may change on a user. */
+export type UserFlags = Partial<Pick<User, "is_active" | "is_verified" | "is_superuser">>
+
+/** Users, with their roles. The repository chooses the id (USER_ID_TYPE). */
+export class UserRepo extends Context.Tag("app/UserRepo")<
+  UserRepo,
+  {
+    /** Fails with UserAlreadyExistsError when the email is taken, atomically: no check-then-insert race. */
+    readonly create: (user: NewUser) => Effect.Effect<User, UserAlreadyExistsError | StoreUnavailableError>
+    readonly findById: (id: UserId) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
+    /** Finds a user by the login field (`email`, or a deployment's field), by exact normalised value. */
+    readonly findByLogin: (field: string, value: string) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
+    readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
+    /** The updated user, or none when it does not exist. */
+    readonly setFlags: (id: UserId, flags: UserFlags) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
+    /** Deletes the user and everything that hangs off it (roles, sessions). */
+    readonly delete: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
+  }
+>() {}

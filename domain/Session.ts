@@ -1,0 +1,83 @@
+import { Data, DateTime, Duration, Option, Schema } from "effect"
+import { UserId } from "./User.js"
+
+/** One sign-in and every refresh token rotated from it: a session, a device. */
+export const FamilyId = Schema.String.pipe(Schema.brand("FamilyId"))
+export type FamilyId = typeof FamilyId.Type
+
+/** A session as stored. Its expiry follows its newest refresh token. */
+export class TokenFamily extends Schema.Class<TokenFamily>("TokenFamily")({
+  family_id: FamilyId,
+  user_id: UserId,
+  ip_address: Schema.NullOr(Schema.String),
+  user_agent: Schema.NullOr(Schema.String),
+  created_at: Schema.DateTimeUtc,
+  last_used_at: Schema.DateTimeUtc,
+  expires_at: Schema.DateTimeUtc,
+  revoked_at: Schema.OptionFromNullOr(Schema.DateTimeUtc)
+}) {}
+
+/**
+ * A refresh token as stored: only the SHA-256 digest of the token, never the token. Once rotated
+ * it records when; with a reuse grace window it also keeps its successor pair, sealed, so that a
+ * racing retry receives the same pair instead of a second one.
+ */
+export class StoredRefreshToken extends Schema.Class<StoredRefreshToken>("StoredRefreshToken")({
+  digest: Schema.String,
+  family_id: FamilyId,
+  issued_at: Schema.DateTimeUtc,
+  expires_at: Schema.DateTimeUtc,
+  rotated_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
+  sealed_successor: Schema.OptionFromNullOr(Schema.String)
+}) {}
+
+/** One active session as a client sees it. */
+export const SessionInfo = Schema.Struct({
+  family_id: FamilyId,
+  ip_address: Schema.NullOr(Schema.String),
+  user_agent: Schema.NullOr(Schema.String),
+  created_at: Schema.DateTimeUtc,
+  last_used_at: Schema.DateTimeUtc,
+  expires_at: Schema.DateTimeUtc,
+  current: Schema.Boolean
+}).annotations({ identifier: "SessionInfo" })
+export type SessionInfo = typeof SessionInfo.Type
+
+/** What to do with a presented refresh token. */
+export type RefreshDecision = Data.TaggedEnum<{
+  /** Not a token this service holds (or its session was deleted). */
+  Unknown: {}
+  /** Its session was ended: logout, session revocation, password change, reuse. */
+  Revoked: {}
+  Expired: {}
+  /** A rotated token came back after the grace window: assume theft, end the session. */
+  ReuseDetected: {}
+  /** A rotated token came back within the grace window: answer the successor it already has. */
+  ReplaySuccessor: { readonly sealedSuccessor: string }
+  /** A live token: replace it with a new one. */
+  Rotate: {}
+}>
+export const RefreshDecision = Data.taggedEnum<RefreshDecision>()
+
+/**
+ * The refresh-family rule. An ended session wins over everything; an expired token is only
+ * refused (its presentation proves nothing about theft); a rotated token presented again is
+ * reuse, unless it comes back within `grace` of its rotation and its successor was kept.
+ */
+export const decideRefresh = (
+  found: Option.Option<{ readonly token: StoredRefreshToken; readonly family: TokenFamily }>,
+  now: DateTime.Utc,
+  grace: Duration.Duration
+): RefreshDecision => {
+  if (Option.isNone(found)) return RefreshDecision.Unknown()
+  const { token, family } = found.value
+  if (Option.isSome(family.revoked_at)) return RefreshDecision.Revoked()
+  if (DateTime.lessThanOrEqualTo(token.expires_at, now)) return RefreshDecision.Expired()
+  if (Option.isNone(token.rotated_at)) return RefreshDecision.Rotate()
+  const withinGrace =
+    !Duration.isZero(grace) && Duration.lessThanOrEqualTo(DateTime.distanceDuration(token.rotated_at.value, now), grace)
+  if (withinGrace && Option.isSome(token.sealed_successor)) {
+    return RefreshDecision.ReplaySuccessor({ sealedSuccessor: token.sealed_successor.value })
+  }
+  return RefreshDecision.ReuseDetected()
+}

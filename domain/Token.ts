@@ -1,0 +1,97 @@
+import { DateTime, Duration, Either, Option, Schema } from "effect"
+import { TokenError, TokenExpiredError } from "./errors.js"
+import { PublicUser } from "./User.js"
+
+/**
+ * What a token is for. Every signed token carries its purpose in `type`, and a token is only
+ * ever accepted where its own purpose is expected: a password-reset token is not an access
+ * token, a refresh token cannot call /me.
+ */
+export const TokenPurpose = Schema.Literal(
+  "access",
+  "refresh",
+  "verify_email",
+  "password_reset",
+  "oauth_state",
+  "oauth_link_state"
+)
+export type TokenPurpose = typeof TokenPurpose.Type
+
+/** The claims of a signed token (JWT). Times are seconds since the epoch. */
+export const TokenPayload = Schema.Struct({
+  sub: Schema.String,
+  exp: Schema.Int,
+  iat: Schema.Int,
+  jti: Schema.String,
+  type: TokenPurpose,
+  roles: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  extra: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { default: () => ({}) }),
+  family_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  iss: Schema.String,
+  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+})
+export type TokenPayload = typeof TokenPayload.Type
+
+/** What a use case asks to sign; the signer stamps the issuer and audience. */
+export type TokenClaims = Omit<TokenPayload, "iss" | "aud">
+
+/** Issued-at and expiry for a token issued `now` that lives `ttl`. */
+export const tokenWindow = (
+  now: DateTime.Utc,
+  ttl: Duration.Duration
+): { readonly iat: number; readonly exp: number } => {
+  const iat = Math.floor(DateTime.toEpochMillis(now) / 1000)
+  return { iat, exp: iat + Math.floor(Duration.toSeconds(ttl)) }
+}
+
+export interface ClaimExpectations {
+  readonly purpose: TokenPurpose
+  readonly issuer: string
+  readonly audience: Option.Option<string>
+  readonly now: DateTime.Utc
+  /** Clock skew tolerated between machines, in seconds. */
+  readonly leewaySeconds: number
+}
+
+/**
+ * The one rule for accepting a token whose signature is valid: right purpose, right issuer and
+ * audience, not issued in the future, not expired. A token is expired from the instant
+ * `exp + leeway` is reached (RFC 7519: the current time must be before `exp`).
+ */
+export const checkClaims = (
+  payload: TokenPayload,
+  expect: ClaimExpectations
+): Either.Either<TokenPayload, TokenError | TokenExpiredError> => {
+  if (payload.type !== expect.purpose) {
+    return Either.left(new TokenError({ message: `Expected a token of type ${expect.purpose}.` }))
+  }
+  if (payload.iss !== expect.issuer) return Either.left(new TokenError({ message: "Unknown token issuer." }))
+  if (Option.isSome(expect.audience)) {
+    const audiences = payload.aud === undefined ? [] : typeof payload.aud === "string" ? [payload.aud] : payload.aud
+    if (!audiences.includes(expect.audience.value)) {
+      return Either.left(new TokenError({ message: "The token is not meant for this audience." }))
+    }
+  }
+  const nowMillis = DateTime.toEpochMillis(expect.now)
+  const leewayMillis = expect.leewaySeconds * 1000
+  if (payload.iat * 1000 > nowMillis + leewayMillis) {
+    return Either.left(new TokenError({ message: "The token was issued in the future." }))
+  }
+  if (nowMillis >= payload.exp * 1000 + leewayMillis) return Either.left(new TokenExpiredError())
+  return Either.right(payload)
+}
+
+/** An access token and, outside cookie mode, the refresh token that renews it. */
+export const TokenPair = Schema.Struct({
+  access_token: Schema.String,
+  refresh_token: Schema.NullOr(Schema.String),
+  token_type: Schema.Literal("bearer"),
+  expires_in: Schema.Int
+}).annotations({ identifier: "TokenPair" })
+export type TokenPair = typeof TokenPair.Type
+
+/** What every successful sign-in answers: the token pair and the full user. */
+export const LoginResponse = Schema.Struct({ ...TokenPair.fields, user: PublicUser }).annotations({
+  identifier: "LoginResponse"
+})
+export type LoginResponse = typeof LoginResponse.Type

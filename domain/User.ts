@@ -1,0 +1,59 @@
+import { Schema } from "effect"
+
+/** A user's identifier. UUID v7 by default; the repository chooses the form (USER_ID_TYPE). */
+export const UserId = Schema.String.pipe(Schema.nonEmptyString(), Schema.brand("UserId"))
+export type UserId = typeof UserId.Type
+
+/**
+ * An email address as the service stores and compares it: trimmed and lower-cased, so that
+ * `Alice@Example.com ` and `alice@example.com` are one account.
+ */
+export const Email = Schema.Trim.pipe(
+  Schema.compose(Schema.Lowercase),
+  Schema.maxLength(254, { message: () => "an email address has at most 254 characters" }),
+  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be an email address" }),
+  Schema.brand("Email")
+).annotations({ identifier: "Email", jsonSchema: { type: "string", format: "email", maxLength: 254 } })
+export type Email = typeof Email.Type
+
+/** A role or permission name: short, printable, no spaces. */
+export const RoleName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_.:-]{1,64}$/), Schema.brand("RoleName"))
+export type RoleName = typeof RoleName.Type
+
+/** The fields every client may see. Its encoded form is the user object of the API. */
+export const publicUserFields = {
+  id: UserId,
+  email: Email,
+  is_active: Schema.Boolean,
+  is_verified: Schema.Boolean,
+  is_superuser: Schema.Boolean,
+  created_at: Schema.DateTimeUtc,
+  roles: Schema.Array(Schema.String)
+}
+
+/** The user object of the API: never carries the password hash. */
+export const PublicUser = Schema.Struct(publicUserFields).annotations({ identifier: "User" })
+export type PublicUser = typeof PublicUser.Type
+
+/** A stored user. `hashed_password` is none for users who signed up through an OAuth provider. */
+export class User extends Schema.Class<User>("StoredUser")({
+  ...publicUserFields,
+  hashed_password: Schema.OptionFromNullOr(Schema.String)
+}) {}
+
+export const toPublicUser = (user: User): PublicUser => ({
+  id: user.id,
+  email: user.email,
+  is_active: user.is_active,
+  is_verified: user.is_verified,
+  is_superuser: user.is_superuser,
+  created_at: user.created_at,
+  roles: user.roles
+})
+
+/**
+ * A sign-in identifier as it is looked up and counted for lockout: emails trimmed and
+ * lower-cased like the stored address, other login fields trimmed.
+ */
+export const normaliseLogin = (field: string, value: string): string =>
+  field === "email" ? value.trim().toLowerCase() : value.trim()

@@ -1,0 +1,106 @@
+import { Schema } from "effect"
+
+/**
+ * The named error kinds of the specification. They say what went wrong in the language of the
+ * domain; only interfaces/http turns them into statuses. `message` is a sentence a client may
+ * show; it never carries a secret. Kinds without a message get their sentence from the
+ * interface that renders them.
+ */
+
+/** Sign-in failed. One kind, one sentence, whatever the cause, so failures tell nothing. */
+export class AuthenticationError extends Schema.TaggedError<AuthenticationError>()("AuthenticationError", {}) {}
+
+/**
+ * The caller proved who they are with a token but must prove it again with a password
+ * (change-password's current_password), and that proof failed.
+ */
+export class ReauthenticationError extends Schema.TaggedError<ReauthenticationError>()("ReauthenticationError", {}) {}
+
+/** The caller is known but not allowed: not superuser, not verified, missing a role. */
+export class AuthorizationError extends Schema.TaggedError<AuthorizationError>()("AuthorizationError", {
+  message: Schema.String
+}) {}
+
+/** A token that is malformed, forged, of another purpose, or whose subject is gone. */
+export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
+  message: Schema.String
+}) {}
+
+export class TokenExpiredError extends Schema.TaggedError<TokenExpiredError>()("TokenExpiredError", {}) {}
+
+/** A token that was revoked: logged out, its session ended, or its family burned by reuse. */
+export class TokenBlacklistedError extends Schema.TaggedError<TokenBlacklistedError>()("TokenBlacklistedError", {
+  message: Schema.String
+}) {}
+
+export class UserAlreadyExistsError extends Schema.TaggedError<UserAlreadyExistsError>()(
+  "UserAlreadyExistsError",
+  {}
+) {}
+
+export class UserNotFoundError extends Schema.TaggedError<UserNotFoundError>()("UserNotFoundError", {}) {}
+
+/** The password policy refused a password; every broken rule is listed. */
+export class InvalidPasswordError extends Schema.TaggedError<InvalidPasswordError>()("InvalidPasswordError", {
+  problems: Schema.NonEmptyArray(Schema.String)
+}) {}
+
+export class AccountLockedError extends Schema.TaggedError<AccountLockedError>()("AccountLockedError", {
+  retryAfterSeconds: Schema.Int
+}) {}
+
+export const FieldProblem = Schema.Struct({ path: Schema.String, message: Schema.String })
+export type FieldProblem = typeof FieldProblem.Type
+
+/** Input that is well-formed JSON but not acceptable: wrong types, missing or forbidden fields. */
+export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
+  message: Schema.String,
+  errors: Schema.Array(FieldProblem)
+}) {}
+
+/** An OAuth flow was refused: bad or replayed state, binding mismatch, refused sign-in. */
+export class OAuthError extends Schema.TaggedError<OAuthError>()("OAuthError", {
+  message: Schema.String
+}) {}
+
+/** The OAuth provider could not be reached or answered nonsense. */
+export class OAuthProviderError extends Schema.TaggedError<OAuthProviderError>()("OAuthProviderError", {
+  message: Schema.String
+}) {}
+
+/** The provider identity is linked to another user; it is never moved. */
+export class OAuthAccountAlreadyLinkedError extends Schema.TaggedError<OAuthAccountAlreadyLinkedError>()(
+  "OAuthAccountAlreadyLinkedError",
+  {}
+) {}
+
+/** The user already linked a different account of this provider. */
+export class OAuthProviderAlreadyLinkedError extends Schema.TaggedError<OAuthProviderAlreadyLinkedError>()(
+  "OAuthProviderAlreadyLinkedError",
+  {}
+) {}
+
+/** The spec's OAuthError base: every OAuth failure kind. */
+export type OAuthFailure =
+  | OAuthError
+  | OAuthProviderError
+  | OAuthAccountAlreadyLinkedError
+  | OAuthProviderAlreadyLinkedError
+
+/** The spec's FullAuthError base: every named error kind. */
+export type FullAuthError =
+  | AuthenticationError
+  | ReauthenticationError
+  | AuthorizationError
+  | TokenError
+  | TokenExpiredError
+  | TokenBlacklistedError
+  | UserAlreadyExistsError
+  | UserNotFoundError
+  | InvalidPasswordError
+  | AccountLockedError
+  | ValidationError
+  | OAuthFailure
+
+/** The three ways a presented token is refused. */
+export type TokenFailure = TokenError | TokenExpiredError | TokenBlacklistedError

@@ -1,0 +1,43 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from "node:crypto"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { Cryptography } from "../../application/ports/Cryptography.js"
+
+/** A key for one use, derived from SECRET_KEY, so that no two uses share key material. */
+export const deriveKey = (secretKey: Redacted.Redacted<string>, use: string): Buffer =>
+  Buffer.from(hkdfSync("sha256", Redacted.value(secretKey), "portcullis", use, 32))
+
+const SEAL_VERSION = "v1"
+const TAG_LENGTH = 16
+
+export const make = (secretKey: Redacted.Redacted<string>) => {
+  const sealKey = deriveKey(secretKey, "seal/v1")
+  return Cryptography.of({
+    digest: (token) => createHash("sha256").update(token).digest("hex"),
+    randomId: Effect.sync(() => randomUUID()),
+    seal: (plaintext) =>
+      Effect.sync(() => {
+        const iv = randomBytes(12)
+        const cipher = createCipheriv("aes-256-gcm", sealKey, iv)
+        const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()])
+        return `${SEAL_VERSION}.${iv.toString("base64url")}.${body.toString("base64url")}`
+      }),
+    open: (sealed) => {
+      const [version, iv, body] = sealed.split(".")
+      if (version !== SEAL_VERSION || iv === undefined || body === undefined) return Option.none()
+      try {
+        const bytes = Buffer.from(body, "base64url")
+        if (bytes.length < TAG_LENGTH) return Option.none()
+        const decipher = createDecipheriv("aes-256-gcm", sealKey, Buffer.from(iv, "base64url"), {
+          authTagLength: TAG_LENGTH
+        })
+        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_LENGTH))
+        const plain = Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_LENGTH)), decipher.final()])
+        return Option.some(plain.toString("utf8"))
+      } catch {
+        return Option.none()
+      }
+    }
+  })
+}
+
+export const layer = (secretKey: Redacted.Redacted<string>) => Layer.succeed(Cryptography, make(secretKey))

@@ -1,0 +1,67 @@
+import { DateTime, Effect, Layer, Option } from "effect"
+import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { type FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+
+/** Families and digests in Maps. Each operation runs without yielding, so rotation is a true CAS. */
+export const make = Effect.sync(() => {
+  const families = new Map<FamilyId, TokenFamily>()
+  const tokens = new Map<string, StoredRefreshToken>()
+
+  const revoke = (family: TokenFamily, now: DateTime.Utc) => {
+    if (Option.isSome(family.revoked_at)) return false
+    families.set(family.family_id, new TokenFamily({ ...family, revoked_at: Option.some(now) }))
+    return true
+  }
+
+  return RefreshTokenRepo.of({
+    startFamily: (family, first) =>
+      Effect.sync(() => {
+        families.set(family.family_id, family)
+        tokens.set(first.digest, first)
+      }),
+    findByDigest: (digest) =>
+      Effect.sync(() => {
+        const token = tokens.get(digest)
+        const family = token && families.get(token.family_id)
+        return token && family ? Option.some({ token, family }) : Option.none()
+      }),
+    rotate: ({ presented, successor, sealedSuccessor, now }) =>
+      Effect.sync(() => {
+        const token = tokens.get(presented)
+        const family = token && families.get(token.family_id)
+        if (!token || !family || Option.isSome(token.rotated_at) || Option.isSome(family.revoked_at)) return false
+        tokens.set(
+          presented,
+          new StoredRefreshToken({ ...token, rotated_at: Option.some(now), sealed_successor: sealedSuccessor })
+        )
+        tokens.set(successor.digest, successor)
+        families.set(
+          family.family_id,
+          new TokenFamily({ ...family, last_used_at: now, expires_at: successor.expires_at })
+        )
+        return true
+      }),
+    revokeFamily: (familyId, now) =>
+      Effect.sync(() => {
+        const family = families.get(familyId)
+        return family !== undefined && revoke(family, now)
+      }),
+    revokeFamiliesOfUser: (userId, now, except) =>
+      Effect.sync(() =>
+        [...families.values()]
+          .filter((family) => family.user_id === userId && !Option.contains(except, family.family_id))
+          .filter((family) => revoke(family, now))
+          .map((family) => family.family_id)
+      ),
+    revokedSince: (since) =>
+      Effect.sync(() =>
+        [...families.values()].flatMap((family) =>
+          Option.isSome(family.revoked_at) && DateTime.greaterThanOrEqualTo(family.revoked_at.value, since)
+            ? [{ family_id: family.family_id, revoked_at: family.revoked_at.value }]
+            : []
+        )
+      )
+  })
+})
+
+export const layer = Layer.effect(RefreshTokenRepo, make)

@@ -1,0 +1,44 @@
+import { DateTime, Effect, Layer, Option } from "effect"
+import { v7 as uuidv7 } from "uuid"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { UserAlreadyExistsError } from "../../domain/errors.js"
+import { User, UserId } from "../../domain/User.js"
+
+/** Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic. */
+export const make = Effect.sync(() => {
+  const byId = new Map<UserId, User>()
+  const replace = (user: User, changes: Partial<User>) => {
+    const updated = new User({ ...user, ...changes })
+    byId.set(user.id, updated)
+    return updated
+  }
+  return UserRepo.of({
+    create: (fields) =>
+      Effect.gen(function* () {
+        const now = yield* DateTime.now
+        return yield* Effect.suspend(() => {
+          for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
+          const user = new User({ ...fields, id: UserId.make(uuidv7()), created_at: now, roles: [] })
+          byId.set(user.id, user)
+          return Effect.succeed(user)
+        })
+      }),
+    findById: (id) => Effect.sync(() => Option.fromNullable(byId.get(id))),
+    findByLogin: (field, value) =>
+      Effect.sync(() => {
+        if (field !== "email") return Option.none()
+        for (const user of byId.values()) if (user.email === value) return Option.some(user)
+        return Option.none()
+      }),
+    setPassword: (id, hashedPassword) =>
+      Effect.sync(() => {
+        const user = byId.get(id)
+        if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
+      }),
+    setFlags: (id, flags) =>
+      Effect.sync(() => Option.map(Option.fromNullable(byId.get(id)), (user) => replace(user, flags))),
+    delete: (id) => Effect.sync(() => void byId.delete(id))
+  })
+})
+
+export const layer = Layer.effect(UserRepo, make)

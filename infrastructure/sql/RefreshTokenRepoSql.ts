@@ -1,0 +1,127 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Layer, Option, Schema } from "effect"
+import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { unavailable } from "./failures.js"
+
+const Millis = Schema.DateTimeUtcFromNumber
+const OptionalMillis = Schema.OptionFromNullOr(Millis)
+
+/** A refresh_tokens row joined with its family; family columns carry a `family_` prefix. */
+const TokenWithFamilyRow = Schema.Struct({
+  ...StoredRefreshToken.fields,
+  issued_at: Millis,
+  expires_at: Millis,
+  rotated_at: OptionalMillis,
+  user_id: TokenFamily.fields.user_id,
+  ip_address: TokenFamily.fields.ip_address,
+  user_agent: TokenFamily.fields.user_agent,
+  family_created_at: Millis,
+  family_last_used_at: Millis,
+  family_expires_at: Millis,
+  family_revoked_at: OptionalMillis
+})
+const decodeTokenWithFamily = Schema.decodeUnknown(Schema.Array(TokenWithFamilyRow))
+const decodeRevoked = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId, revoked_at: Millis })))
+const decodeFamilyIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId })))
+
+const nullable = Option.getOrNull
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const insertToken = (token: StoredRefreshToken) =>
+    sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
+      VALUES (${token.digest}, ${token.family_id}, ${token.issued_at.epochMillis}, ${token.expires_at.epochMillis},
+        ${nullable(Option.map(token.rotated_at, (at) => at.epochMillis))}, ${nullable(token.sealed_successor)})`
+
+  return RefreshTokenRepo.of({
+    startFamily: (family, first) =>
+      sql
+        .withTransaction(
+          Effect.zipRight(
+            sql`INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
+              VALUES (${family.family_id}, ${family.user_id}, ${family.ip_address}, ${family.user_agent},
+                ${family.created_at.epochMillis}, ${family.last_used_at.epochMillis}, ${family.expires_at.epochMillis})`,
+            insertToken(first)
+          )
+        )
+        .pipe(Effect.asVoid, unavailable),
+
+    findByDigest: (digest) =>
+      sql`SELECT t.digest, t.family_id, t.issued_at, t.expires_at, t.rotated_at, t.sealed_successor,
+          f.user_id, f.ip_address, f.user_agent, f.created_at AS family_created_at,
+          f.last_used_at AS family_last_used_at, f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at
+        FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
+        WHERE t.digest = ${digest}`.pipe(
+        Effect.flatMap(decodeTokenWithFamily),
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row) => ({
+            token: new StoredRefreshToken({
+              digest: row.digest,
+              family_id: row.family_id,
+              issued_at: row.issued_at,
+              expires_at: row.expires_at,
+              rotated_at: row.rotated_at,
+              sealed_successor: row.sealed_successor
+            }),
+            family: new TokenFamily({
+              family_id: row.family_id,
+              user_id: row.user_id,
+              ip_address: row.ip_address,
+              user_agent: row.user_agent,
+              created_at: row.family_created_at,
+              last_used_at: row.family_last_used_at,
+              expires_at: row.family_expires_at,
+              revoked_at: row.family_revoked_at
+            })
+          }))
+        ),
+        unavailable
+      ),
+
+    rotate: ({ presented, successor, sealedSuccessor, now }) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const claimed = yield* sql`UPDATE refresh_tokens
+              SET rotated_at = ${now.epochMillis}, sealed_successor = ${nullable(sealedSuccessor)}
+              WHERE digest = ${presented} AND rotated_at IS NULL
+                AND family_id IN (SELECT family_id FROM token_families WHERE revoked_at IS NULL)
+              RETURNING family_id`
+            if (claimed.length === 0) return false
+            yield* insertToken(successor)
+            yield* sql`UPDATE token_families
+              SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis}
+              WHERE family_id = ${successor.family_id}`
+            return true
+          })
+        )
+        .pipe(unavailable),
+
+    revokeFamily: (familyId, now) =>
+      sql`UPDATE token_families SET revoked_at = ${now.epochMillis}
+        WHERE family_id = ${familyId} AND revoked_at IS NULL RETURNING family_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      ),
+
+    revokeFamiliesOfUser: (userId, now, except) =>
+      sql`UPDATE token_families SET revoked_at = ${now.epochMillis}
+        WHERE user_id = ${userId} AND revoked_at IS NULL
+          ${Option.match(except, { onNone: () => sql``, onSome: (familyId) => sql`AND family_id <> ${familyId}` })}
+        RETURNING family_id`.pipe(
+        Effect.flatMap(decodeFamilyIds),
+        Effect.map((rows) => rows.map((row) => row.family_id)),
+        unavailable
+      ),
+
+    revokedSince: (since) =>
+      sql`SELECT family_id, revoked_at FROM token_families WHERE revoked_at >= ${since.epochMillis}`.pipe(
+        Effect.flatMap(decodeRevoked),
+        unavailable
+      )
+  })
+})
+
+export const layer = Layer.effect(RefreshTokenRepo, make)

@@ -1,0 +1,45 @@
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { Effect, Layer } from "effect"
+import * as Migrations from "./migrations.js"
+
+/** One better-sqlite3 connection in WAL mode; the folder of the file is created if missing. */
+export const client = (filename: string) =>
+  SqliteClient.layer({ filename }).pipe(
+    Layer.provide(
+      Layer.effectDiscard(
+        Effect.sync(() => {
+          if (filename !== ":memory:") mkdirSync(dirname(filename), { recursive: true })
+        })
+      )
+    )
+  )
+
+/** Turns foreign keys on and applies every pending migration; answers the ones applied. */
+export const prepare = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`PRAGMA foreign_keys = ON`
+  yield* sql`PRAGMA busy_timeout = 5000`
+  return yield* Migrations.migrate(Migrations.sqlite)
+})
+
+/**
+ * The embedded database, migrated before the layer is ready. Its single connection serialises
+ * transactions, which is what makes refresh rotation a compare-and-swap here.
+ */
+export const layer = (filename: string) =>
+  Layer.provideMerge(
+    Layer.effectDiscard(
+      prepare.pipe(
+        Effect.tap((applied) =>
+          applied.length === 0
+            ? Effect.void
+            : Effect.logInfo("migrations applied", { applied: applied.map(([id, name]) => `${id}_${name}`) })
+        ),
+        Effect.orDie
+      )
+    ),
+    client(filename)
+  )

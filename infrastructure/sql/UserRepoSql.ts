@@ -1,0 +1,75 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Fragment } from "@effect/sql/Statement"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { v7 as uuidv7 } from "uuid"
+import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { UserAlreadyExistsError } from "../../domain/errors.js"
+import { User, UserId } from "../../domain/User.js"
+import { isUniqueViolation, unavailable } from "./failures.js"
+
+/** SQLite answers booleans as 0/1, PostgreSQL as booleans. */
+const SqlBoolean = Schema.Union(
+  Schema.Boolean,
+  Schema.transform(Schema.Number, Schema.Boolean, { decode: (n) => n !== 0, encode: (b) => (b ? 1 : 0) })
+)
+
+/** A users row joined with its roles: the domain's User with storage encodings. */
+const UserRow = Schema.Struct({
+  ...User.fields,
+  is_active: SqlBoolean,
+  is_verified: SqlBoolean,
+  is_superuser: SqlBoolean,
+  created_at: Schema.DateTimeUtcFromNumber,
+  roles: Schema.parseJson(Schema.Array(Schema.String))
+})
+const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
+const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
+  Option.map(Option.fromNullable(rows[0]), (row) => new User(row))
+
+const flag = (value: boolean) => (value ? 1 : 0)
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at,
+      (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles
+    FROM users u`
+  const one = (where: Fragment) =>
+    sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
+  const byId = (id: UserId) => one(sql`u.id = ${id}`)
+
+  return UserRepo.of({
+    create: (fields) =>
+      Effect.gen(function* () {
+        const id = UserId.make(uuidv7())
+        const now = yield* DateTime.now
+        yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at)
+          VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
+            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis})`.pipe(
+          Effect.catchTag(
+            "SqlError",
+            (error): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
+              isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
+          )
+        )
+        return new User({ ...fields, id, created_at: now, roles: [] })
+      }),
+    findById: byId,
+    findByLogin: (field, value) => (field === "email" ? one(sql`u.email = ${value}`) : Effect.succeed(Option.none())),
+    setPassword: (id, hashedPassword) =>
+      sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    setFlags: (id, flags) =>
+      Effect.gen(function* () {
+        const changes = Object.entries(flags).flatMap(([column, value]) =>
+          value === undefined ? [] : [sql`${sql(column)} = ${flag(value)}`]
+        )
+        if (changes.length > 0) {
+          yield* sql`UPDATE users SET ${sql.csv(changes)} WHERE id = ${id}`.pipe(unavailable)
+        }
+        return yield* byId(id)
+      }),
+    delete: (id) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid, unavailable)
+  })
+})
+
+export const layer = Layer.effect(UserRepo, make)

@@ -1,0 +1,23 @@
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { ParseError } from "effect/ParseResult"
+import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+
+/** True when the database refused a row for breaking a unique constraint (SQLite or PostgreSQL). */
+export const isUniqueViolation = (error: SqlError): boolean => {
+  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505"
+}
+
+/**
+ * Any other database failure: logged with its cause for the operator, answered to the request
+ * as an unavailable store (503), never as a crash.
+ */
+export const unavailable = <A, R>(
+  effect: Effect.Effect<A, SqlError | ParseError, R>
+): Effect.Effect<A, StoreUnavailableError, R> =>
+  Effect.catchAll(effect, (error) =>
+    Effect.logError("database operation failed", error).pipe(
+      Effect.zipRight(Effect.fail(new StoreUnavailableError({ store: "database" })))
+    )
+  )

@@ -1,0 +1,51 @@
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+
+/**
+ * Forward-only migrations, applied in order at start-up and by `portcullis migrate`. Times are
+ * epoch milliseconds; booleans are 0/1 on SQLite.
+ */
+export const sqlite = Migrator.fromRecord({
+  "0001_users_and_sessions": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE users (
+      id TEXT PRIMARY KEY NOT NULL,
+      email TEXT NOT NULL UNIQUE,
+      hashed_password TEXT,
+      is_active INTEGER NOT NULL DEFAULT 1,
+      is_verified INTEGER NOT NULL DEFAULT 0,
+      is_superuser INTEGER NOT NULL DEFAULT 0,
+      created_at INTEGER NOT NULL
+    )`
+    yield* sql`CREATE TABLE user_roles (
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      role TEXT NOT NULL,
+      PRIMARY KEY (user_id, role)
+    )`
+    yield* sql`CREATE TABLE token_families (
+      family_id TEXT PRIMARY KEY NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      ip_address TEXT,
+      user_agent TEXT,
+      created_at INTEGER NOT NULL,
+      last_used_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      revoked_at INTEGER
+    )`
+    yield* sql`CREATE INDEX token_families_user ON token_families (user_id)`
+    yield* sql`CREATE INDEX token_families_revoked ON token_families (revoked_at) WHERE revoked_at IS NOT NULL`
+    yield* sql`CREATE TABLE refresh_tokens (
+      digest TEXT PRIMARY KEY NOT NULL,
+      family_id TEXT NOT NULL REFERENCES token_families(family_id) ON DELETE CASCADE,
+      issued_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      rotated_at INTEGER,
+      sealed_successor TEXT
+    )`
+    yield* sql`CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)`
+  })
+})
+
+/** Applies every pending migration; answers the ones applied. */
+export const migrate = (loader: Migrator.Loader) => Migrator.make({})({ loader })

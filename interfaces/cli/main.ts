@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { isErrorKind, problemOf } from "../http/problems.js"
+import { createSuperuser, migrate, user } from "./admin.js"
+import { serve } from "./serve.js"
+import { check, openapi, secret } from "./settings.js"
+
+const portcullis = Command.make("portcullis").pipe(
+  Command.withSubcommands([serve, migrate, createSuperuser, user, openapi, check, secret]),
+  Command.withDescription("Portcullis: authentication and account service.")
+)
+
+const run = Command.run(portcullis, { name: "portcullis", version: "0.1.0" })
+
+/** Known failures are told in a sentence on stderr with exit code 1; defects are reported by the runtime. */
+const fail = (lines: ReadonlyArray<string>) =>
+  Effect.sync(() => {
+    for (const line of lines) process.stderr.write(`${line}\n`)
+    process.exitCode = 1
+  })
+
+run(process.argv).pipe(
+  Effect.catchIf(ValidationError.isValidationError, () => fail([])),
+  Effect.catchAll((error) =>
+    error._tag === "StartupError"
+      ? fail(error.lines)
+      : isErrorKind(error)
+        ? fail([problemOf(error).body.detail])
+        : Effect.die(error)
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disablePrettyLogger: true })
+)

@@ -1,0 +1,26 @@
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { type Principal, Tokens } from "../../application/Tokens.js"
+import { TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
+import { declared } from "./problems.js"
+
+/** The user and access-token claims of the request, provided by Authentication. */
+export class CurrentPrincipal extends Context.Tag("http/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+/** Bearer access tokens: verified, checked against revocations, resolved to an active user. */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("http/Authentication", {
+  failure: Schema.Union(
+    declared(TokenError),
+    declared(TokenExpiredError),
+    declared(TokenBlacklistedError),
+    declared(StoreUnavailableError)
+  ),
+  provides: CurrentPrincipal,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(Tokens, (tokens) => Authentication.of({ bearer: (token) => tokens.authenticate(Redacted.value(token)) }))
+)

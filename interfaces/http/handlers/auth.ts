@@ -1,0 +1,36 @@
+import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Accounts, Registration } from "../../../application/Accounts.js"
+import { Sessions } from "../../../application/Sessions.js"
+import type { ClientInfo } from "../../../application/Tokens.js"
+import type { PortcullisApi } from "../Api.js"
+import { CurrentPrincipal } from "../Authentication.js"
+
+const USER_AGENT_MAX = 512
+
+/** What a session records about the client that opened it. */
+export const clientInfo = (request: HttpServerRequest.HttpServerRequest): ClientInfo => ({
+  ip_address: Option.getOrNull(request.remoteAddress),
+  user_agent: request.headers["user-agent"]?.slice(0, USER_AGENT_MAX) ?? null
+})
+
+const accepted = { detail: "If the address can be registered, the account has been created." }
+
+export const AuthHandlers = (api: PortcullisApi) =>
+  HttpApiBuilder.group(api, "auth", (handlers) =>
+    Effect.gen(function* () {
+      const accounts = yield* Accounts
+      const sessions = yield* Sessions
+      return handlers
+        .handle("register", ({ payload }) =>
+          accounts
+            .register(payload.email, payload.password)
+            .pipe(Effect.map(Registration.$match({ Accepted: () => accepted, Created: ({ user }) => user })))
+        )
+        .handle("login", ({ payload, request }) =>
+          sessions.login(payload.identifier, payload.password, clientInfo(request))
+        )
+        .handle("refresh", ({ payload }) => sessions.refresh(payload.refresh_token))
+        .handle("logout", () => Effect.flatMap(CurrentPrincipal, sessions.logout))
+    })
+  )

@@ -1,0 +1,32 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Accounts } from "../../../application/Accounts.js"
+import { AuthorizationError } from "../../../domain/errors.js"
+import { toPublicUser } from "../../../domain/User.js"
+import type { PortcullisApi } from "../Api.js"
+import { CurrentPrincipal } from "../Authentication.js"
+
+export const ProfileHandlers = (api: PortcullisApi) =>
+  HttpApiBuilder.group(api, "profile", (handlers) =>
+    Effect.gen(function* () {
+      const accounts = yield* Accounts
+      return handlers
+        .handle("me", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
+        .handle("verifiedMe", () =>
+          Effect.flatMap(CurrentPrincipal, (principal) =>
+            principal.user.is_verified
+              ? Effect.succeed(toPublicUser(principal.user))
+              : Effect.fail(new AuthorizationError({ message: "The email address is not verified." }))
+          )
+        )
+        .handle("updateMe", ({ payload }) =>
+          Effect.flatMap(CurrentPrincipal, (principal) => accounts.updateProfile(principal, payload))
+        )
+        .handle("deleteMe", () => Effect.flatMap(CurrentPrincipal, accounts.deleteAccount))
+        .handle("changePassword", ({ payload }) =>
+          Effect.flatMap(CurrentPrincipal, (principal) =>
+            accounts.changePassword(principal, Option.fromNullable(payload.current_password), payload.new_password)
+          ).pipe(Effect.as({ detail: "The password has been changed; your other sessions have ended." }))
+        )
+    })
+  )

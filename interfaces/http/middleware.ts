@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto"
+import {
+  HttpApiError,
+  HttpApp,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Cause, Effect, HashMap, Option } from "effect"
+import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
+import type { RouteTable } from "./routes.js"
+
+/** Larger bodies are refused with 413 before they are read. */
+export const MAX_BODY_BYTES = 64 * 1024
+
+export const respond = (answer: Problem) =>
+  HttpServerResponse.unsafeJson(answer.body, {
+    status: answer.status,
+    headers: answer.headers,
+    contentType: problemContentType
+  })
+
+const unsupportedMediaType = problem(
+  415,
+  "UnsupportedMediaTypeError",
+  "Unsupported media type",
+  "Send the request body as JSON with Content-Type: application/json."
+)
+const payloadTooLarge = problem(413, "PayloadTooLargeError", "Payload too large", "The request body exceeds 64 KiB.")
+const malformedJson = problem(422, "ValidationError", "Invalid request", "The request body is not valid JSON.", {
+  errors: [{ path: "", message: "is not valid JSON" }]
+})
+
+const validationProblem = (error: HttpApiError.HttpApiDecodeError) =>
+  problem(422, "ValidationError", "Invalid request", "The request does not match the expected schema.", {
+    errors: error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }))
+  })
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
+
+/** No Content-Type is read as JSON; anything else must say JSON (`application/json`, `…+json`). */
+const isJson = (contentType: string | undefined) =>
+  contentType === undefined || /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType.trim())
+
+const isBodyDecodeFailure = (defect: unknown): defect is HttpServerError.RequestError =>
+  defect instanceof HttpServerError.RequestError && defect.reason === "Decode"
+
+const unexpected = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
+    const requestId = Option.getOrElse(HashMap.get(yield* Effect.logAnnotations, "request_id"), () => "unknown")
+    yield* Effect.logError("unexpected failure", cause)
+    return problem(500, "InternalError", "Internal error", `An unexpected error occurred (request id ${requestId}).`)
+  })
+
+const notFound = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
+  const allowed = routes.allowedMethods(new URL(request.url, "http://localhost").pathname)
+  return allowed.length === 0
+    ? problem(404, "NotFoundError", "Not found", "No route matches this path.")
+    : problem(405, "MethodNotAllowedError", "Method not allowed", `This route accepts ${allowed.join(", ")}.`, {
+        headers: { allow: allowed.join(", ") }
+      })
+}
+
+/**
+ * The API's last word on failures: every error kind, decoding failure, unreadable or oversized
+ * body, unknown route and defect becomes a problem+json response. Nothing reaches the client as
+ * a bare 500; defects are logged with the request id the client sees.
+ */
+export const problemResponses =
+  (routes: RouteTable) =>
+  (app: HttpApp.Default): HttpApp.Default =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return respond(payloadTooLarge)
+      if (hasBody(request) && !isJson(request.headers["content-type"])) return respond(unsupportedMediaType)
+      return yield* app.pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure)) {
+            const error: unknown = failure.value
+            if (isErrorKind(error)) return Effect.succeed(respond(problemOf(error)))
+            if (error instanceof HttpApiError.HttpApiDecodeError)
+              return Effect.succeed(respond(validationProblem(error)))
+            if (error instanceof HttpServerError.RouteNotFound)
+              return Effect.succeed(respond(notFound(routes, request)))
+          }
+          const defect = Cause.dieOption(cause)
+          if (Option.isSome(defect) && isBodyDecodeFailure(defect.value)) {
+            const tooLarge = String((defect.value.cause as Error | undefined)?.message).includes("maxBytes")
+            return Effect.succeed(respond(tooLarge ? payloadTooLarge : malformedJson))
+          }
+          return Effect.map(unexpected(cause), respond)
+        })
+      )
+    })
+
+export interface HeaderOptions {
+  /** Send Strict-Transport-Security: the service is reached over https (PUBLIC_URL). */
+  readonly hsts: boolean
+  /** The interactive docs page, whose scripts and styles are inline. */
+  readonly docsPath: string
+}
+
+const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
+const docsPolicy =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
+
+/**
+ * Security headers on every response, a request id the logs and the client share, and one
+ * access-log line per request.
+ */
+export const responseHeaders = (options: HeaderOptions) => {
+  const common: Record<string, string> = {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    ...(options.hsts ? { "strict-transport-security": "max-age=63072000; includeSubDomains" } : {})
+  }
+  // The server has sent the response by the time a serve-level middleware sees it, so headers
+  // go on through a pre-response handler, which also covers responses the server makes itself.
+  return (app: HttpApp.Default): HttpApp.Default =>
+    Effect.gen(function* () {
+      const requestId = randomUUID()
+      yield* HttpApp.appendPreResponseHandler((request, response) =>
+        Effect.succeed(
+          HttpServerResponse.setHeaders(response, {
+            ...common,
+            "content-security-policy": request.url.split("?")[0] === options.docsPath ? docsPolicy : apiPolicy,
+            "x-request-id": requestId
+          })
+        )
+      )
+      return yield* HttpMiddleware.logger(app).pipe(Effect.annotateLogs("request_id", requestId))
+    })
+}
