@@ -48,8 +48,6 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
         type: "refresh",
         jti: yield* crypto.randomId,
         ...tokenWindow(now, policy.refreshTokenTtl),
-        roles: [],
-        extra: {},
         family_id: familyId
       })
       const access = yield* signer.sign({

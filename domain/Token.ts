@@ -33,7 +33,8 @@ export const TokenPayload = Schema.Struct({
 export type TokenPayload = typeof TokenPayload.Type
 
 /** What a use case asks to sign; the signer stamps the issuer and audience. */
-export type TokenClaims = Omit<TokenPayload, "iss" | "aud">
+export type TokenClaims = Omit<TokenPayload, "iss" | "aud" | "roles" | "extra" | "family_id"> &
+  Partial<Pick<TokenPayload, "roles" | "extra" | "family_id">>
 
 /** Issued-at and expiry for a token issued `now` that lives `ttl`. */
 export const tokenWindow = (

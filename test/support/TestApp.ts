@@ -1,0 +1,95 @@
+import { createServer } from "node:http"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Either, Layer } from "effect"
+import { parseSettings, type Settings } from "../../config/Settings.js"
+import { application, resolveSecretKey } from "../../infrastructure/layers.js"
+import * as Logging from "../../infrastructure/logging.js"
+import { httpLayer } from "../../interfaces/http/server.js"
+
+/** The two embedded backends every HTTP suite runs against. */
+export const backends = [
+  { name: "memory", databaseUrl: "memory:" },
+  { name: "sqlite", databaseUrl: "sqlite::memory:" }
+] as const
+
+export const testSecretKey = "test-secret-key-with-at-least-32-bytes!"
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The body parsed as JSON; undefined when it is empty. */
+  readonly body: unknown
+}
+
+export interface RequestOptions {
+  readonly json?: unknown
+  /** A body sent exactly as given (for malformed JSON, odd content types). */
+  readonly raw?: string
+  readonly token?: string
+  readonly headers?: Record<string, string>
+}
+
+/** A running Portcullis on a random port, its settings and a small HTTP client for it. */
+export class TestApp extends Context.Tag("test/TestApp")<
+  TestApp,
+  {
+    readonly url: string
+    readonly settings: Settings
+    readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<Reply>
+  }
+>() {}
+
+export const settingsFor = (env: Record<string, string>): Settings =>
+  Either.getOrThrowWith(parseSettings(env), (problems) => new Error(problems.join("\n"))).settings
+
+const request =
+  (origin: string) =>
+  (method: string, path: string, options: RequestOptions = {}) =>
+    Effect.promise(async () => {
+      const headers: Record<string, string> = { ...options.headers }
+      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+      let body: string | undefined = options.raw
+      if (options.json !== undefined) {
+        body = JSON.stringify(options.json)
+        headers["content-type"] ??= "application/json"
+      }
+      const response = await fetch(origin + path, { method, headers, ...(body === undefined ? {} : { body }) })
+      const text = await response.text()
+      let parsed: unknown
+      try {
+        parsed = text === "" ? undefined : JSON.parse(text)
+      } catch {
+        parsed = undefined
+      }
+      return { status: response.status, headers: response.headers, text, body: parsed }
+    })
+
+/**
+ * The whole service in process: real HTTP on 127.0.0.1, real argon2 and JWTs, the chosen
+ * backend. The use cases and ports are exposed too, so a test can arrange what HTTP cannot.
+ */
+export const layer = (databaseUrl: string, env: Record<string, string> = {}) => {
+  const settings = settingsFor({
+    SERVICE_SECRET_KEY: testSecretKey,
+    SERVICE_DATABASE_URL: databaseUrl,
+    SERVICE_LOG_LEVEL: "none",
+    ...env
+  })
+  const App = application(settings, resolveSecretKey(settings))
+  const Server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
+  const Client = Layer.effect(
+    TestApp,
+    Effect.map(HttpServer.HttpServer, (server) => {
+      const address = server.address as HttpServer.TcpAddress
+      const url = `http://127.0.0.1:${address.port}`
+      return { url, settings, request: request(url) }
+    })
+  )
+  return Layer.mergeAll(httpLayer(settings), Client).pipe(
+    Layer.provide(Server),
+    Layer.provideMerge(App),
+    Layer.provide(Logging.layer(settings))
+  )
+}
