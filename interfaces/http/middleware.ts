@@ -12,7 +12,7 @@ import { Cause, Effect, HashMap, Option } from "effect"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import type { RouteTable } from "./routes.js"
 
-/** Larger bodies are refused with 413 before they are read. */
+/** Larger bodies are refused with 413 before they are read; a body must state its length. */
 export const MAX_BODY_BYTES = 64 * 1024
 
 export const respond = (answer: Problem) =>
@@ -28,6 +28,12 @@ const unsupportedMediaType = problem(
   "Unsupported media type",
   "Send the request body as JSON with Content-Type: application/json."
 )
+const lengthRequired = problem(
+  411,
+  "LengthRequiredError",
+  "Length required",
+  "Send the request body with a Content-Length header; streamed bodies are not accepted."
+)
 const payloadTooLarge = problem(413, "PayloadTooLargeError", "Payload too large", "The request body exceeds 64 KiB.")
 const malformedJson = problem(422, "ValidationError", "Invalid request", "The request body is not valid JSON.", {
   errors: [{ path: "", message: "is not valid JSON" }]
@@ -38,8 +44,7 @@ const validationProblem = (error: HttpApiError.HttpApiDecodeError) =>
     errors: error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }))
   })
 
-const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
-  Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
+const hasBody = (request: HttpServerRequest.HttpServerRequest) => Number(request.headers["content-length"] ?? 0) > 0
 
 /** No Content-Type is read as JSON; anything else must say JSON (`application/json`, `…+json`). */
 const isJson = (contentType: string | undefined) =>
@@ -74,6 +79,9 @@ export const problemResponses =
   (app: HttpApp.Default): HttpApp.Default =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
+      // A streamed body could only be stopped by dropping the connection, so bodies must say
+      // their length, and an oversized one is refused before a byte of it is read.
+      if (request.headers["transfer-encoding"] !== undefined) return respond(lengthRequired)
       if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return respond(payloadTooLarge)
       if (hasBody(request) && !isJson(request.headers["content-type"])) return respond(unsupportedMediaType)
       return yield* app.pipe(

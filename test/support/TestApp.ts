@@ -25,7 +25,7 @@ export interface Reply {
 
 export interface RequestOptions {
   readonly json?: unknown
-  /** A body sent exactly as given (for malformed JSON, odd content types). */
+  /** A body sent exactly as given, with no Content-Type unless one is passed in `headers`. */
   readonly raw?: string
   readonly token?: string
   readonly headers?: Record<string, string>
@@ -44,15 +44,18 @@ export class TestApp extends Context.Tag("test/TestApp")<
 export const settingsFor = (env: Record<string, string>): Settings =>
   Either.getOrThrowWith(parseSettings(env), (problems) => new Error(problems.join("\n"))).settings
 
+const encoder = new TextEncoder()
+
 const request =
   (origin: string) =>
   (method: string, path: string, options: RequestOptions = {}) =>
     Effect.promise(async () => {
       const headers: Record<string, string> = { ...options.headers }
       if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-      let body: string | undefined = options.raw
+      // Bytes, not a string, so that fetch adds no Content-Type of its own.
+      let body = options.raw === undefined ? undefined : encoder.encode(options.raw)
       if (options.json !== undefined) {
-        body = JSON.stringify(options.json)
+        body = encoder.encode(JSON.stringify(options.json))
         headers["content-type"] ??= "application/json"
       }
       const response = await fetch(origin + path, { method, headers, ...(body === undefined ? {} : { body }) })

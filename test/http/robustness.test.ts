@@ -1,0 +1,189 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { call, expectProblem, login, password, signUp, uniqueEmail } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+const securityHeaders = {
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'"
+}
+
+const expectSecurityHeaders = (headers: Headers) => {
+  for (const [name, value] of Object.entries(securityHeaders)) expect(headers.get(name)).toBe(value)
+  expect(headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+}
+
+/** A body streamed without Content-Length, so only the reader's byte limit can stop it. */
+const chunked = (bytes: number) =>
+  Effect.flatMap(TestApp.TestApp, (app) =>
+    Effect.promise(async () => {
+      const chunk = new TextEncoder().encode(`{"email":"${"a".repeat(bytes)}"}`)
+      const body = new ReadableStream({
+        start(controller) {
+          controller.enqueue(chunk)
+          controller.close()
+        }
+      })
+      const response = await fetch(`${app.url}${app.settings.authPrefix}/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        duplex: "half"
+      } as RequestInit)
+      return { status: response.status, headers: response.headers, body: (await response.json()) as unknown }
+    })
+  )
+
+for (const backend of TestApp.backends) {
+  describe(`bad input and protocol edges (${backend.name})`, () => {
+    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+      it.effect("malformed JSON is 422 problem+json, never a 500", () =>
+        Effect.gen(function* () {
+          for (const raw of ['{"email": ', "{email: 'x'}", "nul", "[1,2"]) {
+            const reply = yield* call("POST", "/login", { raw, headers: { "content-type": "application/json" } })
+            const problem = expectProblem(reply, 422, "ValidationError")
+            expect(problem.detail).toBe("The request body is not valid JSON.")
+          }
+        })
+      )
+
+      it.effect("wrong types and missing fields are 422 naming the field", () =>
+        Effect.gen(function* () {
+          const cases: ReadonlyArray<readonly [string, unknown, string]> = [
+            ["/register", { email: 42, password }, "email"],
+            ["/register", { email: uniqueEmail(), password: ["x"] }, "password"],
+            ["/register", { password }, "email"],
+            ["/login", { email: uniqueEmail() }, "password"],
+            ["/refresh", { refresh_token: null }, "refresh_token"]
+          ]
+          for (const [path, json, field] of cases) {
+            const problem = expectProblem(yield* call("POST", path, { json }), 422, "ValidationError")
+            expect(problem.errors?.map((error) => error.path)).toContain(field)
+          }
+        })
+      )
+
+      it.effect("an empty body, a JSON array and a JSON string are 422", () =>
+        Effect.gen(function* () {
+          for (const raw of ["", "[]", '"text"']) {
+            const reply = yield* call("POST", "/register", { raw, headers: { "content-type": "application/json" } })
+            expectProblem(reply, 422, "ValidationError")
+          }
+        })
+      )
+
+      it.effect("a 100 KiB body is 413 problem+json, and nothing of it is processed", () =>
+        Effect.gen(function* () {
+          const email = uniqueEmail()
+          const big = JSON.stringify({ email, password: "p".repeat(100 * 1024) })
+          const reply = yield* call("POST", "/register", { raw: big, headers: { "content-type": "application/json" } })
+          expectProblem(reply, 413, "PayloadTooLargeError")
+          expectProblem(yield* login(email), 401, "AuthenticationError")
+        })
+      )
+
+      it.effect("a body streamed without Content-Length is 411 problem+json, large or small", () =>
+        Effect.gen(function* () {
+          expectProblem(yield* chunked(100 * 1024), 411, "LengthRequiredError")
+          expectProblem(yield* chunked(10), 411, "LengthRequiredError")
+        })
+      )
+
+      it.effect("a body that is not JSON is 415", () =>
+        Effect.gen(function* () {
+          const reply = yield* call("POST", "/login", {
+            raw: `email=${uniqueEmail()}&password=x`,
+            headers: { "content-type": "application/x-www-form-urlencoded" }
+          })
+          expectProblem(reply, 415, "UnsupportedMediaTypeError")
+        })
+      )
+
+      it.effect("a JSON body without Content-Type is read as JSON", () =>
+        Effect.gen(function* () {
+          const email = uniqueEmail()
+          const reply = yield* call("POST", "/register", { raw: JSON.stringify({ email, password }) })
+          expect(reply.status).toBe(202)
+        })
+      )
+
+      it.effect("an unknown route is a 404 problem and a wrong method a 405 with Allow", () =>
+        Effect.gen(function* () {
+          expectProblem(yield* call("GET", "/nothing-here"), 404, "NotFoundError")
+          const app = yield* TestApp.TestApp
+          expectProblem(yield* app.request("GET", "/"), 404, "NotFoundError")
+          const wrong = yield* call("PUT", "/me")
+          expectProblem(wrong, 405, "MethodNotAllowedError")
+          expect(wrong.headers.get("allow")).toBe("GET, PATCH, DELETE")
+          const get = yield* call("GET", "/login")
+          expectProblem(get, 405, "MethodNotAllowedError")
+          expect(get.headers.get("allow")).toBe("POST")
+        })
+      )
+
+      it.effect("security headers are on successes and on errors", () =>
+        Effect.gen(function* () {
+          const session = yield* signUp()
+          const app = yield* TestApp.TestApp
+          for (const reply of [
+            yield* call("GET", "/me", { token: session.access }),
+            yield* call("GET", "/me"),
+            yield* call("GET", "/nothing-here"),
+            yield* app.request("GET", "/healthz")
+          ]) {
+            expectSecurityHeaders(reply.headers)
+          }
+          expect((yield* app.request("GET", "/healthz")).headers.get("strict-transport-security")).toBeNull()
+        })
+      )
+
+      it.effect("GET /healthz answers ok at the root, outside the auth prefix", () =>
+        Effect.gen(function* () {
+          const app = yield* TestApp.TestApp
+          const reply = yield* app.request("GET", "/healthz")
+          expect(reply.status).toBe(200)
+          expect(reply.body).toEqual({ status: "ok" })
+        })
+      )
+
+      it.effect("the OpenAPI document and the docs page are served under the auth prefix", () =>
+        Effect.gen(function* () {
+          const spec = yield* call("GET", "/openapi.json")
+          expect(spec.status).toBe(200)
+          const document = spec.body as {
+            openapi: string
+            paths: Record<string, unknown>
+            components: { schemas: object }
+          }
+          expect(document.openapi).toBe("3.1.0")
+          expect(Object.keys(document.paths)).toEqual(
+            expect.arrayContaining(["/api/v1/auth/register", "/api/v1/auth/login", "/api/v1/auth/me", "/healthz"])
+          )
+          expect(JSON.stringify(document)).not.toContain("HttpApiDecodeError")
+          const docs = yield* call("GET", "/docs")
+          expect(docs.status).toBe(200)
+          expect(docs.headers.get("content-type")).toContain("text/html")
+          expect(docs.headers.get("content-security-policy")).toContain("script-src 'unsafe-inline'")
+          expect(docs.headers.get("x-frame-options")).toBe("DENY")
+        })
+      )
+    })
+  })
+}
+
+describe("Strict-Transport-Security", () => {
+  layer(TestApp.layer("memory:", { SERVICE_PUBLIC_URL: "https://auth.example.com" }), { excludeTestServices: true })(
+    (it) => {
+      it.effect("is sent when PUBLIC_URL is https", () =>
+        Effect.gen(function* () {
+          const app = yield* TestApp.TestApp
+          const reply = yield* app.request("GET", "/healthz")
+          expect(reply.headers.get("strict-transport-security")).toBe("max-age=63072000; includeSubDomains")
+        })
+      )
+    }
+  )
+})
