@@ -71,6 +71,9 @@ export const persistence = (database: DatabaseUrl) => {
   }
 }
 
+/** The use cases, over whatever adapters are provided for their ports. */
+export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default).pipe(Layer.provideMerge(Tokens.Default))
+
 /**
  * Every port adapter and use case for a deployment, chosen from its settings: the one place
  * where the application meets the infrastructure.
@@ -90,10 +93,7 @@ export const application = (settings: Settings, secretKey: Redacted.Redacted<str
     }),
     Layer.succeed(AuthPolicy, authPolicy(settings))
   )
-  return Layer.mergeAll(Accounts.Default, Sessions.Default).pipe(
-    Layer.provideMerge(Tokens.Default),
-    Layer.provideMerge(ports)
-  )
+  return useCases.pipe(Layer.provideMerge(ports))
 }
 
 /** Rebuilds what an in-memory blacklist lost in a restart; logs how much. */

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Accounts } from "../../application/Accounts.js"
+import { AuthPolicy } from "../../application/AuthPolicy.js"
+import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
+import { Sessions } from "../../application/Sessions.js"
+import { Email } from "../../domain/User.js"
+import * as JoseTokenSigner from "../../infrastructure/crypto/JoseTokenSigner.js"
+import * as NodeCryptography from "../../infrastructure/crypto/NodeCryptography.js"
+import { authPolicy, useCases } from "../../infrastructure/layers.js"
+import * as BlacklistMemory from "../../infrastructure/memory/BlacklistMemory.js"
+import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
+import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
+import { settingsFor, testSecretKey } from "../support/TestApp.js"
+
+/** Counts what the hasher is asked to do; the counts are what an observer's stopwatch would see. */
+const countingHasher = Effect.gen(function* () {
+  const counts = { hash: 0, verify: 0, verifyNothing: 0 }
+  const hasher = PasswordHasher.of({
+    hash: (password) => Effect.sync(() => void counts.hash++).pipe(Effect.as(`plain:${Redacted.value(password)}`)),
+    verify: (hashed, password) =>
+      Effect.sync(() => {
+        counts.verify++
+        return hashed === `plain:${Redacted.value(password)}`
+      }),
+    needsRehash: () => false,
+    verifyNothing: () => Effect.sync(() => void counts.verifyNothing++)
+  })
+  return { counts, layer: Layer.succeed(PasswordHasher, hasher) }
+})
+
+const withCounts = <A, E>(
+  body: (counts: { hash: number; verify: number; verifyNothing: number }) => Effect.Effect<A, E, Accounts | Sessions>
+) =>
+  Effect.gen(function* () {
+    const { counts, layer } = yield* countingHasher
+    const settings = settingsFor({ SERVICE_DATABASE_URL: "memory:", SERVICE_SECRET_KEY: testSecretKey })
+    const secretKey = Redacted.make(testSecretKey)
+    const ports = Layer.mergeAll(
+      UserRepoMemory.layer,
+      RefreshTokenRepoMemory.layer,
+      BlacklistMemory.layer,
+      NodeCryptography.layer(secretKey),
+      JoseTokenSigner.layer({
+        algorithm: "HS256",
+        secretKey,
+        issuer: "portcullis",
+        audience: Option.none(),
+        leewaySeconds: 30
+      }),
+      Layer.succeed(AuthPolicy, authPolicy(settings)),
+      layer
+    )
+    return yield* body(counts).pipe(Effect.provide(useCases.pipe(Layer.provide(ports))))
+  })
+
+const email = Email.make("alice@example.com")
+const password = Redacted.make("correct horse battery staple")
+const client = { ip_address: null, user_agent: null }
+
+describe("timing parity of the account use cases", () => {
+  it.effect("registering a taken address hashes the password exactly as a new registration does", () =>
+    withCounts((counts) =>
+      Effect.gen(function* () {
+        const accounts = yield* Accounts
+        yield* accounts.register(email, password)
+        expect(counts.hash).toBe(1)
+        const duplicate = yield* accounts.register(email, Redacted.make("some other password"))
+        expect(duplicate._tag).toBe("Accepted")
+        expect(counts.hash).toBe(2)
+      })
+    )
+  )
+
+  it.effect("an unknown login spends one decoy verification; a known one spends one real verification", () =>
+    withCounts((counts) =>
+      Effect.gen(function* () {
+        const accounts = yield* Accounts
+        const sessions = yield* Sessions
+        yield* accounts.register(email, password)
+        const unknown = yield* Effect.either(sessions.login("nobody@example.com", password, client))
+        expect(Either.isLeft(unknown) && unknown.left._tag).toBe("AuthenticationError")
+        expect(counts).toMatchObject({ verify: 0, verifyNothing: 1 })
+        const wrong = yield* Effect.either(sessions.login(email, Redacted.make("wrong password"), client))
+        expect(Either.isLeft(wrong) && wrong.left._tag).toBe("AuthenticationError")
+        expect(counts).toMatchObject({ verify: 1, verifyNothing: 1 })
+      })
+    )
+  )
+
+  it.effect("a policy failure is refused before any hashing", () =>
+    withCounts((counts) =>
+      Effect.gen(function* () {
+        const accounts = yield* Accounts
+        const refused = yield* Effect.either(accounts.register(email, Redacted.make("x".repeat(300))))
+        expect(Either.isLeft(refused) && refused.left._tag).toBe("InvalidPasswordError")
+        expect(counts.hash).toBe(0)
+      })
+    )
+  )
+})
