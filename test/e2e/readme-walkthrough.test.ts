@@ -1,0 +1,42 @@
+import { execFileSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RunningServer, root, startServer, temporaryDatabase } from "../support/processes.js"
+
+/** The shell block between the walk-through markers of the README, exactly as a reader sees it. */
+const walkthrough = () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8")
+  const section = /<!-- walkthrough:start -->\s*```sh\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)
+  if (section?.[1] === undefined) throw new Error("README has no walk-through block")
+  return section[1]
+}
+
+describe("the README's curl walk-through", () => {
+  let server: RunningServer
+
+  beforeAll(async () => {
+    server = await startServer({
+      SERVICE_DATABASE_URL: temporaryDatabase(),
+      SERVICE_SECRET_KEY: "walkthrough-secret-key-of-at-least-32-bytes",
+      SERVICE_LOG_LEVEL: "warning"
+    })
+  })
+  afterAll(() => server.stop())
+
+  it("works verbatim against a real server, and again on a second run", () => {
+    // The only change: the port of this test's server for the README's 8000.
+    const script = walkthrough().replaceAll("127.0.0.1:8000", server.url.replace("http://", ""))
+    for (let run = 0; run < 2; run++) {
+      const output = execFileSync("bash", ["-euo", "pipefail", "-c", script], { encoding: "utf8", timeout: 30_000 })
+      expect(output).toMatch(/^HTTP\/1\.1 202 Accepted/m)
+      expect(output).toContain('"token_type":"bearer"')
+      expect(output).toContain('"email":"alice@example.com"')
+      expect(output.match(/"access_token"/g)).toHaveLength(2)
+      expect(output).toMatch(/^HTTP\/1\.1 204 No Content/m)
+      expect(output.trim().split("\n").at(-1)).toBe(
+        '{"type":"urn:portcullis:problem:TokenBlacklistedError","title":"Token revoked","status":401,"detail":"The token has been revoked.","code":"TokenBlacklistedError"}'
+      )
+    }
+  })
+})
