@@ -160,7 +160,9 @@ export const parseSettings = (
     return value === "" && !emptyIsValue ? undefined : value
   }
   const problem = (name: string, value: string, fault: string, expected: string, secret: boolean) =>
-    problems.push(`${PREFIX}${name}${secret ? "" : `=${JSON.stringify(value)}`} ${fault}; expected ${expected}`)
+    problems.push(
+      `${PREFIX}${name}${secret ? "" : `=${JSON.stringify(withoutCredentials(value))}`} ${fault}; expected ${expected}`
+    )
 
   const optional = <A>(name: string, form: F.Form<A>, options: { secret?: boolean; emptyIsValue?: boolean } = {}) => {
     const value = raw(name, options.emptyIsValue)
@@ -271,7 +273,7 @@ export const parseSettings = (
     logFormat: setting("LOG_FORMAT", F.oneOf("json", "pretty", "logfmt"), "json")
   }
 
-  const oauthProviders = readOAuthProviders(optional, secret, problems)
+  const oauthProviders = readOAuthProviders(optional, secret, problems, warnings)
 
   // Rules between settings, once each value is known to be well-formed.
   if (minLength > maxLength) {
@@ -345,6 +347,9 @@ export const parseSettings = (
     : Either.right({ settings: { ...settings, oauthProviders }, warnings })
 }
 
+/** A value as it may be echoed in a problem line: any `user:password@` of a URL masked. */
+const withoutCredentials = (value: string) => value.replace(/([a-z][a-z0-9+.-]*:\/*)[^/@\s]*@/gi, "$1<credentials>@")
+
 const readAlgorithm = (raw: string): Either.Either<JwtAlgorithm, string> => {
   const found = jwtAlgorithms.find((algorithm) => algorithm.toLowerCase() === raw.trim().toLowerCase())
   return found === undefined ? Either.left("is not a supported algorithm") : Either.right(found)
@@ -374,7 +379,8 @@ const endpoint: F.Form<string> = {
 const readOAuthProviders = (
   optional: <A>(name: string, form: F.Form<A>, options?: { secret?: boolean }) => Option.Option<A>,
   secret: (name: string) => Option.Option<Redacted.Redacted<string>>,
-  problems: Array<string>
+  problems: Array<string>,
+  warnings: Array<string>
 ): ReadonlyArray<OAuthProviderSettings> => {
   const providers: Array<OAuthProviderSettings> = []
   for (const kind of oauthKinds) {
@@ -387,7 +393,12 @@ const readOAuthProviders = (
     const tokenEndpoint = optional(`${name}_TOKEN_ENDPOINT`, endpoint)
     const userinfoEndpoint = optional(`${name}_USERINFO_ENDPOINT`, endpoint)
     const emailsEndpoint = kind === "github" ? optional(`${name}_EMAILS_ENDPOINT`, endpoint) : Option.none()
-    if (Option.isNone(clientId)) continue
+    if (Option.isNone(clientId)) {
+      if (Option.isSome(clientSecret) || Option.isSome(redirectUris)) {
+        warnings.push(`${PREFIX}${name}_CLIENT_ID is not set, so the other ${PREFIX}${name}_ settings are ignored`)
+      }
+      continue
+    }
     if (Option.isNone(clientSecret)) {
       problems.push(`${PREFIX}${name}_CLIENT_ID is set without ${PREFIX}${name}_CLIENT_SECRET; expected both`)
     }
@@ -412,7 +423,7 @@ const readOAuthProviders = (
       claims: {}
     })
   }
-  Option.map(optional("OAUTH_CUSTOM_PROVIDERS", F.json), (value) => {
+  Option.map(optional("OAUTH_CUSTOM_PROVIDERS", F.json, { secret: true }), (value) => {
     const decoded = Schema.decodeUnknownEither(CustomProviders)(value, { onExcessProperty: "error" })
     if (Either.isLeft(decoded)) {
       problems.push(
@@ -428,10 +439,11 @@ const readOAuthProviders = (
       const endpoints = [custom.authorization_endpoint, custom.token_endpoint, custom.userinfo_endpoint].map(
         endpoint.read
       )
-      const bad = endpoints.find(Either.isLeft)
+      const redirects = custom.redirect_uris.map((uri) => Either.map(F.url("http:", "https:").read(uri), String))
+      const bad = [...endpoints, ...redirects].find(Either.isLeft)
       if (bad !== undefined) {
         problems.push(
-          `${PREFIX}OAUTH_CUSTOM_PROVIDERS gives ${custom.name} an endpoint that ${bad.left}; expected ${endpoint.expected}`
+          `${PREFIX}OAUTH_CUSTOM_PROVIDERS gives ${custom.name} an endpoint or redirect URI that ${bad.left}; expected ${endpoint.expected}`
         )
         continue
       }

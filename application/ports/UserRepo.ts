@@ -26,7 +26,7 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
     /** The updated user, or none when it does not exist. */
     readonly setFlags: (id: UserId, flags: UserFlags) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
-    /** Deletes the user and everything that hangs off it (roles, sessions). */
+    /** Deletes the user and its roles. Callers end the user's sessions first (Tokens.endSessionsOf). */
     readonly delete: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
   }
 >() {}

@@ -22,8 +22,9 @@ export const make = (secretKey: Redacted.Redacted<string>) => {
         return `${SEAL_VERSION}.${iv.toString("base64url")}.${body.toString("base64url")}`
       }),
     open: (sealed) => {
-      const [version, iv, body] = sealed.split(".")
-      if (version !== SEAL_VERSION || iv === undefined || body === undefined) return Option.none()
+      const parts = sealed.split(".")
+      const [version, iv, body] = parts
+      if (parts.length !== 3 || version !== SEAL_VERSION || iv === undefined || body === undefined) return Option.none()
       try {
         const bytes = Buffer.from(body, "base64url")
         if (bytes.length < TAG_LENGTH) return Option.none()

@@ -89,11 +89,12 @@ export const make = Effect.gen(function* () {
               WHERE digest = ${presented} AND rotated_at IS NULL
                 AND family_id IN (SELECT family_id FROM token_families WHERE revoked_at IS NULL)
               RETURNING family_id`
-            if (claimed.length === 0) return false
+            const family = claimed[0]?.family_id
+            if (family === undefined) return false
             yield* insertToken(successor)
             yield* sql`UPDATE token_families
               SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis}
-              WHERE family_id = ${successor.family_id}`
+              WHERE family_id = ${family}`
             return true
           })
         )

@@ -5,63 +5,111 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
+/** The repository, and the compiled CLI that test/support/global-setup.ts builds once per run. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const cli = join(root, "dist/interfaces/cli/main.js")
 
-/** A port nobody listens on right now. */
+/** A port nothing listens on right now. */
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
     })
   })
 
 export const temporaryDatabase = () => `sqlite:${join(mkdtempSync(join(tmpdir(), "portcullis-")), "db.sqlite")}`
 
 /** Only PATH and HOME from this process, so no stray SERVICE_ variable leaks into the child. */
-export const cleanEnv = (env: Record<string, string>) => ({
+export const cleanEnv = (vars: Readonly<Record<string, string>>) => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "",
-  ...env
+  ...vars
 })
 
-export interface RunningServer {
-  readonly url: string
-  readonly process: ChildProcess
-  readonly output: () => string
-  readonly stop: () => Promise<void>
+export interface Exit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
 }
 
-/** Starts `portcullis serve` and waits until /healthz answers. */
-export const startServer = async (env: Record<string, string>): Promise<RunningServer> => {
+/** How the process ended; rejects if it is still running after `withinMs`. */
+export const exited = (child: ChildProcess, withinMs: number) =>
+  new Promise<Exit>((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode })
+      return
+    }
+    const timer = setTimeout(() => reject(new Error(`the process is still running after ${withinMs} ms`)), withinMs)
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal })
+    })
+  })
+
+export interface RunningServer {
+  readonly child: ChildProcess
+  readonly port: number
+  readonly url: string
+  readonly output: () => string
+  /** SIGTERM, then how it exited (within 5 s). */
+  readonly stop: () => Promise<Exit>
+}
+
+const running = new Set<ChildProcess>()
+
+/** Kills whatever a test left running; for afterEach/afterAll. */
+export const killAll = async () => {
+  for (const child of running) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL")
+      await exited(child, 5_000).catch(() => undefined)
+    }
+  }
+  running.clear()
+}
+
+/** Starts `portcullis serve` on a free port and waits until /healthz answers 200. */
+export const startServer = async (
+  vars: Readonly<Record<string, string>>,
+  options: { readonly cwd?: string } = {}
+): Promise<RunningServer> => {
   const port = await freePort()
   const child = spawn(process.execPath, [cli, "serve"], {
-    env: cleanEnv({ SERVICE_PORT: String(port), ...env }),
+    cwd: options.cwd ?? root,
+    env: cleanEnv({ SERVICE_PORT: String(port), ...vars }),
     stdio: ["ignore", "pipe", "pipe"]
   })
+  running.add(child)
   let output = ""
-  child.stdout.on("data", (chunk) => (output += chunk))
-  child.stderr.on("data", (chunk) => (output += chunk))
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8")
+  })
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8")
+  })
   const url = `http://127.0.0.1:${port}`
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve()
-      child.once("exit", () => resolve())
-      child.kill("SIGTERM")
-    })
-  const deadline = Date.now() + 15_000
+  const stop = async () => {
+    child.kill("SIGTERM")
+    const exit = await exited(child, 5_000)
+    running.delete(child)
+    return exit
+  }
+  const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`)
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`serve exited (${child.exitCode ?? child.signalCode}) before answering:\n${output}`)
+    }
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, process: child, output: () => output, stop }
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })
+      if (response.status === 200) return { child, port, url, output: () => output, stop }
     } catch {
-      // not listening yet
+      // Not listening yet.
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  await stop()
-  throw new Error(`server did not answer /healthz:\n${output}`)
+  await killAll()
+  throw new Error(`serve did not answer /healthz within 20 s:\n${output}`)
 }
