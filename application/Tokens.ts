@@ -113,8 +113,7 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
     ): Effect.Effect<TokenPair, TokenError | TokenExpiredError | TokenBlacklistedError | StoreUnavailableError> =>
       Effect.gen(function* () {
         const now = yield* DateTime.now
-        const found = yield* families.findByDigest(digest)
-        const decision = decideRefresh(found, now, policy.refreshReuseGrace)
+        const decision = decideRefresh(yield* families.findByDigest(digest), now, policy.refreshReuseGrace)
         switch (decision._tag) {
           case "Unknown":
             return yield* new TokenError({ message: "Unknown refresh token." })
@@ -123,7 +122,7 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
           case "Expired":
             return yield* new TokenExpiredError()
           case "ReuseDetected": {
-            const familyId = Option.getOrThrow(found).family.family_id
+            const familyId = decision.family.family_id
             yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
               Effect.annotateLogs({ family_id: familyId })
             )
@@ -139,7 +138,7 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
               })
             )
           case "Rotate": {
-            const { family } = Option.getOrThrow(found)
+            const { family } = decision
             const user = yield* users.findById(family.user_id)
             if (Option.isNone(user) || !user.value.is_active) {
               return yield* new TokenError({ message: "The account is no longer active." })

@@ -51,11 +51,11 @@ export type RefreshDecision = Data.TaggedEnum<{
   Revoked: {}
   Expired: {}
   /** A rotated token came back after the grace window: assume theft, end the session. */
-  ReuseDetected: {}
+  ReuseDetected: { readonly family: TokenFamily }
   /** A rotated token came back within the grace window: answer the successor it already has. */
   ReplaySuccessor: { readonly sealedSuccessor: string }
   /** A live token: replace it with a new one. */
-  Rotate: {}
+  Rotate: { readonly family: TokenFamily }
 }>
 export const RefreshDecision = Data.taggedEnum<RefreshDecision>()
 
@@ -73,11 +73,11 @@ export const decideRefresh = (
   const { token, family } = found.value
   if (Option.isSome(family.revoked_at)) return RefreshDecision.Revoked()
   if (DateTime.lessThanOrEqualTo(token.expires_at, now)) return RefreshDecision.Expired()
-  if (Option.isNone(token.rotated_at)) return RefreshDecision.Rotate()
+  if (Option.isNone(token.rotated_at)) return RefreshDecision.Rotate({ family })
   const withinGrace =
     !Duration.isZero(grace) && Duration.lessThanOrEqualTo(DateTime.distanceDuration(token.rotated_at.value, now), grace)
   if (withinGrace && Option.isSome(token.sealed_successor)) {
     return RefreshDecision.ReplaySuccessor({ sealedSuccessor: token.sealed_successor.value })
   }
-  return RefreshDecision.ReuseDetected()
+  return RefreshDecision.ReuseDetected({ family })
 }
