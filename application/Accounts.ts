@@ -1,13 +1,16 @@
 import { Array as Arr, Data, Effect, Option, Redacted } from "effect"
+import { AuthEvent } from "../domain/Events.js"
 import { InvalidPasswordError, ReauthenticationError, UserNotFoundError, ValidationError } from "../domain/errors.js"
 import { passwordProblems } from "../domain/Password.js"
 import { profilePatchProblems } from "../domain/Profile.js"
 import { FamilyId } from "../domain/Session.js"
 import { type Email, type PublicUser, toPublicUser } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { type Principal, Tokens } from "./Tokens.js"
+import { Verification } from "./Verification.js"
 
 /** How a registration ended, as far as the caller may know. */
 export type Registration = Data.TaggedEnum<{
@@ -23,6 +26,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
     const tokens = yield* Tokens
+    const verification = yield* Verification
+    const events = yield* Events
     const policy = yield* AuthPolicy
 
     const acceptablePassword = (password: Redacted.Redacted<string>) => {
@@ -50,6 +55,10 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             policy.preventRegistrationEnumeration ? Effect.succeed(undefined) : Effect.fail(error)
           )
         )
+      if (created !== undefined) {
+        yield* events.emit(AuthEvent.after_register({ user: toPublicUser(created) }))
+        if (policy.sendVerificationOnRegister) yield* verification.send(created)
+      }
       if (policy.preventRegistrationEnumeration || created === undefined) return Registration.Accepted()
       return Registration.Created({ user: toPublicUser(created) })
     })
@@ -93,6 +102,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       yield* users.setPassword(principal.user.id, yield* hasher.hash(newPassword))
       const current = Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
       yield* tokens.endSessionsOf(principal.user.id, current)
+      yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))
     })
 
     /** An operator's superuser: active, verified, with a password. */

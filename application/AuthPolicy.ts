@@ -11,6 +11,10 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
   {
     readonly accessTokenTtl: Duration.Duration
     readonly refreshTokenTtl: Duration.Duration
+    readonly emailVerifyTtl: Duration.Duration
+    readonly passwordResetTtl: Duration.Duration
+    /** Registration sends the verification mail. */
+    readonly sendVerificationOnRegister: boolean
     /** Zero is the strict rule: any second presentation of a rotated refresh token is reuse. */
     readonly refreshReuseGrace: Duration.Duration
     /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */

@@ -1,8 +1,10 @@
 import { Effect, Option, type Redacted } from "effect"
+import { AuthEvent } from "../domain/Events.js"
 import { AuthenticationError } from "../domain/errors.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseLogin, toPublicUser } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type ClientInfo, type Principal, Tokens } from "./Tokens.js"
@@ -13,6 +15,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
     const tokens = yield* Tokens
+    const events = yield* Events
     const policy = yield* AuthPolicy
 
     /** A stronger or current hash is stored on the way through; a failure to store it is not the user's. */
@@ -42,13 +45,17 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       if (!matches || !user.is_active) return yield* new AuthenticationError()
       if (hasher.needsRehash(hashed.value)) yield* upgradeHash(user.id, password)
       const pair = yield* tokens.startSession(user, client)
+      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     })
 
     return {
       login,
       refresh: tokens.refresh,
-      logout: (principal: Principal) => tokens.endSessionOf(principal)
+      logout: (principal: Principal) =>
+        tokens
+          .endSessionOf(principal)
+          .pipe(Effect.zipRight(events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))))
     } as const
   })
 }) {}

@@ -28,7 +28,11 @@ export const TokenPayload = Schema.Struct({
   extra: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { default: () => ({}) }),
   family_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   iss: Schema.String,
-  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
+  aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  /** verify_email: the address the token verifies. */
+  email: Schema.optional(Schema.String),
+  /** password_reset: fingerprint of the password hash the token may replace, so it works once. */
+  pwd: Schema.optional(Schema.String)
 })
 export type TokenPayload = typeof TokenPayload.Type
 

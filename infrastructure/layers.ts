@@ -2,14 +2,21 @@ import { randomBytes } from "node:crypto"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../application/Accounts.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
+import { PasswordReset } from "../application/PasswordReset.js"
 import { Sessions } from "../application/Sessions.js"
 import { Tokens } from "../application/Tokens.js"
+import { Verification } from "../application/Verification.js"
+import type { Deployment } from "../config/Deployment.js"
 import { type DatabaseUrl, PREFIX, type Settings } from "../config/Settings.js"
+import { sendEvents } from "../domain/Events.js"
 import { makePasswordPolicy } from "../domain/Password.js"
 import { protectedUserFields } from "../domain/Profile.js"
 import * as JoseTokenSigner from "./crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "./crypto/NodeCryptography.js"
 import * as PasswordHasherArgon2 from "./crypto/PasswordHasherArgon2.js"
+import * as InProcessEvents from "./events/InProcessEvents.js"
+import * as ConsoleMailer from "./mail/ConsoleMailer.js"
+import * as SmtpMailer from "./mail/SmtpMailer.js"
 import * as BlacklistMemory from "./memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
@@ -34,7 +41,6 @@ export const notYetSupported = (settings: Settings): ReadonlyArray<string> => {
   if (settings.tokenTransport === "cookie") refuse("TOKEN_TRANSPORT", "cookie transport")
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
   if (settings.oauthProviders.length > 0) refuse("OAUTH_*", "OAuth sign-in")
-  if (Option.isSome(settings.smtpUrl) || Option.isSome(settings.mailer)) refuse("SMTP_URL/MAILER", "sending mail")
   return problems
 }
 
@@ -45,6 +51,9 @@ export const resolveSecretKey = (settings: Pick<Settings, "secretKey">): Redacte
 export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
   accessTokenTtl: Duration.minutes(settings.accessTokenExpireMinutes),
   refreshTokenTtl: Duration.days(settings.refreshTokenExpireDays),
+  emailVerifyTtl: Duration.minutes(settings.emailVerifyExpireMinutes),
+  passwordResetTtl: Duration.minutes(settings.passwordResetExpireMinutes),
+  sendVerificationOnRegister: settings.sendVerificationOnRegister,
   refreshReuseGrace: Duration.seconds(settings.refreshReuseGraceSeconds),
   tokenLeeway: Duration.seconds(settings.jwtLeewaySeconds),
   blacklistEnabled: settings.blacklistEnabled,
@@ -72,14 +81,43 @@ export const persistence = (database: DatabaseUrl) => {
 }
 
 /** The use cases, over whatever adapters are provided for their ports. */
-export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default).pipe(Layer.provideMerge(Tokens.Default))
+export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default, PasswordReset.Default).pipe(
+  Layer.provideMerge(Layer.merge(Tokens.Default, Verification.Default))
+)
+
+/** The built-in mailer: SMTP when SMTP_URL is set, the log with MAILER=console, else none. */
+const mailer = (settings: Settings) => {
+  if (Option.contains(settings.mailer, "console")) return Option.some(ConsoleMailer.layer)
+  return Option.map(settings.smtpUrl, (url) => SmtpMailer.layer({ url, from: settings.mailFrom }))
+}
+
+/** The deployment's event handlers, and the mailer for the send events they leave to it. */
+export const events = (settings: Settings, deployment: Deployment) => {
+  const layer = InProcessEvents.layer({ handlers: deployment.events ?? {}, publicUrl: settings.publicUrl })
+  return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
+}
+
+/** What start-up should warn about in how mail is handled. */
+export const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => {
+  if (Option.contains(settings.mailer, "console")) {
+    return [`${PREFIX}MAILER=console: mails, tokens included, are written to the log instead of being sent`]
+  }
+  if (Option.isSome(mailer(settings))) return []
+  return sendEvents
+    .filter((name) => deployment.events?.[name] === undefined)
+    .map(
+      (name) =>
+        `${name} has no handler and no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console): its tokens are generated and dropped`
+    )
+}
 
 /**
  * Every port adapter and use case for a deployment, chosen from its settings: the one place
  * where the application meets the infrastructure.
  */
-export const application = (settings: Settings, secretKey: Redacted.Redacted<string>) => {
+export const application = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) => {
   const ports = Layer.mergeAll(
+    events(settings, deployment),
     persistence(settings.databaseUrl),
     BlacklistMemory.layer,
     PasswordHasherArgon2.layer(),

@@ -107,6 +107,43 @@ const profileGroup = HttpApiGroup.make("profile")
   .annotate(OpenApi.Title, "Profile")
   .annotate(OpenApi.Description, "The signed-in user's own account.")
 
+const TokenBody = (identifier: string) => strict({ token: Schema.String }).annotations({ identifier })
+
+const verifyGroup = HttpApiGroup.make("verify")
+  .add(
+    HttpApiEndpoint.post("requestVerification", "/verify-email/request")
+      .addSuccess(Message, { status: 202 })
+      .middleware(Authentication)
+  )
+  .add(
+    HttpApiEndpoint.post("confirmVerification", "/verify-email/confirm")
+      .setPayload(TokenBody("VerifyEmailConfirmRequest"))
+      .addSuccess(Message)
+      .addError(declared(TokenError))
+      .addError(declared(TokenExpiredError))
+      .addError(declared(TokenBlacklistedError))
+  )
+  .add(
+    HttpApiEndpoint.post("requestPasswordReset", "/password-reset/request")
+      .setPayload(strict({ email: Email }).annotations({ identifier: "PasswordResetRequest" }))
+      .addSuccess(Message, { status: 202 })
+  )
+  .add(
+    HttpApiEndpoint.post("confirmPasswordReset", "/password-reset/confirm")
+      .setPayload(
+        strict({ token: Schema.String, new_password: PasswordField }).annotations({
+          identifier: "PasswordResetConfirmRequest"
+        })
+      )
+      .addSuccess(Message)
+      .addError(declared(TokenError))
+      .addError(declared(TokenExpiredError))
+      .addError(declared(TokenBlacklistedError))
+      .addError(declared(InvalidPasswordError))
+  )
+  .annotate(OpenApi.Title, "Verify")
+  .annotate(OpenApi.Description, "Email verification and password reset by mailed, single-use tokens.")
+
 const healthGroup = HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
   .annotate(OpenApi.Title, "Health")
@@ -121,7 +158,7 @@ export interface ApiOptions {
  * the login field; /healthz stays at the root for load balancers.
  */
 export const makeApi = (options: ApiOptions) => {
-  const routes = HttpApi.make("portcullis").add(authGroup(options.loginField)).add(profileGroup)
+  const routes = HttpApi.make("portcullis").add(authGroup(options.loginField)).add(profileGroup).add(verifyGroup)
   return (options.authPrefix === "" ? routes : routes.prefix(options.authPrefix as HttpApiEndpoint.PathSegment))
     .add(healthGroup)
     .addError(declared(ValidationError))

@@ -7,6 +7,7 @@ import { Sessions } from "../../application/Sessions.js"
 import { Email } from "../../domain/User.js"
 import * as JoseTokenSigner from "../../infrastructure/crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "../../infrastructure/crypto/NodeCryptography.js"
+import * as InProcessEvents from "../../infrastructure/events/InProcessEvents.js"
 import { authPolicy, useCases } from "../../infrastructure/layers.js"
 import * as BlacklistMemory from "../../infrastructure/memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
@@ -49,6 +50,7 @@ const withCounts = <A, E>(
         leewaySeconds: 30
       }),
       Layer.succeed(AuthPolicy, authPolicy(settings)),
+      InProcessEvents.layer({ handlers: {}, publicUrl: settings.publicUrl }),
       layer
     )
     return yield* body(counts).pipe(Effect.provide(useCases.pipe(Layer.provide(ports))))

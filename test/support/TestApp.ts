@@ -2,6 +2,7 @@ import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer } from "effect"
+import type { Deployment } from "../../config/Deployment.js"
 import { parseSettings, type Settings } from "../../config/Settings.js"
 import { application, resolveSecretKey } from "../../infrastructure/layers.js"
 import * as Logging from "../../infrastructure/logging.js"
@@ -73,14 +74,14 @@ const request =
  * The whole service in process: real HTTP on 127.0.0.1, real argon2 and JWTs, the chosen
  * backend. The use cases and ports are exposed too, so a test can arrange what HTTP cannot.
  */
-export const layer = (databaseUrl: string, env: Record<string, string> = {}) => {
+export const layer = (databaseUrl: string, env: Record<string, string> = {}, deployment: Deployment = {}) => {
   const settings = settingsFor({
     SERVICE_SECRET_KEY: testSecretKey,
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_LOG_LEVEL: "none",
     ...env
   })
-  const App = application(settings, resolveSecretKey(settings))
+  const App = application(settings, resolveSecretKey(settings), deployment)
   const Server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
   const Client = Layer.effect(
     TestApp,

@@ -1,0 +1,75 @@
+import { Array as Arr, DateTime, Effect, Option, Redacted } from "effect"
+import { AuthEvent } from "../domain/Events.js"
+import { InvalidPasswordError, TokenBlacklistedError, TokenError } from "../domain/errors.js"
+import { passwordProblems } from "../domain/Password.js"
+import { tokenWindow } from "../domain/Token.js"
+import { normaliseLogin, toPublicUser, type User, UserId } from "../domain/User.js"
+import { AuthPolicy } from "./AuthPolicy.js"
+import { Cryptography } from "./ports/Cryptography.js"
+import { Events } from "./ports/Events.js"
+import { PasswordHasher } from "./ports/PasswordHasher.js"
+import { TokenSigner } from "./ports/TokenSigner.js"
+import { UserRepo } from "./ports/UserRepo.js"
+import { Tokens } from "./Tokens.js"
+
+/**
+ * Password reset by mailed token. The token carries a fingerprint of the password hash it may
+ * replace: once any reset (or change) succeeds the hash differs and every earlier token is
+ * spent, without storing anything and across restarts.
+ */
+export class PasswordReset extends Effect.Service<PasswordReset>()("app/PasswordReset", {
+  effect: Effect.gen(function* () {
+    const users = yield* UserRepo
+    const signer = yield* TokenSigner
+    const hasher = yield* PasswordHasher
+    const events = yield* Events
+    const crypto = yield* Cryptography
+    const tokens = yield* Tokens
+    const policy = yield* AuthPolicy
+
+    const fingerprint = (user: User) => crypto.digest(`pwd:${Option.getOrElse(user.hashed_password, () => "")}`)
+
+    /** Mails a reset token when the address belongs to an active user; answers nothing either way. */
+    const request = Effect.fn("PasswordReset.request")(function* (email: string) {
+      const found = yield* users.findByLogin("email", normaliseLogin("email", email))
+      if (Option.isNone(found) || !found.value.is_active) return
+      const user = found.value
+      const token = yield* signer.sign({
+        sub: user.id,
+        type: "password_reset",
+        jti: yield* crypto.randomId,
+        ...tokenWindow(yield* DateTime.now, policy.passwordResetTtl),
+        pwd: fingerprint(user)
+      })
+      yield* events.emit(AuthEvent.send_password_reset_email({ email: user.email, token }))
+    })
+
+    /**
+     * Sets the new password and ends every session of the user. Following the mailed link also
+     * proves the address, so the user becomes verified.
+     */
+    const confirm = Effect.fn("PasswordReset.confirm")(function* (
+      token: string,
+      newPassword: Redacted.Redacted<string>
+    ) {
+      const claims = yield* signer.verify(token, "password_reset")
+      const found = yield* users.findById(UserId.make(claims.sub))
+      if (Option.isNone(found) || !found.value.is_active) {
+        return yield* new TokenError({ message: "The token does not belong to an active account." })
+      }
+      if (claims.pwd !== fingerprint(found.value)) {
+        return yield* new TokenBlacklistedError({ message: "The token has already been used." })
+      }
+      const problems = passwordProblems(policy.passwordPolicy, Redacted.value(newPassword))
+      if (Arr.isNonEmptyReadonlyArray(problems)) return yield* new InvalidPasswordError({ problems })
+      yield* users.setPassword(found.value.id, yield* hasher.hash(newPassword))
+      const updated = yield* users.setFlags(found.value.id, { is_verified: true })
+      yield* tokens.endSessionsOf(found.value.id, Option.none())
+      yield* events.emit(
+        AuthEvent.after_password_reset({ user: toPublicUser(Option.getOrElse(updated, () => found.value)) })
+      )
+    })
+
+    return { request, confirm } as const
+  })
+}) {}

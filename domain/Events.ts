@@ -1,0 +1,32 @@
+import { Data } from "effect"
+import type { PublicUser } from "./User.js"
+
+/**
+ * The named events a deployment may handle. Names are the spec's (after_register,
+ * send_verification_email, ...); each carries the spec's arguments.
+ */
+export type AuthEvent = Data.TaggedEnum<{
+  after_register: { readonly user: PublicUser }
+  after_login: { readonly user: PublicUser }
+  after_logout: { readonly user: PublicUser }
+  after_password_change: { readonly user: PublicUser }
+  after_password_reset: { readonly user: PublicUser }
+  after_email_verify: { readonly user: PublicUser }
+  after_oauth_login: { readonly user: PublicUser; readonly provider: string; readonly is_new_user: boolean }
+  after_oauth_register: { readonly user: PublicUser; readonly user_info: Readonly<Record<string, unknown>> }
+  after_oauth_link: { readonly user: PublicUser; readonly provider: string }
+  after_oauth_unlink: { readonly user: PublicUser; readonly provider: string }
+  /** A verification token was generated for this address. */
+  send_verification_email: { readonly email: string; readonly token: string }
+  /** A password-reset token was generated for this address. */
+  send_password_reset_email: { readonly email: string; readonly token: string }
+}>
+export const AuthEvent = Data.taggedEnum<AuthEvent>()
+
+export type AuthEventName = AuthEvent["_tag"]
+
+/** The two events that carry a token to the user's inbox. */
+export const sendEvents = [
+  "send_verification_email",
+  "send_password_reset_email"
+] as const satisfies ReadonlyArray<AuthEventName>

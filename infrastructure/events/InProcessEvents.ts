@@ -1,0 +1,73 @@
+import { Effect, FiberSet, Layer, Option, Schema } from "effect"
+import { Events } from "../../application/ports/Events.js"
+import { Mailer } from "../../application/ports/Mailer.js"
+import type { EventHandlers } from "../../config/Deployment.js"
+import { AuthEvent } from "../../domain/Events.js"
+import { passwordResetMail, verificationMail } from "../../domain/Mail.js"
+import { PublicUser } from "../../domain/User.js"
+
+const encodeUser = Schema.encodeSync(PublicUser)
+
+/** The spec's arguments of an event, in order, as a handler receives them. */
+const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$match({
+  after_register: ({ user }) => [encodeUser(user)],
+  after_login: ({ user }) => [encodeUser(user)],
+  after_logout: ({ user }) => [encodeUser(user)],
+  after_password_change: ({ user }) => [encodeUser(user)],
+  after_password_reset: ({ user }) => [encodeUser(user)],
+  after_email_verify: ({ user }) => [encodeUser(user)],
+  after_oauth_login: ({ user, provider, is_new_user }) => [encodeUser(user), provider, is_new_user],
+  after_oauth_register: ({ user, user_info }) => [encodeUser(user), user_info],
+  after_oauth_link: ({ user, provider }) => [encodeUser(user), provider],
+  after_oauth_unlink: ({ user, provider }) => [encodeUser(user), provider],
+  send_verification_email: ({ email, token }) => [email, token],
+  send_password_reset_email: ({ email, token }) => [email, token]
+})
+
+export interface EventsOptions {
+  readonly handlers: EventHandlers
+  /** Base of the links in mails. */
+  readonly publicUrl: URL
+}
+
+/**
+ * Runs the deployment's handler for each event in the background of the service, and gives the
+ * two send events to the Mailer when one is provided and the deployment has no handler of its
+ * own for them. Without either, a send event's token is dropped (start-up warns about it).
+ * Background fibers belong to the layer's scope: they end with the service.
+ */
+export const make = (options: EventsOptions) =>
+  Effect.gen(function* () {
+    const mailer = yield* Effect.serviceOption(Mailer)
+    const running = yield* FiberSet.make()
+
+    const deliver = (event: AuthEvent): Effect.Effect<void, unknown> => {
+      const handler = options.handlers[event._tag] as
+        | ((...args: ReadonlyArray<unknown>) => void | Promise<void>)
+        | undefined
+      if (handler !== undefined) {
+        return Effect.tryPromise({ try: async () => handler(...argumentsOf(event)), catch: (error) => error })
+      }
+      if (Option.isNone(mailer)) return Effect.void
+      switch (event._tag) {
+        case "send_verification_email":
+          return mailer.value.send(verificationMail(options.publicUrl, event.email, event.token))
+        case "send_password_reset_email":
+          return mailer.value.send(passwordResetMail(options.publicUrl, event.email, event.token))
+        default:
+          return Effect.void
+      }
+    }
+
+    return Events.of({
+      emit: (event) =>
+        FiberSet.run(
+          running,
+          deliver(event).pipe(
+            Effect.catchAllCause((cause) => Effect.logError(`the ${event._tag} handler failed`, cause))
+          )
+        ).pipe(Effect.asVoid)
+    })
+  })
+
+export const layer = (options: EventsOptions) => Layer.scoped(Events, make(options))

@@ -1,0 +1,32 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { PasswordReset } from "../../../application/PasswordReset.js"
+import { Verification } from "../../../application/Verification.js"
+import type { PortcullisApi } from "../Api.js"
+import { CurrentPrincipal } from "../Authentication.js"
+
+const verificationSent = { detail: "If the address is not verified yet, a verification mail is on its way." }
+const resetSent = { detail: "If the address belongs to an account, a reset mail is on its way." }
+
+export const VerifyHandlers = (api: PortcullisApi) =>
+  HttpApiBuilder.group(api, "verify", (handlers) =>
+    Effect.gen(function* () {
+      const verification = yield* Verification
+      const reset = yield* PasswordReset
+      return handlers
+        .handle("requestVerification", () =>
+          Effect.flatMap(CurrentPrincipal, (principal) => verification.send(principal.user)).pipe(
+            Effect.as(verificationSent)
+          )
+        )
+        .handle("confirmVerification", ({ payload }) =>
+          verification.confirm(payload.token).pipe(Effect.as({ detail: "The email address is verified." }))
+        )
+        .handle("requestPasswordReset", ({ payload }) => reset.request(payload.email).pipe(Effect.as(resetSent)))
+        .handle("confirmPasswordReset", ({ payload }) =>
+          reset
+            .confirm(payload.token, payload.new_password)
+            .pipe(Effect.as({ detail: "The password has been reset; every session has ended." }))
+        )
+    })
+  )
