@@ -1,3 +1,4 @@
+import { eventNames } from "../domain/Events.js"
 import type { PublicUser } from "../domain/User.js"
 
 /** The user as event handlers receive it: the JSON user object of the API. */
@@ -28,4 +29,27 @@ export interface EventHandlers {
 /** What a deployment supplies in code, beside its SERVICE_ settings. */
 export interface Deployment {
   readonly events?: EventHandlers
+}
+
+/**
+ * Why a value loaded from a deployment module is not a Deployment, one line per problem; empty
+ * when it is one. Catches a misspelt event name at start-up instead of a silent no-op.
+ */
+export const deploymentProblems = (value: unknown): ReadonlyArray<string> => {
+  if (typeof value !== "object" || value === null) return ["the module's default export is not an object"]
+  const problems: Array<string> = []
+  for (const key of Object.keys(value)) {
+    if (key !== "events") problems.push(`${key} is not a deployment option (expected: events)`)
+  }
+  const events: unknown = (value as { events?: unknown }).events
+  if (events === undefined) return problems
+  if (typeof events !== "object" || events === null) return [...problems, "events is not an object"]
+  for (const [name, handler] of Object.entries(events)) {
+    if (!(eventNames as ReadonlyArray<string>).includes(name)) {
+      problems.push(`events.${name} is not an event (expected one of ${eventNames.join(", ")})`)
+    } else if (typeof handler !== "function") {
+      problems.push(`events.${name} is not a function`)
+    }
+  }
+  return problems
 }

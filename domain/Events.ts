@@ -30,3 +30,19 @@ export const sendEvents = [
   "send_verification_email",
   "send_password_reset_email"
 ] as const satisfies ReadonlyArray<AuthEventName>
+
+/** Every event name a deployment may handle. */
+export const eventNames = [
+  "after_register",
+  "after_login",
+  "after_logout",
+  "after_password_change",
+  "after_password_reset",
+  "after_email_verify",
+  "after_oauth_login",
+  "after_oauth_register",
+  "after_oauth_link",
+  "after_oauth_unlink",
+  "send_verification_email",
+  "send_password_reset_email"
+] as const satisfies ReadonlyArray<AuthEventName>

@@ -1,0 +1,42 @@
+import { extname, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Effect, Option } from "effect"
+import { tsImport } from "tsx/esm/api"
+import { type Deployment, deploymentProblems } from "../../config/Deployment.js"
+import { StartupError } from "./startup.js"
+
+/** A CommonJS module's `export default` arrives as `{ default }` through ESM interop. */
+const withoutInterop = (value: unknown): unknown =>
+  typeof value === "object" &&
+  value !== null &&
+  "default" in value &&
+  Object.keys(value).every((key) => key === "default" || key === "__esModule")
+    ? value.default
+    : value
+
+/**
+ * The deployment module named by `--config`: its default export (or a `deployment` export).
+ * TypeScript modules are compiled on the fly with tsx; JavaScript ones are imported as they are.
+ */
+export const loadDeployment = (path: Option.Option<string>) =>
+  Option.match(path, {
+    onNone: () => Effect.succeed<Deployment>({}),
+    onSome: (file) =>
+      Effect.gen(function* () {
+        const url = pathToFileURL(resolve(file)).href
+        const module = yield* Effect.tryPromise({
+          try: (): Promise<Record<string, unknown>> =>
+            [".ts", ".mts", ".cts"].includes(extname(file)) ? tsImport(url, import.meta.url) : import(url),
+          catch: (error) =>
+            new StartupError({
+              lines: [`--config ${file} could not be loaded: ${error instanceof Error ? error.message : String(error)}`]
+            })
+        })
+        const deployment = withoutInterop(module.default ?? module.deployment)
+        const problems = deploymentProblems(deployment)
+        if (problems.length > 0) {
+          return yield* new StartupError({ lines: problems.map((problem) => `--config ${file}: ${problem}`) })
+        }
+        return deployment as Deployment
+      })
+  })

@@ -1,0 +1,104 @@
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../support/processes.js"
+
+const secret = { SERVICE_SECRET_KEY: "deployment-test-secret-key-of-32-bytes-or-more" }
+const folder = () => mkdtempSync(join(tmpdir(), "portcullis-deployment-"))
+
+/** A deployment whose send handler writes "<email> <token>" lines to a file the test reads. */
+const moduleSource = (outbox: string, typed: boolean) => {
+  const parameters = typed ? "email: string, token: string" : "email, token"
+  return [
+    'import { appendFileSync } from "node:fs"',
+    "export default {",
+    "  events: {",
+    `    send_verification_email: (${parameters}) => {`,
+    `      appendFileSync(${JSON.stringify(outbox)}, email + " " + token + "\\n")`,
+    "    }",
+    "  }",
+    "}",
+    ""
+  ].join("\n")
+}
+
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+
+const waitForLine = async (file: string, email: string) => {
+  for (let i = 0; i < 100; i++) {
+    const line = (() => {
+      try {
+        return readFileSync(file, "utf8")
+          .split("\n")
+          .find((entry) => entry.startsWith(`${email} `))
+      } catch {
+        return undefined
+      }
+    })()
+    if (line !== undefined) return line.split(" ")[1] ?? ""
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`no token for ${email}`)
+}
+
+afterEach(killAll)
+
+describe("portcullis serve --config", () => {
+  for (const extension of ["mjs", "ts"] as const) {
+    it(`loads a .${extension} deployment whose handler receives the verification token`, async () => {
+      const dir = folder()
+      const outbox = join(dir, "outbox.txt")
+      const module = join(dir, `deployment.${extension}`)
+      writeFileSync(module, moduleSource(outbox, extension === "ts"))
+      const server = await startServer(
+        { ...secret, SERVICE_DATABASE_URL: temporaryDatabase() },
+        { args: ["--config", module] }
+      )
+      expect(server.output()).not.toContain("send_verification_email has no handler")
+      expect(server.output()).toContain("send_password_reset_email has no handler")
+      const email = `deploy-${extension}@example.com`
+      expect(
+        (await post(`${server.url}/api/v1/auth/register`, { email, password: "correct horse battery staple" })).status
+      ).toBe(202)
+      const token = await waitForLine(outbox, email)
+      expect((await post(`${server.url}/api/v1/auth/verify-email/confirm`, { token })).status).toBe(200)
+      await server.stop()
+    })
+  }
+
+  it("refuses a deployment that names an unknown event, naming it, with exit 1", () => {
+    const dir = folder()
+    const module = join(dir, "deployment.mjs")
+    writeFileSync(module, "export default { events: { after_regster: () => {} } }\n")
+    const run = spawnSync(process.execPath, [cli, "serve", "--config", module], {
+      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() }),
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("events.after_regster is not an event")
+  })
+
+  it("refuses a module that fails to load, with exit 1", () => {
+    const dir = folder()
+    const module = join(dir, "deployment.mjs")
+    writeFileSync(module, "throw new Error('boom')\n")
+    const run = spawnSync(process.execPath, [cli, "serve", "--config", module], {
+      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() }),
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("could not be loaded: boom")
+  })
+
+  it("warns at start-up that send-event tokens are dropped when nothing handles them", async () => {
+    const server = await startServer({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() })
+    expect(server.output()).toContain("send_verification_email has no handler")
+    expect(server.output()).toContain("send_password_reset_email has no handler")
+    await server.stop()
+  })
+})
