@@ -199,6 +199,17 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
     })
 
     /**
+     * Ends one session of a user, access tokens included, if it is theirs and live; answers
+     * whether it did. Another user's session is never touched.
+     */
+    const endSessionOfUser = Effect.fn("Tokens.endSessionOfUser")(function* (userId: UserId, familyId: FamilyId) {
+      const now = yield* DateTime.now
+      const ended = yield* families.revokeFamilyOfUser(userId, familyId, now)
+      if (ended) yield* blacklistFamilies([familyId], now)
+      return ended
+    })
+
+    /**
      * Re-marks recently ended families after a restart, so that a blacklist kept in memory does
      * not forget a logout while the access tokens it covered are still unexpired.
      */
@@ -215,6 +226,14 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
       return recent.length
     })
 
-    return { startSession, refresh, authenticate, endSessionOf, endSessionsOf, restoreRevocations } as const
+    return {
+      startSession,
+      refresh,
+      authenticate,
+      endSessionOf,
+      endSessionsOf,
+      restoreRevocations,
+      endSessionOfUser
+    } as const
   })
 }) {}

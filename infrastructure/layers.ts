@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../application/Accounts.js"
+import { ActiveSessions } from "../application/ActiveSessions.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { Sessions } from "../application/Sessions.js"
 import { Tokens } from "../application/Tokens.js"
@@ -72,7 +73,9 @@ export const persistence = (database: DatabaseUrl) => {
 }
 
 /** The use cases, over whatever adapters are provided for their ports. */
-export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default).pipe(Layer.provideMerge(Tokens.Default))
+export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default, ActiveSessions.Default).pipe(
+  Layer.provideMerge(Tokens.Default)
+)
 
 /**
  * Every port adapter and use case for a deployment, chosen from its settings: the one place

@@ -47,5 +47,19 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
       ReadonlyArray<{ readonly family_id: FamilyId; readonly revoked_at: DateTime.Utc }>,
       StoreUnavailableError
     >
+    /** The user's live families (not ended, not expired at `now`), in no particular order. */
+    readonly liveFamiliesOf: (
+      userId: UserId,
+      now: DateTime.Utc
+    ) => Effect.Effect<ReadonlyArray<TokenFamily>, StoreUnavailableError>
+    /**
+     * Ends one family only if it belongs to `userId` and is live at `now`; true when it did. A
+     * family of another user is left as it is, and answered exactly like an unknown one.
+     */
+    readonly revokeFamilyOfUser: (
+      userId: UserId,
+      familyId: FamilyId,
+      now: DateTime.Utc
+    ) => Effect.Effect<boolean, StoreUnavailableError>
   }
 >() {}

@@ -1,6 +1,6 @@
 import { DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
-import { type FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { type FamilyId, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 
 /** Families and digests in Maps. Each operation runs without yielding, so rotation is a true CAS. */
 export const make = Effect.sync(() => {
@@ -60,7 +60,14 @@ export const make = Effect.sync(() => {
             ? [{ family_id: family.family_id, revoked_at: family.revoked_at.value }]
             : []
         )
-      )
+      ),
+    liveFamiliesOf: (userId, now) =>
+      Effect.sync(() => [...families.values()].filter((family) => family.user_id === userId && isLive(family, now))),
+    revokeFamilyOfUser: (userId, familyId, now) =>
+      Effect.sync(() => {
+        const family = families.get(familyId)
+        return family !== undefined && family.user_id === userId && isLive(family, now) && revoke(family, now)
+      })
   })
 })
 

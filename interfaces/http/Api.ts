@@ -6,12 +6,14 @@ import {
   AuthorizationError,
   InvalidPasswordError,
   ReauthenticationError,
+  SessionNotFoundError,
   TokenBlacklistedError,
   TokenError,
   TokenExpiredError,
   UserAlreadyExistsError,
   ValidationError
 } from "../../domain/errors.js"
+import { FamilyId, SessionInfo } from "../../domain/Session.js"
 import { LoginResponse, TokenPair } from "../../domain/Token.js"
 import { Email, PublicUser } from "../../domain/User.js"
 import { Authentication } from "./Authentication.js"
@@ -107,6 +109,27 @@ const profileGroup = HttpApiGroup.make("profile")
   .annotate(OpenApi.Title, "Profile")
   .annotate(OpenApi.Description, "The signed-in user's own account.")
 
+export const RevokedSessions = Schema.Struct({
+  detail: Schema.String,
+  revoked: Schema.Int.annotations({ description: "How many sessions were ended." })
+}).annotations({ identifier: "RevokedSessions" })
+
+const sessionsGroup = HttpApiGroup.make("sessions")
+  .add(HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Array(SessionInfo)))
+  .add(
+    HttpApiEndpoint.del("revoke", "/sessions/:family_id")
+      .setPath(Schema.Struct({ family_id: FamilyId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(declared(SessionNotFoundError))
+  )
+  .add(HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others").addSuccess(RevokedSessions))
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Sessions")
+  .annotate(
+    OpenApi.Description,
+    "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
+  )
+
 const healthGroup = HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
   .annotate(OpenApi.Title, "Health")
@@ -121,7 +144,7 @@ export interface ApiOptions {
  * the login field; /healthz stays at the root for load balancers.
  */
 export const makeApi = (options: ApiOptions) => {
-  const routes = HttpApi.make("portcullis").add(authGroup(options.loginField)).add(profileGroup)
+  const routes = HttpApi.make("portcullis").add(authGroup(options.loginField)).add(profileGroup).add(sessionsGroup)
   return (options.authPrefix === "" ? routes : routes.prefix(options.authPrefix as HttpApiEndpoint.PathSegment))
     .add(healthGroup)
     .addError(declared(ValidationError))
