@@ -10,6 +10,11 @@ export interface Rotation {
   /** The successor pair, sealed, kept for the reuse grace window; none when there is no window. */
   readonly sealedSuccessor: Option.Option<string>
   readonly now: DateTime.Utc
+  /**
+   * The client presenting the token, recorded on the family as the session's latest; a part
+   * that is null (or no client at all) keeps what was recorded before.
+   */
+  readonly client?: { readonly ip_address: string | null; readonly user_agent: string | null } | undefined
 }
 
 /**

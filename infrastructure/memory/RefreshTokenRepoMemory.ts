@@ -25,7 +25,7 @@ export const make = Effect.sync(() => {
         const family = token && families.get(token.family_id)
         return token && family ? Option.some({ token, family }) : Option.none()
       }),
-    rotate: ({ presented, successor, sealedSuccessor, now }) =>
+    rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
       Effect.sync(() => {
         const token = tokens.get(presented)
         const family = token && families.get(token.family_id)
@@ -37,7 +37,13 @@ export const make = Effect.sync(() => {
         tokens.set(successor.digest, successor)
         families.set(
           family.family_id,
-          new TokenFamily({ ...family, last_used_at: now, expires_at: successor.expires_at })
+          new TokenFamily({
+            ...family,
+            last_used_at: now,
+            expires_at: successor.expires_at,
+            ip_address: client?.ip_address ?? family.ip_address,
+            user_agent: client?.user_agent ?? family.user_agent
+          })
         )
         return true
       }),

@@ -91,7 +91,7 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    rotate: ({ presented, successor, sealedSuccessor, now }) =>
+    rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
@@ -104,7 +104,9 @@ export const make = Effect.gen(function* () {
             if (family === undefined) return false
             yield* insertToken(successor)
             yield* sql`UPDATE token_families
-              SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis}
+              SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
+                ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
+                user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
               WHERE family_id = ${family}`
             return true
           })

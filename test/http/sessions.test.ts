@@ -113,7 +113,10 @@ for (const backend of TestApp.backends) {
           if (!phone || !laptop) throw new Error("two sessions expected")
           expect((yield* listSessions(laptop.access)).map((s) => s.user_agent)).toEqual(["Laptop/2.0", "Phone/1.0"])
 
-          const rotated = yield* refresh(phone.refresh)
+          const rotated = yield* call("POST", "/refresh", {
+            json: { refresh_token: phone.refresh },
+            headers: { "user-agent": "Phone/1.0" }
+          })
           expect(rotated.status).toBe(200)
           const pair = rotated.body as { access_token: string }
 
@@ -126,6 +129,21 @@ for (const backend of TestApp.backends) {
           expect(Date.parse(refreshed?.last_used_at ?? "")).toBeGreaterThan(Date.parse(refreshed?.created_at ?? ""))
           // The same session as before the refresh: one sign-in, one family.
           expect(refreshed?.family_id).toBe(familyOf(phone.access))
+        })
+      )
+
+      it.effect("a refresh records the User-Agent it came from as the session's latest", () =>
+        Effect.gen(function* () {
+          const [caller, browser] = yield* userWithDevices("Caller", "Browser/1.0")
+          if (!caller || !browser) throw new Error("two sessions expected")
+          const reply = yield* call("POST", "/refresh", {
+            json: { refresh_token: browser.refresh },
+            headers: { "user-agent": "Browser/2.0" }
+          })
+          expect(reply.status).toBe(200)
+          const listed = yield* listSessions(caller.access)
+          expect(listed.map((s) => s.user_agent)).toEqual(["Browser/2.0", "Caller"])
+          expect(listed[0]?.family_id).toBe(familyOf(browser.access))
         })
       )
 
@@ -191,9 +209,9 @@ for (const backend of TestApp.backends) {
           expectProblem(unknown, 404, "NotFoundError")
           expect(foreign.body).toEqual(unknown.body)
 
+          expect((yield* listSessions(alice.access)).map((s) => s.user_agent)).toEqual(["Alice"])
           yield* expectAlive(alice)
           yield* expectAlive(mallory)
-          expect((yield* listSessions(alice.access)).map((s) => s.user_agent)).toEqual(["Alice"])
         })
       )
 

@@ -159,6 +159,41 @@ for (const backend of backends) {
       )
     )
 
+    it.effect("rotate records the refresh's client as the session's latest; an unknown part keeps the old", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const phone = family(alice, "phone", at(0), { ip_address: "198.51.100.1", user_agent: "Phone/1" })
+          yield* start(phone)
+          const rotation = (from: string, to: string, offset: number) => {
+            const now = at(offset)
+            const successor = new StoredRefreshToken({
+              digest: to,
+              family_id: phone.family_id,
+              issued_at: now,
+              expires_at: at(offset + 30 * DAY),
+              rotated_at: Option.none(),
+              sealed_successor: Option.none()
+            })
+            return { presented: from, successor, sealedSuccessor: Option.none<string>(), now }
+          }
+          const clientOf = Effect.map(liveOf(alice.id, at(10_000)), ([only]) => [only?.ip_address, only?.user_agent])
+
+          const moved = { ip_address: "203.0.113.9", user_agent: "Phone/2" }
+          expect(yield* tokens.rotate({ ...rotation("digest-phone", "d2", 1_000), client: moved })).toBe(true)
+          expect(yield* clientOf).toEqual(["203.0.113.9", "Phone/2"])
+
+          const noAgent = { ip_address: "203.0.113.10", user_agent: null }
+          expect(yield* tokens.rotate({ ...rotation("d2", "d3", 2_000), client: noAgent })).toBe(true)
+          expect(yield* clientOf).toEqual(["203.0.113.10", "Phone/2"])
+
+          expect(yield* tokens.rotate(rotation("d3", "d4", 3_000))).toBe(true)
+          expect(yield* clientOf).toEqual(["203.0.113.10", "Phone/2"])
+        })
+      )
+    )
+
     it.effect("revokeFamilyOfUser ends the owner's live family once: true, then false", () =>
       run(
         Effect.gen(function* () {
