@@ -109,7 +109,8 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
 
     const rotate = (
       digest: string,
-      isRetry: boolean
+      isRetry: boolean,
+      client?: ClientInfo
     ): Effect.Effect<TokenPair, TokenError | TokenExpiredError | TokenBlacklistedError | StoreUnavailableError> =>
       Effect.gen(function* () {
         const now = yield* DateTime.now
@@ -147,20 +148,23 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
             const sealedSuccessor = Duration.isZero(policy.refreshReuseGrace)
               ? Option.none()
               : Option.some(yield* crypto.seal(JSON.stringify(pair)))
-            const won = yield* families.rotate({ presented: digest, successor: stored, sealedSuccessor, now })
+            const won = yield* families.rotate({ presented: digest, successor: stored, sealedSuccessor, now, client })
             if (won) return pair
             // Another request rotated or ended this token between our read and our write: the
             // next decision sees what it did (reuse, or its successor within the grace window).
             if (isRetry) return yield* new TokenError({ message: "Unknown refresh token." })
-            return yield* rotate(digest, true)
+            return yield* rotate(digest, true, client)
           }
         }
       })
 
-    /** Exchanges a refresh token for a new pair, applying the refresh-family rule. */
-    const refresh = Effect.fn("Tokens.refresh")(function* (presented: string) {
+    /**
+     * Exchanges a refresh token for a new pair, applying the refresh-family rule. The session
+     * records the client it was refreshed from as its latest.
+     */
+    const refresh = Effect.fn("Tokens.refresh")(function* (presented: string, client?: ClientInfo) {
       yield* signer.verify(presented, "refresh")
-      return yield* rotate(crypto.digest(presented), false)
+      return yield* rotate(crypto.digest(presented), false, client)
     })
 
     /** The user and claims an access token speaks for, or why it is refused. */
@@ -199,6 +203,17 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
     })
 
     /**
+     * Ends one session of a user, access tokens included, if it is theirs and live; answers
+     * whether it did. Another user's session is never touched.
+     */
+    const endSessionOfUser = Effect.fn("Tokens.endSessionOfUser")(function* (userId: UserId, familyId: FamilyId) {
+      const now = yield* DateTime.now
+      const ended = yield* families.revokeFamilyOfUser(userId, familyId, now)
+      if (ended) yield* blacklistFamilies([familyId], now)
+      return ended
+    })
+
+    /**
      * Re-marks recently ended families after a restart, so that a blacklist kept in memory does
      * not forget a logout while the access tokens it covered are still unexpired.
      */
@@ -215,6 +230,14 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
       return recent.length
     })
 
-    return { startSession, refresh, authenticate, endSessionOf, endSessionsOf, restoreRevocations } as const
+    return {
+      startSession,
+      refresh,
+      authenticate,
+      endSessionOf,
+      endSessionsOf,
+      restoreRevocations,
+      endSessionOfUser
+    } as const
   })
 }) {}

@@ -1,4 +1,4 @@
-import { Data, DateTime, Duration, Option, Schema } from "effect"
+import { Array as Arr, Data, DateTime, Duration, Option, Order, Schema } from "effect"
 import { UserId } from "./User.js"
 
 /** One sign-in and every refresh token rotated from it: a session, a device. */
@@ -42,6 +42,39 @@ export const SessionInfo = Schema.Struct({
   current: Schema.Boolean
 }).annotations({ identifier: "SessionInfo" })
 export type SessionInfo = typeof SessionInfo.Type
+
+/** A session that can still be used: not ended, and its newest refresh token not yet expired. */
+export const isLive = (family: TokenFamily, now: DateTime.Utc): boolean =>
+  Option.isNone(family.revoked_at) && DateTime.lessThan(now, family.expires_at)
+
+/** Most recently used first; then the newest sign-in; then by id, so the order is total. */
+const byRecentUse: Order.Order<TokenFamily> = Order.combineAll([
+  Order.reverse(Order.mapInput(DateTime.Order, (family: TokenFamily) => family.last_used_at)),
+  Order.reverse(Order.mapInput(DateTime.Order, (family: TokenFamily) => family.created_at)),
+  Order.mapInput(Order.string, (family: TokenFamily) => family.family_id)
+])
+
+/**
+ * The sessions a user is shown: the live ones, most recently used first, with the one making
+ * the request marked `current`.
+ */
+export const sessionList = (
+  families: ReadonlyArray<TokenFamily>,
+  current: Option.Option<FamilyId>,
+  now: DateTime.Utc
+): ReadonlyArray<SessionInfo> =>
+  Arr.sort(
+    families.filter((family) => isLive(family, now)),
+    byRecentUse
+  ).map((family) => ({
+    family_id: family.family_id,
+    ip_address: family.ip_address,
+    user_agent: family.user_agent,
+    created_at: family.created_at,
+    last_used_at: family.last_used_at,
+    expires_at: family.expires_at,
+    current: Option.contains(current, family.family_id)
+  }))
 
 /** What to do with a presented refresh token. */
 export type RefreshDecision = Data.TaggedEnum<{

@@ -40,6 +40,12 @@ export class UserAlreadyExistsError extends Schema.TaggedError<UserAlreadyExists
 
 export class UserNotFoundError extends Schema.TaggedError<UserNotFoundError>()("UserNotFoundError", {}) {}
 
+/**
+ * No live session of the caller's has this id: unknown, ended, expired, or someone else's. One
+ * kind for all, so that nobody learns about another user's sessions.
+ */
+export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundError>()("SessionNotFoundError", {}) {}
+
 /** The password policy refused a password; every broken rule is listed. */
 export class InvalidPasswordError extends Schema.TaggedError<InvalidPasswordError>()("InvalidPasswordError", {
   problems: Schema.NonEmptyArray(Schema.String)
@@ -97,6 +103,7 @@ export type FullAuthError =
   | TokenBlacklistedError
   | UserAlreadyExistsError
   | UserNotFoundError
+  | SessionNotFoundError
   | InvalidPasswordError
   | AccountLockedError
   | ValidationError

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../application/Accounts.js"
+import { ActiveSessions } from "../application/ActiveSessions.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { PasswordReset } from "../application/PasswordReset.js"
 import { Sessions } from "../application/Sessions.js"
@@ -81,9 +82,12 @@ export const persistence = (database: DatabaseUrl) => {
 }
 
 /** The use cases, over whatever adapters are provided for their ports. */
-export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default, PasswordReset.Default).pipe(
-  Layer.provideMerge(Layer.merge(Tokens.Default, Verification.Default))
-)
+export const useCases = Layer.mergeAll(
+  Accounts.Default,
+  Sessions.Default,
+  PasswordReset.Default,
+  ActiveSessions.Default
+).pipe(Layer.provideMerge(Layer.merge(Tokens.Default, Verification.Default)))
 
 /** The built-in mailer: SMTP when SMTP_URL is set, the log with MAILER=console, else none. */
 const mailer = (settings: Settings) => {

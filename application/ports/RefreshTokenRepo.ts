@@ -10,6 +10,11 @@ export interface Rotation {
   /** The successor pair, sealed, kept for the reuse grace window; none when there is no window. */
   readonly sealedSuccessor: Option.Option<string>
   readonly now: DateTime.Utc
+  /**
+   * The client presenting the token, recorded on the family as the session's latest; a part
+   * that is null (or no client at all) keeps what was recorded before.
+   */
+  readonly client?: { readonly ip_address: string | null; readonly user_agent: string | null } | undefined
 }
 
 /**
@@ -47,5 +52,19 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
       ReadonlyArray<{ readonly family_id: FamilyId; readonly revoked_at: DateTime.Utc }>,
       StoreUnavailableError
     >
+    /** The user's live families (not ended, not expired at `now`), in no particular order. */
+    readonly liveFamiliesOf: (
+      userId: UserId,
+      now: DateTime.Utc
+    ) => Effect.Effect<ReadonlyArray<TokenFamily>, StoreUnavailableError>
+    /**
+     * Ends one family only if it belongs to `userId` and is live at `now`; true when it did. A
+     * family of another user is left as it is, and answered exactly like an unknown one.
+     */
+    readonly revokeFamilyOfUser: (
+      userId: UserId,
+      familyId: FamilyId,
+      now: DateTime.Utc
+    ) => Effect.Effect<boolean, StoreUnavailableError>
   }
 >() {}

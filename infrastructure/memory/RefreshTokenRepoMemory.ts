@@ -1,6 +1,6 @@
 import { DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
-import { type FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { type FamilyId, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 
 /** Families and digests in Maps. Each operation runs without yielding, so rotation is a true CAS. */
 export const make = Effect.sync(() => {
@@ -25,7 +25,7 @@ export const make = Effect.sync(() => {
         const family = token && families.get(token.family_id)
         return token && family ? Option.some({ token, family }) : Option.none()
       }),
-    rotate: ({ presented, successor, sealedSuccessor, now }) =>
+    rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
       Effect.sync(() => {
         const token = tokens.get(presented)
         const family = token && families.get(token.family_id)
@@ -37,7 +37,13 @@ export const make = Effect.sync(() => {
         tokens.set(successor.digest, successor)
         families.set(
           family.family_id,
-          new TokenFamily({ ...family, last_used_at: now, expires_at: successor.expires_at })
+          new TokenFamily({
+            ...family,
+            last_used_at: now,
+            expires_at: successor.expires_at,
+            ip_address: client?.ip_address ?? family.ip_address,
+            user_agent: client?.user_agent ?? family.user_agent
+          })
         )
         return true
       }),
@@ -60,7 +66,14 @@ export const make = Effect.sync(() => {
             ? [{ family_id: family.family_id, revoked_at: family.revoked_at.value }]
             : []
         )
-      )
+      ),
+    liveFamiliesOf: (userId, now) =>
+      Effect.sync(() => [...families.values()].filter((family) => family.user_id === userId && isLive(family, now))),
+    revokeFamilyOfUser: (userId, familyId, now) =>
+      Effect.sync(() => {
+        const family = families.get(familyId)
+        return family !== undefined && family.user_id === userId && isLive(family, now) && revoke(family, now)
+      })
   })
 })
 

@@ -24,6 +24,17 @@ const TokenWithFamilyRow = Schema.Struct({
 const decodeTokenWithFamily = Schema.decodeUnknown(Schema.Array(TokenWithFamilyRow))
 const decodeRevoked = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId, revoked_at: Millis })))
 const decodeFamilyIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId })))
+const decodeFamilies = Schema.decodeUnknown(
+  Schema.Array(
+    Schema.Struct({
+      ...TokenFamily.fields,
+      created_at: Millis,
+      last_used_at: Millis,
+      expires_at: Millis,
+      revoked_at: OptionalMillis
+    })
+  )
+)
 
 const nullable = Option.getOrNull
 
@@ -80,7 +91,7 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    rotate: ({ presented, successor, sealedSuccessor, now }) =>
+    rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
@@ -93,7 +104,9 @@ export const make = Effect.gen(function* () {
             if (family === undefined) return false
             yield* insertToken(successor)
             yield* sql`UPDATE token_families
-              SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis}
+              SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
+                ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
+                user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
               WHERE family_id = ${family}`
             return true
           })
@@ -120,6 +133,24 @@ export const make = Effect.gen(function* () {
     revokedSince: (since) =>
       sql`SELECT family_id, revoked_at FROM token_families WHERE revoked_at >= ${since.epochMillis}`.pipe(
         Effect.flatMap(decodeRevoked),
+        unavailable
+      ),
+
+    liveFamiliesOf: (userId, now) =>
+      sql`SELECT family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at, revoked_at
+        FROM token_families
+        WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now.epochMillis}`.pipe(
+        Effect.flatMap(decodeFamilies),
+        Effect.map((rows) => rows.map((row) => new TokenFamily(row))),
+        unavailable
+      ),
+
+    revokeFamilyOfUser: (userId, familyId, now) =>
+      sql`UPDATE token_families SET revoked_at = ${now.epochMillis}
+        WHERE family_id = ${familyId} AND user_id = ${userId}
+          AND revoked_at IS NULL AND expires_at > ${now.epochMillis}
+        RETURNING family_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
         unavailable
       )
   })

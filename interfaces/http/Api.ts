@@ -6,12 +6,14 @@ import {
   AuthorizationError,
   InvalidPasswordError,
   ReauthenticationError,
+  SessionNotFoundError,
   TokenBlacklistedError,
   TokenError,
   TokenExpiredError,
   UserAlreadyExistsError,
   ValidationError
 } from "../../domain/errors.js"
+import { FamilyId, SessionInfo } from "../../domain/Session.js"
 import { LoginResponse, TokenPair } from "../../domain/Token.js"
 import { Email, PublicUser } from "../../domain/User.js"
 import { Authentication } from "./Authentication.js"
@@ -143,6 +145,26 @@ const verifyGroup = HttpApiGroup.make("verify")
   )
   .annotate(OpenApi.Title, "Verify")
   .annotate(OpenApi.Description, "Email verification and password reset by mailed, single-use tokens.")
+export const RevokedSessions = Schema.Struct({
+  detail: Schema.String,
+  revoked: Schema.Int.annotations({ description: "How many sessions were ended." })
+}).annotations({ identifier: "RevokedSessions" })
+
+const sessionsGroup = HttpApiGroup.make("sessions")
+  .add(HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Array(SessionInfo)))
+  .add(
+    HttpApiEndpoint.del("revoke", "/sessions/:family_id")
+      .setPath(Schema.Struct({ family_id: FamilyId }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(declared(SessionNotFoundError))
+  )
+  .add(HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others").addSuccess(RevokedSessions))
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Sessions")
+  .annotate(
+    OpenApi.Description,
+    "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
+  )
 
 const healthGroup = HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
@@ -158,7 +180,11 @@ export interface ApiOptions {
  * the login field; /healthz stays at the root for load balancers.
  */
 export const makeApi = (options: ApiOptions) => {
-  const routes = HttpApi.make("portcullis").add(authGroup(options.loginField)).add(profileGroup).add(verifyGroup)
+  const routes = HttpApi.make("portcullis")
+    .add(authGroup(options.loginField))
+    .add(profileGroup)
+    .add(verifyGroup)
+    .add(sessionsGroup)
   return (options.authPrefix === "" ? routes : routes.prefix(options.authPrefix as HttpApiEndpoint.PathSegment))
     .add(healthGroup)
     .addError(declared(ValidationError))

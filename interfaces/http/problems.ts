@@ -88,6 +88,12 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     detail: () => "A user with this email already exists."
   },
   UserNotFoundError: { status: 404, title: "User not found", detail: () => "No such user." },
+  SessionNotFoundError: {
+    status: 404,
+    title: "Session not found",
+    code: "NotFoundError",
+    detail: () => "You have no active session with this id."
+  },
   InvalidPasswordError: {
     status: 422,
     title: "Password refused",

@@ -5,6 +5,7 @@ import { AuthenticationLive } from "./Authentication.js"
 import { AuthHandlers } from "./handlers/auth.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { ProfileHandlers } from "./handlers/profile.js"
+import { SessionsHandlers } from "./handlers/sessions.js"
 import { VerifyHandlers } from "./handlers/verify.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
 import { routeTable } from "./routes.js"
@@ -25,7 +26,13 @@ export const httpLayer = (options: HttpOptions) => {
   const docsPath = `${options.authPrefix}/docs`
   const openApiPath = `${options.authPrefix}/openapi.json`
   const ApiLive = HttpApiBuilder.api(api).pipe(
-    Layer.provide([AuthHandlers(api), ProfileHandlers(api), VerifyHandlers(api), HealthHandlers(api)]),
+    Layer.provide([
+      AuthHandlers(api),
+      ProfileHandlers(api),
+      VerifyHandlers(api),
+      SessionsHandlers(api),
+      HealthHandlers(api)
+    ]),
     Layer.provide(AuthenticationLive)
   )
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(

@@ -30,7 +30,7 @@ export const AuthHandlers = (api: PortcullisApi) =>
         .handle("login", ({ payload, request }) =>
           sessions.login(payload.identifier, payload.password, clientInfo(request))
         )
-        .handle("refresh", ({ payload }) => sessions.refresh(payload.refresh_token))
+        .handle("refresh", ({ payload, request }) => sessions.refresh(payload.refresh_token, clientInfo(request)))
         .handle("logout", () => Effect.flatMap(CurrentPrincipal, sessions.logout))
     })
   )

@@ -1,0 +1,270 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Effect, Layer, Logger, LogLevel, Option, Schema, TestClock } from "effect"
+import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { Email, type User, UserId } from "../../domain/User.js"
+import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
+import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
+import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
+import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
+import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
+
+/**
+ * The RefreshTokenRepo contract for the sessions routes (listing a user's live families, ending
+ * one of them only for its owner), run unchanged against every adapter.
+ */
+
+/** An instant with a millisecond part, so that a store rounding to seconds would show. */
+const START = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
+const DAY = 86_400_000
+
+/** Each call builds a fresh, empty store. */
+const backends: ReadonlyArray<{
+  readonly name: string
+  readonly layer: () => Layer.Layer<UserRepo | RefreshTokenRepo, unknown>
+}> = [
+  { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer) },
+  {
+    name: "sqlite",
+    layer: () =>
+      Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(
+        Layer.provide(SqliteDatabase.layer(":memory:")),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      )
+  }
+]
+
+const encodeFamily = Schema.encodeSync(TokenFamily)
+const email = Schema.decodeSync(Email)
+const at = (offsetMillis: number) => DateTime.unsafeMake(START + offsetMillis)
+
+const family = (owner: User, id: string, createdAt: DateTime.Utc, overrides: Partial<TokenFamily> = {}) =>
+  new TokenFamily({
+    family_id: FamilyId.make(id),
+    user_id: owner.id,
+    ip_address: `198.51.100.${id.length}`,
+    user_agent: `Agent for ${id}`,
+    created_at: createdAt,
+    last_used_at: createdAt,
+    expires_at: DateTime.addDuration(createdAt, "30 days"),
+    revoked_at: Option.none(),
+    ...overrides
+  })
+
+const firstToken = (of: TokenFamily) =>
+  new StoredRefreshToken({
+    digest: `digest-${of.family_id}`,
+    family_id: of.family_id,
+    issued_at: of.created_at,
+    expires_at: of.expires_at,
+    rotated_at: Option.none(),
+    sealed_successor: Option.none()
+  })
+
+const createUser = (address: string) =>
+  Effect.flatMap(UserRepo, (users) =>
+    users.create({
+      email: email(address),
+      hashed_password: Option.none(),
+      is_active: true,
+      is_verified: false,
+      is_superuser: false
+    })
+  )
+
+const start = (of: TokenFamily) => Effect.flatMap(RefreshTokenRepo, (tokens) => tokens.startFamily(of, firstToken(of)))
+
+/** The live families of a user, encoded and sorted by id so that adapters compare field by field. */
+const liveOf = (owner: UserId, now: DateTime.Utc) =>
+  Effect.flatMap(RefreshTokenRepo, (tokens) => tokens.liveFamiliesOf(owner, now)).pipe(
+    Effect.map((families) =>
+      families.map((one) => encodeFamily(one)).sort((a, b) => a.family_id.localeCompare(b.family_id))
+    )
+  )
+
+const revokedAt = (familyId: string) =>
+  Effect.flatMap(RefreshTokenRepo, (tokens) => tokens.findByDigest(`digest-${familyId}`)).pipe(
+    Effect.map((found) => Option.getOrThrow(found).family.revoked_at)
+  )
+
+for (const backend of backends) {
+  const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(START)
+      return yield* effect
+    }).pipe(Effect.provide(backend.layer()))
+
+  describe(`RefreshTokenRepo sessions contract (${backend.name})`, () => {
+    it.effect("liveFamiliesOf answers every live family of the user, every field to the millisecond", () =>
+      run(
+        Effect.gen(function* () {
+          const alice = yield* createUser("alice@example.com")
+          const phone = family(alice, "phone", at(1), { expires_at: at(30 * DAY + 7) })
+          const laptop = family(alice, "laptop", at(2), { ip_address: null, user_agent: null })
+          yield* start(phone)
+          yield* start(laptop)
+          expect(yield* liveOf(alice.id, at(10))).toEqual([encodeFamily(laptop), encodeFamily(phone)])
+        })
+      )
+    )
+
+    it.effect("liveFamiliesOf leaves out ended and expired families, and other users'", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const bob = yield* createUser("bob@example.com")
+          yield* start(family(alice, "live", at(0)))
+          yield* start(family(alice, "ended", at(0)))
+          yield* start(family(alice, "expiring", at(0), { expires_at: at(DAY) }))
+          yield* start(family(bob, "bobs", at(0)))
+          yield* tokens.revokeFamily(FamilyId.make("ended"), at(1_000))
+
+          const ids = (owner: UserId, now: DateTime.Utc) =>
+            Effect.map(liveOf(owner, now), (rows) => rows.map((row) => row.family_id))
+          expect(yield* ids(alice.id, at(2_000))).toEqual(["expiring", "live"])
+          // A family whose expiry is now is over, as its refresh token is.
+          expect(yield* ids(alice.id, at(DAY - 1))).toEqual(["expiring", "live"])
+          expect(yield* ids(alice.id, at(DAY))).toEqual(["live"])
+          expect(yield* ids(bob.id, at(2_000))).toEqual(["bobs"])
+          expect(yield* ids(UserId.make("no-such-user"), at(0))).toEqual([])
+        })
+      )
+    )
+
+    it.effect("liveFamiliesOf shows a rotation's new last use and expiry", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const phone = family(alice, "phone", at(0))
+          yield* start(phone)
+          const now = at(60_000 + 321)
+          const successor = new StoredRefreshToken({
+            digest: "digest-phone-2",
+            family_id: phone.family_id,
+            issued_at: now,
+            expires_at: at(40 * DAY + 5),
+            rotated_at: Option.none(),
+            sealed_successor: Option.none()
+          })
+          expect(
+            yield* tokens.rotate({ presented: "digest-phone", successor, sealedSuccessor: Option.none(), now })
+          ).toBe(true)
+          expect(yield* liveOf(alice.id, now)).toEqual([
+            encodeFamily(new TokenFamily({ ...phone, last_used_at: now, expires_at: at(40 * DAY + 5) }))
+          ])
+        })
+      )
+    )
+
+    it.effect("rotate records the refresh's client as the session's latest; an unknown part keeps the old", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const phone = family(alice, "phone", at(0), { ip_address: "198.51.100.1", user_agent: "Phone/1" })
+          yield* start(phone)
+          const rotation = (from: string, to: string, offset: number) => {
+            const now = at(offset)
+            const successor = new StoredRefreshToken({
+              digest: to,
+              family_id: phone.family_id,
+              issued_at: now,
+              expires_at: at(offset + 30 * DAY),
+              rotated_at: Option.none(),
+              sealed_successor: Option.none()
+            })
+            return { presented: from, successor, sealedSuccessor: Option.none<string>(), now }
+          }
+          const clientOf = Effect.map(liveOf(alice.id, at(10_000)), ([only]) => [only?.ip_address, only?.user_agent])
+
+          const moved = { ip_address: "203.0.113.9", user_agent: "Phone/2" }
+          expect(yield* tokens.rotate({ ...rotation("digest-phone", "d2", 1_000), client: moved })).toBe(true)
+          expect(yield* clientOf).toEqual(["203.0.113.9", "Phone/2"])
+
+          const noAgent = { ip_address: "203.0.113.10", user_agent: null }
+          expect(yield* tokens.rotate({ ...rotation("d2", "d3", 2_000), client: noAgent })).toBe(true)
+          expect(yield* clientOf).toEqual(["203.0.113.10", "Phone/2"])
+
+          expect(yield* tokens.rotate(rotation("d3", "d4", 3_000))).toBe(true)
+          expect(yield* clientOf).toEqual(["203.0.113.10", "Phone/2"])
+        })
+      )
+    )
+
+    it.effect("revokeFamilyOfUser ends the owner's live family once: true, then false", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          yield* start(family(alice, "phone", at(0)))
+          yield* start(family(alice, "laptop", at(0)))
+
+          expect(yield* tokens.revokeFamilyOfUser(alice.id, FamilyId.make("phone"), at(5_000))).toBe(true)
+          expect(yield* revokedAt("phone")).toEqual(Option.some(at(5_000)))
+          expect(yield* tokens.revokeFamilyOfUser(alice.id, FamilyId.make("phone"), at(6_000))).toBe(false)
+          expect(yield* revokedAt("phone")).toEqual(Option.some(at(5_000)))
+          expect(yield* revokedAt("laptop")).toEqual(Option.none())
+          expect((yield* liveOf(alice.id, at(6_000))).map((row) => row.family_id)).toEqual(["laptop"])
+        })
+      )
+    )
+
+    it.effect("revokeFamilyOfUser refuses another user's family and leaves it live", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const mallory = yield* createUser("mallory@example.com")
+          yield* start(family(alice, "alices", at(0)))
+          yield* start(family(mallory, "mallorys", at(0)))
+
+          expect(yield* tokens.revokeFamilyOfUser(mallory.id, FamilyId.make("alices"), at(1_000))).toBe(false)
+          expect(yield* revokedAt("alices")).toEqual(Option.none())
+          expect(yield* revokedAt("mallorys")).toEqual(Option.none())
+          expect((yield* liveOf(alice.id, at(1_000))).map((row) => row.family_id)).toEqual(["alices"])
+        })
+      )
+    )
+
+    it.effect("revokeFamilyOfUser answers false for an unknown or expired family and changes nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          yield* start(family(alice, "old", at(0), { expires_at: at(DAY) }))
+          expect(yield* tokens.revokeFamilyOfUser(alice.id, FamilyId.make("no-such-family"), at(1_000))).toBe(false)
+          expect(yield* tokens.revokeFamilyOfUser(alice.id, FamilyId.make("old"), at(DAY))).toBe(false)
+          expect(yield* revokedAt("old")).toEqual(Option.none())
+        })
+      )
+    )
+
+    it.effect("a family ended by revokeFamilyOfUser can no longer rotate", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const phone = family(alice, "phone", at(0))
+          yield* start(phone)
+          expect(yield* tokens.revokeFamilyOfUser(alice.id, phone.family_id, at(1_000))).toBe(true)
+          const now = at(2_000)
+          const successor = new StoredRefreshToken({
+            digest: "digest-phone-2",
+            family_id: phone.family_id,
+            issued_at: now,
+            expires_at: at(30 * DAY),
+            rotated_at: Option.none(),
+            sealed_successor: Option.none()
+          })
+          expect(
+            yield* tokens.rotate({ presented: "digest-phone", successor, sealedSuccessor: Option.none(), now })
+          ).toBe(false)
+          expect(yield* tokens.findByDigest("digest-phone-2")).toEqual(Option.none())
+        })
+      )
+    )
+  })
+}
