@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
+import { Admin } from "../application/Admin.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { Sessions } from "../application/Sessions.js"
 import { Tokens } from "../application/Tokens.js"
@@ -12,8 +14,10 @@ import * as NodeCryptography from "./crypto/NodeCryptography.js"
 import * as PasswordHasherArgon2 from "./crypto/PasswordHasherArgon2.js"
 import * as BlacklistMemory from "./memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
+import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
+import * as RoleRepoSql from "./sql/RoleRepoSql.js"
 import * as SqliteDatabase from "./sql/SqliteDatabase.js"
 import * as UserRepoSql from "./sql/UserRepoSql.js"
 
@@ -61,9 +65,9 @@ export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
 export const persistence = (database: DatabaseUrl) => {
   switch (database.kind) {
     case "memory":
-      return Layer.merge(UserRepoMemory.layer, RefreshTokenRepoMemory.layer)
+      return Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
     case "sqlite":
-      return Layer.merge(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(
+      return Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
         Layer.provide(SqliteDatabase.layer(database.filename))
       )
     case "postgres":
@@ -72,7 +76,10 @@ export const persistence = (database: DatabaseUrl) => {
 }
 
 /** The use cases, over whatever adapters are provided for their ports. */
-export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default).pipe(Layer.provideMerge(Tokens.Default))
+export const useCases = Layer.mergeAll(Accounts.Default, Sessions.Default).pipe(
+  Layer.merge(Layer.mergeAll(Admin.Default, AccessControl.Default)),
+  Layer.provideMerge(Tokens.Default)
+)
 
 /**
  * Every port adapter and use case for a deployment, chosen from its settings: the one place

@@ -1,7 +1,9 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
 import { Layer } from "effect"
+import { AccessGuardsLive } from "./AccessLevels.js"
 import { makeApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { AdminHandlers } from "./handlers/admin.js"
 import { AuthHandlers } from "./handlers/auth.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { ProfileHandlers } from "./handlers/profile.js"
@@ -25,6 +27,8 @@ export const httpLayer = (options: HttpOptions) => {
   const openApiPath = `${options.authPrefix}/openapi.json`
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide([AuthHandlers(api), ProfileHandlers(api), HealthHandlers(api)]),
+    Layer.provide(AdminHandlers(api)),
+    Layer.provide(AccessGuardsLive),
     Layer.provide(AuthenticationLive)
   )
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(

@@ -10,6 +10,7 @@ import * as NodeCryptography from "../../infrastructure/crypto/NodeCryptography.
 import { authPolicy, useCases } from "../../infrastructure/layers.js"
 import * as BlacklistMemory from "../../infrastructure/memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
+import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import { settingsFor, testSecretKey } from "../support/TestApp.js"
 
@@ -39,6 +40,7 @@ const withCounts = <A, E>(
     const ports = Layer.mergeAll(
       UserRepoMemory.layer,
       RefreshTokenRepoMemory.layer,
+      RoleRepoMemory.layer,
       BlacklistMemory.layer,
       NodeCryptography.layer(secretKey),
       JoseTokenSigner.layer({
