@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
 import { ActiveSessions } from "../application/ActiveSessions.js"
+import { Admin } from "../application/Admin.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { PasswordReset } from "../application/PasswordReset.js"
 import { Sessions } from "../application/Sessions.js"
@@ -20,8 +22,10 @@ import * as ConsoleMailer from "./mail/ConsoleMailer.js"
 import * as SmtpMailer from "./mail/SmtpMailer.js"
 import * as BlacklistMemory from "./memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
+import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
+import * as RoleRepoSql from "./sql/RoleRepoSql.js"
 import * as SqliteDatabase from "./sql/SqliteDatabase.js"
 import * as UserRepoSql from "./sql/UserRepoSql.js"
 
@@ -71,9 +75,9 @@ export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
 export const persistence = (database: DatabaseUrl) => {
   switch (database.kind) {
     case "memory":
-      return Layer.merge(UserRepoMemory.layer, RefreshTokenRepoMemory.layer)
+      return Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
     case "sqlite":
-      return Layer.merge(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(
+      return Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
         Layer.provide(SqliteDatabase.layer(database.filename))
       )
     case "postgres":
@@ -86,7 +90,9 @@ export const useCases = Layer.mergeAll(
   Accounts.Default,
   Sessions.Default,
   PasswordReset.Default,
-  ActiveSessions.Default
+  ActiveSessions.Default,
+  Admin.Default,
+  AccessControl.Default
 ).pipe(Layer.provideMerge(Layer.merge(Tokens.Default, Verification.Default)))
 
 /** The built-in mailer: SMTP when SMTP_URL is set, the log with MAILER=console, else none. */

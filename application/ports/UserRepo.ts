@@ -1,6 +1,6 @@
 import { Context, type Effect, type Option } from "effect"
 import type { UserAlreadyExistsError } from "../../domain/errors.js"
-import type { Email, User, UserId } from "../../domain/User.js"
+import type { Email, RoleName, User, UserId } from "../../domain/User.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 
 export interface NewUser {
@@ -28,5 +28,9 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     readonly setFlags: (id: UserId, flags: UserFlags) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
     /** Deletes the user and its roles. Callers end the user's sessions first (Tokens.endSessionsOf). */
     readonly delete: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
+    /** Gives the user the role (created on first use); the updated user, or none when it does not exist. */
+    readonly assignRole: (id: UserId, role: RoleName) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
+    /** Takes the role from the user, if held; the updated user, or none when it does not exist. */
+    readonly removeRole: (id: UserId, role: RoleName) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
   }
 >() {}

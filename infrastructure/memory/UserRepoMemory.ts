@@ -37,7 +37,19 @@ export const make = Effect.sync(() => {
       }),
     setFlags: (id, flags) =>
       Effect.sync(() => Option.map(Option.fromNullable(byId.get(id)), (user) => replace(user, flags))),
-    delete: (id) => Effect.sync(() => void byId.delete(id))
+    delete: (id) => Effect.sync(() => void byId.delete(id)),
+    assignRole: (id, role) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(byId.get(id)), (user) =>
+          user.roles.includes(role) ? user : replace(user, { roles: [...user.roles, role].sort() })
+        )
+      ),
+    removeRole: (id, role) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(byId.get(id)), (user) =>
+          user.roles.includes(role) ? replace(user, { roles: user.roles.filter((held) => held !== role) }) : user
+        )
+      )
   })
 })
 

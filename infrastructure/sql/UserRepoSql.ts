@@ -68,7 +68,19 @@ export const make = Effect.gen(function* () {
         }
         return yield* byId(id)
       }),
-    delete: (id) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid, unavailable)
+    delete: (id) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    // Each statement is conditional on the user, so an unknown user leaves no trace, not even
+    // its role; a user deleted between the statements at worst leaves a role nobody holds.
+    assignRole: (id, role) =>
+      Effect.gen(function* () {
+        yield* sql`INSERT INTO roles (name) SELECT ${role} WHERE EXISTS (SELECT 1 FROM users WHERE id = ${id})
+          ON CONFLICT DO NOTHING`.pipe(unavailable)
+        yield* sql`INSERT INTO user_roles (user_id, role) SELECT id, ${role} FROM users WHERE id = ${id}
+          ON CONFLICT DO NOTHING`.pipe(unavailable)
+        return yield* byId(id)
+      }),
+    removeRole: (id, role) =>
+      sql`DELETE FROM user_roles WHERE user_id = ${id} AND role = ${role}`.pipe(unavailable, Effect.zipRight(byId(id)))
   })
 })
 

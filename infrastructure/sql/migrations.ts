@@ -44,6 +44,19 @@ export const sqlite = Migrator.fromRecord({
       sealed_successor TEXT
     )`
     yield* sql`CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)`
+  }),
+  // Roles are created on first use; the ones already held by users are registered here.
+  "0002_role_permissions": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE roles (
+      name TEXT PRIMARY KEY NOT NULL
+    )`
+    yield* sql`INSERT INTO roles (name) SELECT DISTINCT role FROM user_roles`
+    yield* sql`CREATE TABLE role_permissions (
+      role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+      permission TEXT NOT NULL,
+      PRIMARY KEY (role, permission)
+    )`
   })
 })
 

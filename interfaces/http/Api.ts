@@ -1,9 +1,9 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { PermissionName } from "../../domain/Access.js"
 import {
   AuthenticationError,
-  AuthorizationError,
   InvalidPasswordError,
   ReauthenticationError,
   SessionNotFoundError,
@@ -11,11 +11,13 @@ import {
   TokenError,
   TokenExpiredError,
   UserAlreadyExistsError,
+  UserNotFoundError,
   ValidationError
 } from "../../domain/errors.js"
 import { FamilyId, SessionInfo } from "../../domain/Session.js"
 import { LoginResponse, TokenPair } from "../../domain/Token.js"
-import { Email, PublicUser } from "../../domain/User.js"
+import { Email, PublicUser, RoleName, UserId } from "../../domain/User.js"
+import { RequireSuperuser, RequireVerified } from "./AccessLevels.js"
 import { Authentication } from "./Authentication.js"
 import { documentValidationProblems } from "./openapi.js"
 import { declared } from "./problems.js"
@@ -82,7 +84,7 @@ const authGroup = (loginField: string) =>
 
 const profileGroup = HttpApiGroup.make("profile")
   .add(HttpApiEndpoint.get("me", "/me").addSuccess(PublicUser))
-  .add(HttpApiEndpoint.get("verifiedMe", "/me/verified").addSuccess(PublicUser).addError(declared(AuthorizationError)))
+  .add(HttpApiEndpoint.get("verifiedMe", "/me/verified").addSuccess(PublicUser).middleware(RequireVerified))
   .add(
     HttpApiEndpoint.patch("updateMe", "/me")
       .setPayload(
@@ -165,6 +167,55 @@ const sessionsGroup = HttpApiGroup.make("sessions")
     OpenApi.Description,
     "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
   )
+/** Role and permission names on the wire. */
+const RoleField = RoleName.annotations({ description: "A role name: 1 to 64 letters, digits or _ . : -" })
+
+/** A user id in the deployment's id type: a UUID (accepted in any letter case). */
+const UserIdField = Schema.compose(Schema.Lowercase, Schema.UUID).pipe(
+  Schema.compose(UserId),
+  Schema.annotations({ jsonSchema: { type: "string", format: "uuid", description: "The user's id." } })
+)
+
+export const RolePermissions = Schema.Struct({ role: RoleName, permissions: Schema.Array(PermissionName) }).annotations(
+  { identifier: "RolePermissions" }
+)
+
+const UserRoleRequest = strict({ user_id: UserIdField, role: RoleField }).annotations({ identifier: "UserRoleRequest" })
+const RolePermissionRequest = strict({ role: RoleField, permission: PermissionName }).annotations({
+  identifier: "RolePermissionRequest"
+})
+
+const adminGroup = HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("assignRole", "/admin/assign-role")
+      .setPayload(UserRoleRequest)
+      .addSuccess(Message)
+      .addError(declared(UserNotFoundError))
+  )
+  .add(
+    HttpApiEndpoint.post("removeRole", "/admin/remove-role")
+      .setPayload(UserRoleRequest)
+      .addSuccess(Message)
+      .addError(declared(UserNotFoundError))
+  )
+  .add(
+    HttpApiEndpoint.post("assignPermission", "/admin/assign-permission")
+      .setPayload(RolePermissionRequest)
+      .addSuccess(Message)
+  )
+  .add(
+    HttpApiEndpoint.post("removePermission", "/admin/remove-permission")
+      .setPayload(RolePermissionRequest)
+      .addSuccess(Message)
+  )
+  .add(
+    HttpApiEndpoint.get("rolePermissions", "/admin/roles/:role/permissions")
+      .setPath(Schema.Struct({ role: RoleField }))
+      .addSuccess(RolePermissions)
+  )
+  .middleware(RequireSuperuser)
+  .annotate(OpenApi.Title, "Admin")
+  .annotate(OpenApi.Description, "Roles and permissions, for superusers.")
 
 const healthGroup = HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
@@ -185,6 +236,7 @@ export const makeApi = (options: ApiOptions) => {
     .add(profileGroup)
     .add(verifyGroup)
     .add(sessionsGroup)
+    .add(adminGroup)
   return (options.authPrefix === "" ? routes : routes.prefix(options.authPrefix as HttpApiEndpoint.PathSegment))
     .add(healthGroup)
     .addError(declared(ValidationError))

@@ -1,5 +1,5 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { type Principal, Tokens } from "../../application/Tokens.js"
 import { TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
@@ -20,7 +20,18 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("htt
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
+/**
+ * The request's principal: the one an outer access middleware already resolved for this request,
+ * else the bearer token's. Stacked middlewares (Authentication plus access levels) so verify
+ * the token and load the user once.
+ */
+export const resolvePrincipal = (tokens: Tokens, token: Redacted.Redacted<string>) =>
+  Effect.flatMap(
+    Effect.serviceOption(CurrentPrincipal),
+    Option.match({ onSome: Effect.succeed, onNone: () => tokens.authenticate(Redacted.value(token)) })
+  )
+
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(Tokens, (tokens) => Authentication.of({ bearer: (token) => tokens.authenticate(Redacted.value(token)) }))
+  Effect.map(Tokens, (tokens) => Authentication.of({ bearer: (token) => resolvePrincipal(tokens, token) }))
 )

@@ -1,7 +1,9 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
 import { Layer } from "effect"
+import { AccessGuardsLive } from "./AccessLevels.js"
 import { makeApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { AdminHandlers } from "./handlers/admin.js"
 import { AuthHandlers } from "./handlers/auth.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { ProfileHandlers } from "./handlers/profile.js"
@@ -31,8 +33,10 @@ export const httpLayer = (options: HttpOptions) => {
       ProfileHandlers(api),
       VerifyHandlers(api),
       SessionsHandlers(api),
+      AdminHandlers(api),
       HealthHandlers(api)
     ]),
+    Layer.provide(AccessGuardsLive),
     Layer.provide(AuthenticationLive)
   )
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(

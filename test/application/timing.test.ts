@@ -11,6 +11,7 @@ import * as InProcessEvents from "../../infrastructure/events/InProcessEvents.js
 import { authPolicy, useCases } from "../../infrastructure/layers.js"
 import * as BlacklistMemory from "../../infrastructure/memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
+import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import { settingsFor, testSecretKey } from "../support/TestApp.js"
 
@@ -40,6 +41,7 @@ const withCounts = <A, E>(
     const ports = Layer.mergeAll(
       UserRepoMemory.layer,
       RefreshTokenRepoMemory.layer,
+      RoleRepoMemory.layer,
       BlacklistMemory.layer,
       NodeCryptography.layer(secretKey),
       JoseTokenSigner.layer({

@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Accounts } from "../../../application/Accounts.js"
-import { AuthorizationError } from "../../../domain/errors.js"
 import { toPublicUser } from "../../../domain/User.js"
 import type { PortcullisApi } from "../Api.js"
 import { CurrentPrincipal } from "../Authentication.js"
@@ -12,13 +11,7 @@ export const ProfileHandlers = (api: PortcullisApi) =>
       const accounts = yield* Accounts
       return handlers
         .handle("me", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
-        .handle("verifiedMe", () =>
-          Effect.flatMap(CurrentPrincipal, (principal) =>
-            principal.user.is_verified
-              ? Effect.succeed(toPublicUser(principal.user))
-              : Effect.fail(new AuthorizationError({ message: "The email address is not verified." }))
-          )
-        )
+        .handle("verifiedMe", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
         .handle("updateMe", ({ payload }) =>
           Effect.flatMap(CurrentPrincipal, (principal) => accounts.updateProfile(principal, payload))
         )
