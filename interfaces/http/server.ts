@@ -1,7 +1,9 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
-import { Layer } from "effect"
+import { Layer, type Option } from "effect"
 import { makeApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { SessionTransport } from "./cookies.js"
+import { cors } from "./cors.js"
 import { AuthHandlers } from "./handlers/auth.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { ProfileHandlers } from "./handlers/profile.js"
@@ -12,12 +14,17 @@ export interface HttpOptions {
   readonly authPrefix: string
   readonly loginField: string
   readonly publicUrl: URL
+  readonly tokenTransport: "bearer" | "cookie"
+  readonly cookieSecure: boolean
+  readonly cookieSameSite: "lax" | "strict" | "none"
+  readonly cookieDomain: Option.Option<string>
+  readonly corsOrigins: ReadonlyArray<string>
 }
 
 /**
  * The HTTP application: the API with its handlers, the OpenAPI document and docs page under
- * the auth prefix, the problem renderer and the security headers. Needs the use cases and an
- * HttpServer.
+ * the auth prefix, the problem renderer, the security headers and CORS. Needs the use cases
+ * and an HttpServer.
  */
 export const httpLayer = (options: HttpOptions) => {
   const api = makeApi(options)
@@ -25,12 +32,19 @@ export const httpLayer = (options: HttpOptions) => {
   const openApiPath = `${options.authPrefix}/openapi.json`
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide([AuthHandlers(api), ProfileHandlers(api), HealthHandlers(api)]),
-    Layer.provide(AuthenticationLive)
+    Layer.provide(AuthenticationLive),
+    Layer.provide(SessionTransport.layer(options))
   )
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routeTable(api, [docsPath, openApiPath])))),
+    // An API middleware, not a serve one: its preflight answers still get the security headers.
+    Layer.provide(
+      HttpApiBuilder.middleware(
+        cors({ origins: options.corsOrigins, routes: routeTable(api, [docsPath, openApiPath]) })
+      )
+    ),
     Layer.provide(ApiLive)
   )
 }
