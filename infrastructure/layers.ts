@@ -14,6 +14,7 @@ import { type DatabaseUrl, PREFIX, type Settings } from "../config/Settings.js"
 import { sendEvents } from "../domain/Events.js"
 import { makePasswordPolicy } from "../domain/Password.js"
 import { protectedUserFields } from "../domain/Profile.js"
+import * as HmacCsrfTokens from "./crypto/HmacCsrfTokens.js"
 import * as JoseTokenSigner from "./crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "./crypto/NodeCryptography.js"
 import * as PasswordHasherArgon2 from "./crypto/PasswordHasherArgon2.js"
@@ -43,7 +44,6 @@ export const notYetSupported = (settings: Settings): ReadonlyArray<string> => {
   if (settings.userIdType !== "uuid") refuse("USER_ID_TYPE", `${settings.userIdType} user ids`)
   if (settings.loginField !== "email") refuse("LOGIN_FIELD", "a login field other than email")
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
-  if (settings.tokenTransport === "cookie") refuse("TOKEN_TRANSPORT", "cookie transport")
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
   if (settings.oauthProviders.length > 0) refuse("OAUTH_*", "OAuth sign-in")
   return problems
@@ -132,6 +132,7 @@ export const application = (settings: Settings, secretKey: Redacted.Redacted<str
     BlacklistMemory.layer,
     PasswordHasherArgon2.layer(),
     NodeCryptography.layer(secretKey),
+    HmacCsrfTokens.layer(secretKey),
     JoseTokenSigner.layer({
       algorithm: settings.jwtAlgorithm as JoseTokenSigner.HmacAlgorithm,
       secretKey,

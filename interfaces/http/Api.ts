@@ -19,6 +19,7 @@ import { LoginResponse, TokenPair } from "../../domain/Token.js"
 import { Email, PublicUser, RoleName, UserId } from "../../domain/User.js"
 import { RequireSuperuser, RequireVerified } from "./AccessLevels.js"
 import { Authentication } from "./Authentication.js"
+import { CsrfError } from "./cookies.js"
 import { documentValidationProblems } from "./openapi.js"
 import { declared } from "./problems.js"
 
@@ -54,7 +55,21 @@ const loginPayload = (loginField: string) => {
   })
 }
 
-const authGroup = (loginField: string) =>
+const RefreshRequest = strict({ refresh_token: Schema.String }).annotations({ identifier: "RefreshRequest" })
+
+/** Cookie mode: the refresh token may travel in the cookie, so the body may be `{}` or absent (null). */
+const CookieRefreshRequest = Schema.NullOr(
+  strict({ refresh_token: Schema.optional(Schema.String) }).annotations({ identifier: "CookieRefreshRequest" })
+)
+
+/**
+ * The refresh body of the deployment's transport. Both share the cookie mode's type, which the
+ * bearer schema only narrows (a required token), so the handler is the same for both.
+ */
+const refreshPayload = (tokenTransport: "bearer" | "cookie") =>
+  (tokenTransport === "cookie" ? CookieRefreshRequest : RefreshRequest) as typeof CookieRefreshRequest
+
+const authGroup = (loginField: string, tokenTransport: "bearer" | "cookie" = "bearer") =>
   HttpApiGroup.make("auth")
     .add(
       HttpApiEndpoint.post("register", "/register")
@@ -72,11 +87,18 @@ const authGroup = (loginField: string) =>
     )
     .add(
       HttpApiEndpoint.post("refresh", "/refresh")
-        .setPayload(strict({ refresh_token: Schema.String }).annotations({ identifier: "RefreshRequest" }))
+        .setPayload(refreshPayload(tokenTransport))
         .addSuccess(TokenPair)
         .addError(declared(TokenError))
         .addError(declared(TokenExpiredError))
         .addError(declared(TokenBlacklistedError))
+        .addError(declared(CsrfError))
+        .annotate(
+          OpenApi.Description,
+          tokenTransport === "cookie"
+            ? "Rotates the refresh token of the portcullis_refresh cookie (which wins over a body token); the X-CSRF-Token header must echo the portcullis_csrf cookie, else 403 CsrfError. Both cookies are renewed and refresh_token is null."
+            : "Rotates the refresh token given in the body."
+        )
     )
     .add(HttpApiEndpoint.post("logout", "/logout").addSuccess(HttpApiSchema.NoContent).middleware(Authentication))
     .annotate(OpenApi.Title, "Auth")
@@ -224,15 +246,17 @@ const healthGroup = HttpApiGroup.make("health")
 export interface ApiOptions {
   readonly authPrefix: string
   readonly loginField: string
+  /** Cookie mode changes the refresh body (optional token); bearer when absent. */
+  readonly tokenTransport?: "bearer" | "cookie"
 }
 
 /**
- * The whole HTTP contract. Built from two settings: the prefix the auth routes live under and
- * the login field; /healthz stays at the root for load balancers.
+ * The whole HTTP contract. Built from settings: the prefix the auth routes live under, the
+ * login field and the token transport; /healthz stays at the root for load balancers.
  */
 export const makeApi = (options: ApiOptions) => {
   const routes = HttpApi.make("portcullis")
-    .add(authGroup(options.loginField))
+    .add(authGroup(options.loginField, options.tokenTransport))
     .add(profileGroup)
     .add(verifyGroup)
     .add(sessionsGroup)

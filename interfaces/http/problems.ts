@@ -2,6 +2,7 @@ import { HttpApiSchema } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { FieldProblem, type FullAuthError } from "../../domain/errors.js"
+import type { CsrfError } from "./cookies.js"
 
 /** An RFC 9457 problem body. `code` names the error kind a client can branch on. */
 export const ProblemBody = Schema.Struct({
@@ -40,8 +41,8 @@ export const problem = (
   headers: extra.headers ?? {}
 })
 
-/** Every error kind a use case can fail with. */
-export type ErrorKind = FullAuthError | StoreUnavailableError
+/** Every error kind a request can fail with: the use cases' and the HTTP interface's own. */
+export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError
 type Tag = ErrorKind["_tag"]
 
 interface KindRule<E> {
@@ -119,6 +120,7 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     title: "Provider already linked",
     detail: () => "You already linked a different account of this provider."
   },
+  CsrfError: { status: 403, title: "CSRF check failed", detail: (e) => e.message },
   StoreUnavailableError: {
     status: 503,
     title: "Service unavailable",

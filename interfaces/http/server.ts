@@ -1,8 +1,10 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
-import { Layer } from "effect"
+import { Layer, type Option } from "effect"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { makeApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { SessionTransport } from "./cookies.js"
+import { cors } from "./cors.js"
 import { AdminHandlers } from "./handlers/admin.js"
 import { AuthHandlers } from "./handlers/auth.js"
 import { HealthHandlers } from "./handlers/health.js"
@@ -16,12 +18,17 @@ export interface HttpOptions {
   readonly authPrefix: string
   readonly loginField: string
   readonly publicUrl: URL
+  readonly tokenTransport: "bearer" | "cookie"
+  readonly cookieSecure: boolean
+  readonly cookieSameSite: "lax" | "strict" | "none"
+  readonly cookieDomain: Option.Option<string>
+  readonly corsOrigins: ReadonlyArray<string>
 }
 
 /**
  * The HTTP application: the API with its handlers, the OpenAPI document and docs page under
- * the auth prefix, the problem renderer and the security headers. Needs the use cases and an
- * HttpServer.
+ * the auth prefix, the problem renderer, the security headers and CORS. Needs the use cases
+ * and an HttpServer.
  */
 export const httpLayer = (options: HttpOptions) => {
   const api = makeApi(options)
@@ -37,12 +44,19 @@ export const httpLayer = (options: HttpOptions) => {
       HealthHandlers(api)
     ]),
     Layer.provide(AccessGuardsLive),
-    Layer.provide(AuthenticationLive)
+    Layer.provide(AuthenticationLive),
+    Layer.provide(SessionTransport.layer(options))
   )
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routeTable(api, [docsPath, openApiPath])))),
+    // An API middleware, not a serve one: its preflight answers still get the security headers.
+    Layer.provide(
+      HttpApiBuilder.middleware(
+        cors({ origins: options.corsOrigins, routes: routeTable(api, [docsPath, openApiPath]) })
+      )
+    ),
     Layer.provide(ApiLive)
   )
 }

@@ -5,6 +5,7 @@ import { Sessions } from "../../../application/Sessions.js"
 import type { ClientInfo } from "../../../application/Tokens.js"
 import type { PortcullisApi } from "../Api.js"
 import { CurrentPrincipal } from "../Authentication.js"
+import { SessionTransport } from "../cookies.js"
 
 const USER_AGENT_MAX = 512
 
@@ -21,6 +22,7 @@ export const AuthHandlers = (api: PortcullisApi) =>
     Effect.gen(function* () {
       const accounts = yield* Accounts
       const sessions = yield* Sessions
+      const transport = yield* SessionTransport
       return handlers
         .handle("register", ({ payload }) =>
           accounts
@@ -28,9 +30,15 @@ export const AuthHandlers = (api: PortcullisApi) =>
             .pipe(Effect.map(Registration.$match({ Accepted: () => accepted, Created: ({ user }) => user })))
         )
         .handle("login", ({ payload, request }) =>
-          sessions.login(payload.identifier, payload.password, clientInfo(request))
+          sessions
+            .login(payload.identifier, payload.password, clientInfo(request))
+            .pipe(Effect.flatMap(transport.deliver))
         )
-        .handle("refresh", ({ payload, request }) => sessions.refresh(payload.refresh_token, clientInfo(request)))
-        .handle("logout", () => Effect.flatMap(CurrentPrincipal, sessions.logout))
+        .handle("refresh", ({ payload, request }) =>
+          transport.refresh(request, payload?.refresh_token, (token) => sessions.refresh(token, clientInfo(request)))
+        )
+        .handle("logout", () =>
+          Effect.flatMap(CurrentPrincipal, sessions.logout).pipe(Effect.zipRight(transport.clear))
+        )
     })
   )
