@@ -10,7 +10,9 @@ import { protectedUserFields } from "../domain/Profile.js"
 import * as JoseTokenSigner from "./crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "./crypto/NodeCryptography.js"
 import * as PasswordHasherArgon2 from "./crypto/PasswordHasherArgon2.js"
+import * as AttemptCounterMemory from "./memory/AttemptCounterMemory.js"
 import * as BlacklistMemory from "./memory/BlacklistMemory.js"
+import * as RateLimiterMemory from "./memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
@@ -49,6 +51,12 @@ export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
   tokenLeeway: Duration.seconds(settings.jwtLeewaySeconds),
   blacklistEnabled: settings.blacklistEnabled,
   loginField: settings.loginField,
+  lockout: settings.lockoutEnabled
+    ? Option.some({
+        maxAttempts: settings.maxLoginAttempts,
+        duration: Duration.minutes(settings.lockoutDurationMinutes)
+      })
+    : Option.none(),
   preventRegistrationEnumeration: settings.preventRegistrationEnumeration,
   passwordPolicy: makePasswordPolicy({
     min_length: settings.passwordMinLength,
@@ -82,6 +90,8 @@ export const application = (settings: Settings, secretKey: Redacted.Redacted<str
   const ports = Layer.mergeAll(
     persistence(settings.databaseUrl),
     BlacklistMemory.layer,
+    RateLimiterMemory.layer,
+    AttemptCounterMemory.layer,
     PasswordHasherArgon2.layer(),
     NodeCryptography.layer(secretKey),
     JoseTokenSigner.layer({

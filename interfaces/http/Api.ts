@@ -2,6 +2,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import {
+  AccountLockedError,
   AuthenticationError,
   AuthorizationError,
   InvalidPasswordError,
@@ -65,6 +66,7 @@ const authGroup = (loginField: string) =>
         .setPayload(loginPayload(loginField))
         .addSuccess(LoginResponse)
         .addError(declared(AuthenticationError))
+        .addError(declared(AccountLockedError))
     )
     .add(
       HttpApiEndpoint.post("refresh", "/refresh")

@@ -1,7 +1,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { FieldProblem, type FullAuthError } from "../../domain/errors.js"
+import { FieldProblem, type FullAuthError, type RateLimitedError } from "../../domain/errors.js"
 
 /** An RFC 9457 problem body. `code` names the error kind a client can branch on. */
 export const ProblemBody = Schema.Struct({
@@ -40,8 +40,8 @@ export const problem = (
   headers: extra.headers ?? {}
 })
 
-/** Every error kind a use case can fail with. */
-export type ErrorKind = FullAuthError | StoreUnavailableError
+/** Every error kind a use case can fail with, and the interface's own RateLimitedError. */
+export type ErrorKind = FullAuthError | StoreUnavailableError | RateLimitedError
 type Tag = ErrorKind["_tag"]
 
 interface KindRule<E> {
@@ -53,6 +53,13 @@ interface KindRule<E> {
   readonly errors?: (error: E) => ReadonlyArray<FieldProblem>
   readonly headers?: (error: E) => Record<string, string>
 }
+
+/** The RateLimit-* fields (draft-ietf-httpapi-ratelimit-headers), sent on refusals and on allowed requests alike. */
+export const rateLimitHeaders = (limit: number, remaining: number, resetSeconds: number): Record<string, string> => ({
+  "ratelimit-limit": String(limit),
+  "ratelimit-remaining": String(remaining),
+  "ratelimit-reset": String(resetSeconds)
+})
 
 const invalidToken = { "www-authenticate": 'Bearer error="invalid_token"' }
 
@@ -112,6 +119,12 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     status: 409,
     title: "Provider already linked",
     detail: () => "You already linked a different account of this provider."
+  },
+  RateLimitedError: {
+    status: 429,
+    title: "Too many requests",
+    detail: (e) => `Too many requests; try again in ${e.resetSeconds} seconds.`,
+    headers: (e) => ({ "retry-after": String(e.resetSeconds), ...rateLimitHeaders(e.limit, 0, e.resetSeconds) })
   },
   StoreUnavailableError: {
     status: 503,

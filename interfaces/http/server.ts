@@ -6,9 +6,10 @@ import { AuthHandlers } from "./handlers/auth.js"
 import { HealthHandlers } from "./handlers/health.js"
 import { ProfileHandlers } from "./handlers/profile.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
+import { type ProtectionSettings, protections } from "./protections.js"
 import { routeTable } from "./routes.js"
 
-export interface HttpOptions {
+export interface HttpOptions extends ProtectionSettings {
   readonly authPrefix: string
   readonly loginField: string
   readonly publicUrl: URL
@@ -30,6 +31,9 @@ export const httpLayer = (options: HttpOptions) => {
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
+    // Layers build bottom-up and each middleware wraps the ones added before it: this one wraps
+    // problemResponses, so a request is counted before any body check (test/http/rate-limits).
+    Layer.provide(HttpApiBuilder.middleware(protections(options))),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routeTable(api, [docsPath, openApiPath])))),
     Layer.provide(ApiLive)
   )

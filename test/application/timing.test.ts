@@ -8,6 +8,7 @@ import { Email } from "../../domain/User.js"
 import * as JoseTokenSigner from "../../infrastructure/crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "../../infrastructure/crypto/NodeCryptography.js"
 import { authPolicy, useCases } from "../../infrastructure/layers.js"
+import * as AttemptCounterMemory from "../../infrastructure/memory/AttemptCounterMemory.js"
 import * as BlacklistMemory from "../../infrastructure/memory/BlacklistMemory.js"
 import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
@@ -40,6 +41,7 @@ const withCounts = <A, E>(
       UserRepoMemory.layer,
       RefreshTokenRepoMemory.layer,
       BlacklistMemory.layer,
+      AttemptCounterMemory.layer,
       NodeCryptography.layer(secretKey),
       JoseTokenSigner.layer({
         algorithm: "HS256",
