@@ -1,6 +1,7 @@
-import { Context, type Duration } from "effect"
+import { Context, type Duration, type Option } from "effect"
 import type { PasswordPolicy } from "../domain/Password.js"
 import type { ProfileRules } from "../domain/Profile.js"
+import type { LockoutRule } from "./ports/AttemptCounter.js"
 
 /**
  * The rules the use cases follow, as the deployment configured them. Built from Settings by the
@@ -22,6 +23,8 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
     /** When false, access tokens live until they expire: logout ends only the refresh side. */
     readonly blacklistEnabled: boolean
     readonly loginField: string
+    /** Failed sign-ins per identifier before it is locked, and for how long; none when lockout is off. */
+    readonly lockout: Option.Option<LockoutRule>
     readonly preventRegistrationEnumeration: boolean
     readonly passwordPolicy: PasswordPolicy
     readonly profile: ProfileRules

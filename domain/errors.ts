@@ -55,6 +55,15 @@ export class AccountLockedError extends Schema.TaggedError<AccountLockedError>()
   retryAfterSeconds: Schema.Int
 }) {}
 
+/**
+ * Too many requests from one client (IP address, or IPv6 /64) to a rate-limited route. Not one
+ * of the spec's named kinds: the HTTP interface answers it before any use case runs.
+ */
+export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("RateLimitedError", {
+  limit: Schema.Int,
+  resetSeconds: Schema.Int
+}) {}
+
 export const FieldProblem = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type FieldProblem = typeof FieldProblem.Type
 

@@ -21,7 +21,9 @@ import * as PasswordHasherArgon2 from "./crypto/PasswordHasherArgon2.js"
 import * as InProcessEvents from "./events/InProcessEvents.js"
 import * as ConsoleMailer from "./mail/ConsoleMailer.js"
 import * as SmtpMailer from "./mail/SmtpMailer.js"
+import * as AttemptCounterMemory from "./memory/AttemptCounterMemory.js"
 import * as BlacklistMemory from "./memory/BlacklistMemory.js"
+import * as RateLimiterMemory from "./memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
@@ -63,6 +65,12 @@ export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
   tokenLeeway: Duration.seconds(settings.jwtLeewaySeconds),
   blacklistEnabled: settings.blacklistEnabled,
   loginField: settings.loginField,
+  lockout: settings.lockoutEnabled
+    ? Option.some({
+        maxAttempts: settings.maxLoginAttempts,
+        duration: Duration.minutes(settings.lockoutDurationMinutes)
+      })
+    : Option.none(),
   preventRegistrationEnumeration: settings.preventRegistrationEnumeration,
   passwordPolicy: makePasswordPolicy({
     min_length: settings.passwordMinLength,
@@ -121,15 +129,14 @@ export const deliveryWarnings = (settings: Settings, deployment: Deployment): Re
     )
 }
 
-/**
- * Every port adapter and use case for a deployment, chosen from its settings: the one place
- * where the application meets the infrastructure.
- */
-export const application = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) => {
-  const ports = Layer.mergeAll(
+/** Every port adapter a deployment's settings choose. */
+export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) =>
+  Layer.mergeAll(
     events(settings, deployment),
     persistence(settings.databaseUrl),
     BlacklistMemory.layer,
+    RateLimiterMemory.layer,
+    AttemptCounterMemory.layer,
     PasswordHasherArgon2.layer(),
     NodeCryptography.layer(secretKey),
     HmacCsrfTokens.layer(secretKey),
@@ -142,8 +149,13 @@ export const application = (settings: Settings, secretKey: Redacted.Redacted<str
     }),
     Layer.succeed(AuthPolicy, authPolicy(settings))
   )
-  return useCases.pipe(Layer.provideMerge(ports))
-}
+
+/**
+ * The use cases over the adapters chosen from the settings: the one place where the
+ * application meets the infrastructure.
+ */
+export const application = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) =>
+  useCases.pipe(Layer.provideMerge(ports(settings, secretKey, deployment)))
 
 /** Rebuilds what an in-memory blacklist lost in a restart; logs how much. */
 export const restoreRevocations = Effect.flatMap(Tokens, (tokens) => tokens.restoreRevocations()).pipe(

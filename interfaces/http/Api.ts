@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { PermissionName } from "../../domain/Access.js"
 import {
+  AccountLockedError,
   AuthenticationError,
   InvalidPasswordError,
   ReauthenticationError,
@@ -84,6 +85,7 @@ const authGroup = (loginField: string, tokenTransport: "bearer" | "cookie" = "be
         .setPayload(loginPayload(loginField))
         .addSuccess(LoginResponse)
         .addError(declared(AuthenticationError))
+        .addError(declared(AccountLockedError))
     )
     .add(
       HttpApiEndpoint.post("refresh", "/refresh")

@@ -1,7 +1,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { FieldProblem, type FullAuthError } from "../../domain/errors.js"
+import { FieldProblem, type FullAuthError, type RateLimitedError } from "../../domain/errors.js"
 import type { CsrfError } from "./cookies.js"
 
 /** An RFC 9457 problem body. `code` names the error kind a client can branch on. */
@@ -42,7 +42,7 @@ export const problem = (
 })
 
 /** Every error kind a request can fail with: the use cases' and the HTTP interface's own. */
-export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError
+export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError | RateLimitedError
 type Tag = ErrorKind["_tag"]
 
 interface KindRule<E> {
@@ -54,6 +54,13 @@ interface KindRule<E> {
   readonly errors?: (error: E) => ReadonlyArray<FieldProblem>
   readonly headers?: (error: E) => Record<string, string>
 }
+
+/** The RateLimit-* fields (draft-ietf-httpapi-ratelimit-headers), sent on refusals and on allowed requests alike. */
+export const rateLimitHeaders = (limit: number, remaining: number, resetSeconds: number): Record<string, string> => ({
+  "ratelimit-limit": String(limit),
+  "ratelimit-remaining": String(remaining),
+  "ratelimit-reset": String(resetSeconds)
+})
 
 const invalidToken = { "www-authenticate": 'Bearer error="invalid_token"' }
 
@@ -121,6 +128,12 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     detail: () => "You already linked a different account of this provider."
   },
   CsrfError: { status: 403, title: "CSRF check failed", detail: (e) => e.message },
+  RateLimitedError: {
+    status: 429,
+    title: "Too many requests",
+    detail: (e) => `Too many requests; try again in ${e.resetSeconds} seconds.`,
+    headers: (e) => ({ "retry-after": String(e.resetSeconds), ...rateLimitHeaders(e.limit, 0, e.resetSeconds) })
+  },
   StoreUnavailableError: {
     status: 503,
     title: "Service unavailable",

@@ -12,9 +12,10 @@ import { ProfileHandlers } from "./handlers/profile.js"
 import { SessionsHandlers } from "./handlers/sessions.js"
 import { VerifyHandlers } from "./handlers/verify.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
+import { type ProtectionSettings, protections } from "./protections.js"
 import { routeTable } from "./routes.js"
 
-export interface HttpOptions {
+export interface HttpOptions extends ProtectionSettings {
   readonly authPrefix: string
   readonly loginField: string
   readonly publicUrl: URL
@@ -50,6 +51,9 @@ export const httpLayer = (options: HttpOptions) => {
   return HttpApiBuilder.serve(responseHeaders({ hsts: options.publicUrl.protocol === "https:", docsPath })).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
+    // Layers build bottom-up and each middleware wraps the ones added before it: this one wraps
+    // problemResponses, so a request is counted before any body check (test/http/rate-limits).
+    Layer.provide(HttpApiBuilder.middleware(protections(options))),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routeTable(api, [docsPath, openApiPath])))),
     // An API middleware, not a serve one: its preflight answers still get the security headers.
     Layer.provide(

@@ -1,19 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Effect, Either, Layer, Redacted } from "effect"
 import { Accounts } from "../../application/Accounts.js"
-import { AuthPolicy } from "../../application/AuthPolicy.js"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
 import { Sessions } from "../../application/Sessions.js"
 import { Email } from "../../domain/User.js"
-import * as JoseTokenSigner from "../../infrastructure/crypto/JoseTokenSigner.js"
-import * as NodeCryptography from "../../infrastructure/crypto/NodeCryptography.js"
-import * as InProcessEvents from "../../infrastructure/events/InProcessEvents.js"
-import { authPolicy, useCases } from "../../infrastructure/layers.js"
-import * as BlacklistMemory from "../../infrastructure/memory/BlacklistMemory.js"
-import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
-import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
-import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
-import { settingsFor, testSecretKey } from "../support/TestApp.js"
+import { useCases } from "../../infrastructure/layers.js"
+import { memoryPorts } from "../support/memoryPorts.js"
 
 /** Counts what the hasher is asked to do; the counts are what an observer's stopwatch would see. */
 const countingHasher = Effect.gen(function* () {
@@ -36,25 +28,7 @@ const withCounts = <A, E>(
 ) =>
   Effect.gen(function* () {
     const { counts, layer } = yield* countingHasher
-    const settings = settingsFor({ SERVICE_DATABASE_URL: "memory:", SERVICE_SECRET_KEY: testSecretKey })
-    const secretKey = Redacted.make(testSecretKey)
-    const ports = Layer.mergeAll(
-      UserRepoMemory.layer,
-      RefreshTokenRepoMemory.layer,
-      RoleRepoMemory.layer,
-      BlacklistMemory.layer,
-      NodeCryptography.layer(secretKey),
-      JoseTokenSigner.layer({
-        algorithm: "HS256",
-        secretKey,
-        issuer: "portcullis",
-        audience: Option.none(),
-        leewaySeconds: 30
-      }),
-      Layer.succeed(AuthPolicy, authPolicy(settings)),
-      InProcessEvents.layer({ handlers: {}, publicUrl: settings.publicUrl }),
-      layer
-    )
+    const { layer: ports } = memoryPorts(layer)
     return yield* body(counts).pipe(Effect.provide(useCases.pipe(Layer.provide(ports))))
   })
 

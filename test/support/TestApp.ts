@@ -47,7 +47,7 @@ export const settingsFor = (env: Record<string, string>): Settings =>
 
 const encoder = new TextEncoder()
 
-const request =
+export const request =
   (origin: string) =>
   (method: string, path: string, options: RequestOptions = {}) =>
     Effect.promise(async () => {
@@ -79,6 +79,8 @@ export const layer = (databaseUrl: string, env: Record<string, string> = {}, dep
     SERVICE_SECRET_KEY: testSecretKey,
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_LOG_LEVEL: "none",
+    // Suites share one server and sign in many times from 127.0.0.1; rate-limit suites turn limits on.
+    SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
     ...env
   })
   const App = application(settings, resolveSecretKey(settings), deployment)

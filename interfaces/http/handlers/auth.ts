@@ -9,7 +9,10 @@ import { SessionTransport } from "../cookies.js"
 
 const USER_AGENT_MAX = 512
 
-/** What a session records about the client that opened it. */
+/**
+ * What a session records about the client that opened it. `remoteAddress` is the client address
+ * the protections middleware resolved (TRUSTED_PROXY_HEADERS, else the socket's peer).
+ */
 export const clientInfo = (request: HttpServerRequest.HttpServerRequest): ClientInfo => ({
   ip_address: Option.getOrNull(request.remoteAddress),
   user_agent: request.headers["user-agent"]?.slice(0, USER_AGENT_MAX) ?? null

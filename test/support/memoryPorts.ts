@@ -1,0 +1,12 @@
+import { Layer, Redacted } from "effect"
+import { ports } from "../../infrastructure/layers.js"
+import { settingsFor, testSecretKey } from "./TestApp.js"
+
+/**
+ * The deployment's ports on the memory database, with `overrides` replacing some of them (a
+ * counting hasher, a failing store): for use-case tests that run without HTTP.
+ */
+export const memoryPorts = <A, E>(overrides: Layer.Layer<A, E>, env: Record<string, string> = {}) => {
+  const settings = settingsFor({ SERVICE_DATABASE_URL: "memory:", SERVICE_SECRET_KEY: testSecretKey, ...env })
+  return { settings, layer: Layer.merge(ports(settings, Redacted.make(testSecretKey)), overrides) }
+}
