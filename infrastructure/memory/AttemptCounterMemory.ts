@@ -1,7 +1,6 @@
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { type Attempt, AttemptCounter } from "../../application/ports/AttemptCounter.js"
-
-const SWEEP_EVERY = Duration.minutes(1)
+import { sweepEveryMinute } from "./sweep.js"
 
 interface Entry {
   attempts: number
@@ -18,17 +17,7 @@ interface Entry {
 export const make = Effect.gen(function* () {
   const entries = new Map<string, Entry>()
 
-  yield* Clock.currentTimeMillis.pipe(
-    Effect.flatMap((now) =>
-      Effect.sync(() => {
-        for (const [key, entry] of entries) {
-          if (entry.attemptsUntil <= now && entry.lockedUntil <= now) entries.delete(key)
-        }
-      })
-    ),
-    Effect.repeat(Schedule.spaced(SWEEP_EVERY)),
-    Effect.forkScoped
-  )
+  yield* sweepEveryMinute(entries, (entry, now) => entry.attemptsUntil <= now && entry.lockedUntil <= now)
 
   return AttemptCounter.of({
     attempt: (identifier, rule) =>

@@ -1,7 +1,6 @@
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { Blacklist } from "../../application/ports/Blacklist.js"
-
-const SWEEP_EVERY = Duration.minutes(1)
+import { sweepEveryMinute } from "./sweep.js"
 
 /**
  * Revocations in a Map of key to expiry (epoch ms), swept every minute so that it never holds
@@ -15,15 +14,7 @@ export const make = Effect.gen(function* () {
     })
   const live = (key: string, now: number) => (until.get(key) ?? 0) > now
 
-  yield* Clock.currentTimeMillis.pipe(
-    Effect.flatMap((now) =>
-      Effect.sync(() => {
-        for (const [key, expiresAt] of until) if (expiresAt <= now) until.delete(key)
-      })
-    ),
-    Effect.repeat(Schedule.spaced(SWEEP_EVERY)),
-    Effect.forkScoped
-  )
+  yield* sweepEveryMinute(until, (expiresAt, now) => expiresAt <= now)
 
   return Blacklist.of({
     revokeToken: (jti, expiresAt) => put(`jti:${jti}`, expiresAt.epochMillis),

@@ -1,7 +1,6 @@
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { RateLimiter } from "../../application/ports/RateLimiter.js"
-
-const SWEEP_EVERY = Duration.minutes(1)
+import { sweepEveryMinute } from "./sweep.js"
 
 interface Log {
   /** Epoch ms of the hits counted in the window, oldest first. */
@@ -17,18 +16,10 @@ interface Log {
 export const make = Effect.gen(function* () {
   const logs = new Map<string, Log>()
 
-  yield* Clock.currentTimeMillis.pipe(
-    Effect.flatMap((now) =>
-      Effect.sync(() => {
-        for (const [key, log] of logs) {
-          const newest = log.hits[log.hits.length - 1]
-          if (newest === undefined || newest <= now - log.windowMs) logs.delete(key)
-        }
-      })
-    ),
-    Effect.repeat(Schedule.spaced(SWEEP_EVERY)),
-    Effect.forkScoped
-  )
+  yield* sweepEveryMinute(logs, (log, now) => {
+    const newest = log.hits[log.hits.length - 1]
+    return newest === undefined || newest <= now - log.windowMs
+  })
 
   return RateLimiter.of({
     hit: (key, rule) =>
