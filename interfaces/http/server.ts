@@ -35,6 +35,7 @@ export const httpLayer = (options: HttpOptions) => {
   const api = makeApi(options)
   const docsPath = `${options.authPrefix}/docs`
   const openApiPath = `${options.authPrefix}/openapi.json`
+  const routes = routeTable(api, [docsPath, openApiPath])
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide([
       AuthHandlers(api),
@@ -54,13 +55,9 @@ export const httpLayer = (options: HttpOptions) => {
     // Layers build bottom-up and each middleware wraps the ones added before it: this one wraps
     // problemResponses, so a request is counted before any body check (test/http/rate-limits).
     Layer.provide(HttpApiBuilder.middleware(protections(options))),
-    Layer.provide(HttpApiBuilder.middleware(problemResponses(routeTable(api, [docsPath, openApiPath])))),
+    Layer.provide(HttpApiBuilder.middleware(problemResponses(routes))),
     // An API middleware, not a serve one: its preflight answers still get the security headers.
-    Layer.provide(
-      HttpApiBuilder.middleware(
-        cors({ origins: options.corsOrigins, routes: routeTable(api, [docsPath, openApiPath]) })
-      )
-    ),
+    Layer.provide(HttpApiBuilder.middleware(cors({ origins: options.corsOrigins, routes }))),
     Layer.provide(ApiLive)
   )
 }
