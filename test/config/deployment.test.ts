@@ -1,3 +1,6 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { deploymentProblems, exposedGroups, profileRules } from "../../config/Deployment.js"
@@ -120,5 +123,23 @@ describe("deployment rules", () => {
     const refused = notYetSupported(settings, { userFields: { display_name: Schema.String } })
     expect(refused).toHaveLength(1)
     expect(refused[0]).toContain("SERVICE_LOGIN_FIELD")
+  })
+})
+
+describe("the README's example deployment", () => {
+  it("is a valid deployment", async () => {
+    const readme = readFileSync(resolve("README.md"), "utf8")
+    const source = /```ts\n(\/\/ deployment\.ts:[\s\S]*?)```/.exec(readme)?.[1]
+    expect(source).toBeDefined()
+    // Inside the project, so that its `import ... from "effect"` resolves.
+    const dir = resolve(".cache", "test-deployments", "readme")
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, "deployment.ts")
+    writeFileSync(file, source ?? "")
+    const module = (await import(pathToFileURL(file).href)) as { default: unknown }
+    expect(deploymentProblems(module.default)).toEqual([])
+    const rules = profileRules("email", module.default as Parameters<typeof profileRules>[1])
+    expect([...(rules.requiredFields ?? [])]).toEqual(["display_name"])
+    expect(rules.editableFields.has("plan")).toBe(false)
   })
 })

@@ -221,3 +221,20 @@ for (const backend of TestApp.backends) {
     })
   })
 }
+
+describe("a custom claims function that throws", () => {
+  const failing: Deployment = {
+    customClaims: () => {
+      throw new Error("claims store down")
+    }
+  }
+  layer(TestApp.layer("memory:", {}, failing), { excludeTestServices: true })((it) => {
+    it.effect("refuses to issue a token without its claims: 500, logged", () =>
+      Effect.gen(function* () {
+        const email = uniqueEmail("claims")
+        expect((yield* call("POST", "/register", { json: { email, password } })).status).toBe(202)
+        expectProblem(yield* login(email, password), 500, "InternalError")
+      })
+    )
+  })
+})
