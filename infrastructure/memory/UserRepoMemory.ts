@@ -10,80 +10,79 @@ export interface UserRepoOptions {
 }
 
 /** Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic. */
-export const make = (options: UserRepoOptions = {}) =>
-  Effect.sync(() => {
-    const byId = new Map<UserId, User>()
-    const unique = options.uniqueFields ?? []
-    /** Whether another user than `self` holds one of `fields`' unique values. */
-    const clashes = (fields: Readonly<Record<string, unknown>>, self?: UserId) => {
-      for (const user of byId.values()) {
-        if (user.id === self) continue
-        for (const field of unique) {
-          if (fields[field] !== undefined && user.fields[field] === fields[field]) return true
-        }
+export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
+  const byId = new Map<UserId, User>()
+  const unique = options.uniqueFields ?? []
+  /** Whether another user than `self` holds one of `fields`' unique values. */
+  const clashes = (fields: Readonly<Record<string, unknown>>, self?: UserId) => {
+    for (const user of byId.values()) {
+      if (user.id === self) continue
+      for (const field of unique) {
+        if (fields[field] !== undefined && user.fields[field] === fields[field]) return true
       }
-      return false
     }
-    const replace = (user: User, changes: Partial<User>) => {
-      const updated = new User({ ...user, ...changes })
-      byId.set(user.id, updated)
-      return updated
-    }
-    return UserRepo.of({
-      create: (fields) =>
-        Effect.gen(function* () {
-          const now = yield* DateTime.now
-          return yield* Effect.suspend(() => {
-            for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
-            if (clashes(fields.fields ?? {})) return new UserAlreadyExistsError()
-            const user = new User({
-              ...fields,
-              fields: { ...fields.fields },
-              id: UserId.make(uuidv7()),
-              created_at: now,
-              roles: []
-            })
-            byId.set(user.id, user)
-            return Effect.succeed(user)
+    return false
+  }
+  const replace = (user: User, changes: Partial<User>) => {
+    const updated = new User({ ...user, ...changes })
+    byId.set(user.id, updated)
+    return updated
+  }
+  return UserRepo.of({
+    create: (fields) =>
+      Effect.gen(function* () {
+        const now = yield* DateTime.now
+        return yield* Effect.suspend(() => {
+          for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
+          if (clashes(fields.fields ?? {})) return new UserAlreadyExistsError()
+          const user = new User({
+            ...fields,
+            fields: { ...fields.fields },
+            id: UserId.make(uuidv7()),
+            created_at: now,
+            roles: []
           })
-        }),
-      findById: (id) => Effect.sync(() => Option.fromNullable(byId.get(id))),
-      findByLogin: (field, value) =>
-        Effect.sync(() => {
-          for (const user of byId.values()) {
-            if (field === "email" ? user.email === value : user.fields[field] === value) return Option.some(user)
-          }
-          return Option.none()
-        }),
-      setPassword: (id, hashedPassword) =>
-        Effect.sync(() => {
-          const user = byId.get(id)
-          if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
-        }),
-      setFields: (id, fields) =>
-        Effect.suspend(() => {
-          const user = byId.get(id)
-          if (user === undefined) return Effect.succeed(Option.none())
-          if (clashes(fields, id)) return Effect.fail(new UserAlreadyExistsError())
-          return Effect.succeed(Option.some(replace(user, { fields: { ...user.fields, ...fields } })))
-        }),
-      setFlags: (id, flags) =>
-        Effect.sync(() => Option.map(Option.fromNullable(byId.get(id)), (user) => replace(user, flags))),
-      delete: (id) => Effect.sync(() => void byId.delete(id)),
-      assignRole: (id, role) =>
-        Effect.sync(() =>
-          Option.map(Option.fromNullable(byId.get(id)), (user) =>
-            user.roles.includes(role) ? user : replace(user, { roles: [...user.roles, role].sort() })
-          )
-        ),
-      removeRole: (id, role) =>
-        Effect.sync(() =>
-          Option.map(Option.fromNullable(byId.get(id)), (user) =>
-            user.roles.includes(role) ? replace(user, { roles: user.roles.filter((held) => held !== role) }) : user
-          )
+          byId.set(user.id, user)
+          return Effect.succeed(user)
+        })
+      }),
+    findById: (id) => Effect.sync(() => Option.fromNullable(byId.get(id))),
+    findByLogin: (field, value) =>
+      Effect.sync(() => {
+        for (const user of byId.values()) {
+          if (field === "email" ? user.email === value : user.fields[field] === value) return Option.some(user)
+        }
+        return Option.none()
+      }),
+    setPassword: (id, hashedPassword) =>
+      Effect.sync(() => {
+        const user = byId.get(id)
+        if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
+      }),
+    setFields: (id, fields) =>
+      Effect.suspend(() => {
+        const user = byId.get(id)
+        if (user === undefined) return Effect.succeed(Option.none())
+        if (clashes(fields, id)) return Effect.fail(new UserAlreadyExistsError())
+        return Effect.succeed(Option.some(replace(user, { fields: { ...user.fields, ...fields } })))
+      }),
+    setFlags: (id, flags) =>
+      Effect.sync(() => Option.map(Option.fromNullable(byId.get(id)), (user) => replace(user, flags))),
+    delete: (id) => Effect.sync(() => void byId.delete(id)),
+    assignRole: (id, role) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(byId.get(id)), (user) =>
+          user.roles.includes(role) ? user : replace(user, { roles: [...user.roles, role].sort() })
         )
-    })
+      ),
+    removeRole: (id, role) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(byId.get(id)), (user) =>
+          user.roles.includes(role) ? replace(user, { roles: user.roles.filter((held) => held !== role) }) : user
+        )
+      )
   })
+})
 
 export const layer = Layer.effect(UserRepo, make())
 

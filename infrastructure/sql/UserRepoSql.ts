@@ -43,85 +43,81 @@ const fieldPath = (field: string) => `$.${field}`
 const takenOr = (error: SqlError): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
   isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
 
-export const make = (options: UserRepoOptions = {}) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    // Uniqueness of a custom login field is the database's, like the email's: an expression index
-    // on its JSON value makes a racing duplicate fail at write time, and serves the lookup.
-    for (const field of options.uniqueFields ?? []) {
-      yield* sql
-        .unsafe(
-          `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users (json_extract(fields, '${fieldPath(field)}'))`
-        )
-        .pipe(Effect.orDie)
-    }
-    const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, u.fields,
+export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
+  const sql = yield* SqlClient.SqlClient
+  // Uniqueness of a custom login field is the database's, like the email's: an expression index
+  // on its JSON value makes a racing duplicate fail at write time, and serves the lookup.
+  for (const field of options.uniqueFields ?? []) {
+    yield* sql
+      .unsafe(
+        `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users (json_extract(fields, '${fieldPath(field)}'))`
+      )
+      .pipe(Effect.orDie)
+  }
+  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, u.fields,
       (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles
     FROM users u`
-    const one = (where: Fragment) =>
-      sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
-    const byId = (id: UserId) => one(sql`u.id = ${id}`)
+  const one = (where: Fragment) =>
+    sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
+  const byId = (id: UserId) => one(sql`u.id = ${id}`)
 
-    return UserRepo.of({
-      create: (fields) =>
-        Effect.gen(function* () {
-          const id = UserId.make(uuidv7())
-          const now = yield* DateTime.now
-          const custom = { ...fields.fields }
-          yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
+  return UserRepo.of({
+    create: (fields) =>
+      Effect.gen(function* () {
+        const id = UserId.make(uuidv7())
+        const now = yield* DateTime.now
+        const custom = { ...fields.fields }
+        yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
           VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
             ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})`.pipe(
-            Effect.catchTag("SqlError", takenOr)
-          )
-          return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
-        }),
-      findById: byId,
-      findByLogin: (field, value) =>
-        field === "email"
-          ? one(sql`u.email = ${value}`)
-          : one(sql`json_extract(u.fields, ${fieldPath(field)}) = ${value}`),
-      // One json_set statement: each value replaces the field's (objects are not merged), atomically.
-      setFields: (id, fields) => {
-        const entries = Object.entries(fields)
-        if (entries.length === 0) return byId(id)
-        const assignments = sql.csv(
-          entries.map(([field, value]) => sql`${fieldPath(field)}, json(${JSON.stringify(value)})`)
+          Effect.catchTag("SqlError", takenOr)
         )
-        return sql`UPDATE users SET fields = json_set(fields, ${assignments}) WHERE id = ${id}`.pipe(
-          Effect.catchTag("SqlError", takenOr),
-          Effect.zipRight(byId(id))
+        return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
+      }),
+    findById: byId,
+    findByLogin: (field, value) =>
+      field === "email"
+        ? one(sql`u.email = ${value}`)
+        : one(sql`json_extract(u.fields, ${fieldPath(field)}) = ${value}`),
+    // One json_set statement: each value replaces the field's (objects are not merged), atomically.
+    setFields: (id, fields) => {
+      const entries = Object.entries(fields)
+      if (entries.length === 0) return byId(id)
+      const assignments = sql.csv(
+        entries.map(([field, value]) => sql`${fieldPath(field)}, json(${JSON.stringify(value)})`)
+      )
+      return sql`UPDATE users SET fields = json_set(fields, ${assignments}) WHERE id = ${id}`.pipe(
+        Effect.catchTag("SqlError", takenOr),
+        Effect.zipRight(byId(id))
+      )
+    },
+    setPassword: (id, hashedPassword) =>
+      sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    setFlags: (id, flags) =>
+      Effect.gen(function* () {
+        const changes = Object.entries(flags).flatMap(([column, value]) =>
+          value === undefined ? [] : [sql`${sql(column)} = ${flag(value)}`]
         )
-      },
-      setPassword: (id, hashedPassword) =>
-        sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
-      setFlags: (id, flags) =>
-        Effect.gen(function* () {
-          const changes = Object.entries(flags).flatMap(([column, value]) =>
-            value === undefined ? [] : [sql`${sql(column)} = ${flag(value)}`]
-          )
-          if (changes.length > 0) {
-            yield* sql`UPDATE users SET ${sql.csv(changes)} WHERE id = ${id}`.pipe(unavailable)
-          }
-          return yield* byId(id)
-        }),
-      delete: (id) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
-      // Each statement is conditional on the user, so an unknown user leaves no trace, not even
-      // its role; a user deleted between the statements at worst leaves a role nobody holds.
-      assignRole: (id, role) =>
-        Effect.gen(function* () {
-          yield* sql`INSERT INTO roles (name) SELECT ${role} WHERE EXISTS (SELECT 1 FROM users WHERE id = ${id})
+        if (changes.length > 0) {
+          yield* sql`UPDATE users SET ${sql.csv(changes)} WHERE id = ${id}`.pipe(unavailable)
+        }
+        return yield* byId(id)
+      }),
+    delete: (id) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    // Each statement is conditional on the user, so an unknown user leaves no trace, not even
+    // its role; a user deleted between the statements at worst leaves a role nobody holds.
+    assignRole: (id, role) =>
+      Effect.gen(function* () {
+        yield* sql`INSERT INTO roles (name) SELECT ${role} WHERE EXISTS (SELECT 1 FROM users WHERE id = ${id})
           ON CONFLICT DO NOTHING`.pipe(unavailable)
-          yield* sql`INSERT INTO user_roles (user_id, role) SELECT id, ${role} FROM users WHERE id = ${id}
+        yield* sql`INSERT INTO user_roles (user_id, role) SELECT id, ${role} FROM users WHERE id = ${id}
           ON CONFLICT DO NOTHING`.pipe(unavailable)
-          return yield* byId(id)
-        }),
-      removeRole: (id, role) =>
-        sql`DELETE FROM user_roles WHERE user_id = ${id} AND role = ${role}`.pipe(
-          unavailable,
-          Effect.zipRight(byId(id))
-        )
-    })
+        return yield* byId(id)
+      }),
+    removeRole: (id, role) =>
+      sql`DELETE FROM user_roles WHERE user_id = ${id} AND role = ${role}`.pipe(unavailable, Effect.zipRight(byId(id)))
   })
+})
 
 export const layer = Layer.effect(UserRepo, make())
 
