@@ -1,8 +1,14 @@
-import { Array as Arr, Data, Effect, Option, Redacted } from "effect"
+import { Array as Arr, Data, Effect, Either, Option, Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import { InvalidPasswordError, ReauthenticationError, UserNotFoundError, ValidationError } from "../domain/errors.js"
+import {
+  type FieldProblem,
+  InvalidPasswordError,
+  ReauthenticationError,
+  UserNotFoundError,
+  ValidationError
+} from "../domain/errors.js"
 import { passwordProblems } from "../domain/Password.js"
-import { profilePatchProblems } from "../domain/Profile.js"
+import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
 import { FamilyId } from "../domain/Session.js"
 import { type Email, type PublicUser, toPublicUser } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
@@ -39,7 +45,24 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * The password is hashed before the insert whether or not the email is free, so a duplicate
      * costs what a new account costs, and no transaction is held open while hashing.
      */
-    const register = Effect.fn("Accounts.register")(function* (email: Email, password: Redacted.Redacted<string>) {
+    const register = Effect.fn("Accounts.register")(function* (
+      email: Email,
+      password: Redacted.Redacted<string>,
+      /** The deployment's registration fields, in their decoded (Type) form. */
+      extra: Readonly<Record<string, unknown>> = {}
+    ) {
+      const accepted = policy.profile.registrationFields ?? new Set<string>()
+      const problems: Array<FieldProblem> = Object.keys(extra)
+        .filter((path) => !accepted.has(path))
+        .map((path) => ({ path, message: "is not a registration field" }))
+      for (const path of policy.profile.requiredFields ?? []) {
+        if (extra[path] === undefined) problems.push({ path, message: "is missing" })
+      }
+      const encoded = encodeFieldValues(policy.profile.schemas ?? new Map(), extra)
+      if (Either.isLeft(encoded)) problems.push(...encoded.left)
+      if (problems.length > 0 || Either.isLeft(encoded)) {
+        return yield* new ValidationError({ message: "The registration fields are not acceptable.", errors: problems })
+      }
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
       const created = yield* users
@@ -48,7 +71,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           hashed_password: Option.some(hashed),
           is_active: true,
           is_verified: false,
-          is_superuser: false
+          is_superuser: false,
+          fields: encoded.right
         })
         .pipe(
           Effect.catchTag("UserAlreadyExistsError", (error) =>
@@ -75,7 +99,13 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       if (problems.length > 0) {
         return yield* new ValidationError({ message: "These fields cannot be changed.", errors: problems })
       }
-      return toPublicUser(principal.user)
+      const encoded = encodeFieldValues(policy.profile.schemas ?? new Map(), patch)
+      if (Either.isLeft(encoded)) {
+        return yield* new ValidationError({ message: "These values are not acceptable.", errors: encoded.left })
+      }
+      if (Object.keys(encoded.right).length === 0) return toPublicUser(principal.user)
+      const updated = yield* users.setFields(principal.user.id, encoded.right)
+      return toPublicUser(Option.getOrElse(updated, () => principal.user))
     })
 
     /** Deletes the caller's account and ends every one of its sessions, access tokens included. */

@@ -1,6 +1,7 @@
-import { Context, type Duration, type Option } from "effect"
+import { Context, type Duration, type Effect, type Option } from "effect"
 import type { PasswordPolicy } from "../domain/Password.js"
 import type { ProfileRules } from "../domain/Profile.js"
+import type { PublicUser } from "../domain/User.js"
 import type { LockoutRule } from "./ports/AttemptCounter.js"
 
 /**
@@ -28,5 +29,10 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
     readonly preventRegistrationEnumeration: boolean
     readonly passwordPolicy: PasswordPolicy
     readonly profile: ProfileRules
+    /**
+     * The deployment's custom claims for an access token of this user (its `extra`), or none.
+     * A claims function that fails is a defect: no token is issued without the claims it owes.
+     */
+    readonly customClaims: Option.Option<(user: PublicUser) => Effect.Effect<Readonly<Record<string, unknown>>>>
   }
 >() {}

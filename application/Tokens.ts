@@ -2,7 +2,7 @@ import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
 import { decideRefresh, FamilyId, StoredRefreshToken, TokenFamily } from "../domain/Session.js"
 import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
-import { type User, UserId } from "../domain/User.js"
+import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Blacklist } from "./ports/Blacklist.js"
 import { Cryptography } from "./ports/Cryptography.js"
@@ -56,7 +56,7 @@ export class Tokens extends Effect.Service<Tokens>()("app/Tokens", {
         jti: yield* crypto.randomId,
         ...tokenWindow(now, policy.accessTokenTtl),
         roles: user.roles,
-        extra: {},
+        extra: Option.isSome(policy.customClaims) ? yield* policy.customClaims.value(toPublicUser(user)) : {},
         family_id: familyId
       })
       const pair: TokenPair = {

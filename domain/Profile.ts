@@ -1,3 +1,4 @@
+import { Either, ParseResult, Schema } from "effect"
 import type { FieldProblem } from "./errors.js"
 
 /** Fields PATCH /me can never change, whatever the deployment says. */
@@ -14,11 +15,52 @@ export const protectedUserFields: ReadonlyArray<string> = [
   "refresh_tokens"
 ]
 
+/** A custom field's schema; its encoded side is JSON. */
+// biome-ignore lint/suspicious/noExplicitAny: a field may decode to any type; only its JSON side matters
+export type FieldSchema = Schema.Schema<any, any, never>
+
 export interface ProfileRules {
   /** The spec's protected fields plus any the deployment protects. */
   readonly protectedFields: ReadonlySet<string>
-  /** The deployment's custom user fields; only these may be edited. */
+  /** The deployment's custom user fields that are not protected; only these may be edited. */
   readonly editableFields: ReadonlySet<string>
+  /** Every custom field the deployment declares, with its schema. */
+  readonly schemas?: ReadonlyMap<string, FieldSchema>
+  /** Custom fields the registration body accepts (the required ones included). */
+  readonly registrationFields?: ReadonlySet<string>
+  /** Custom fields the registration body must carry. */
+  readonly requiredFields?: ReadonlySet<string>
+  /** Custom fields no two users may share a value of (the login field, when it is custom). */
+  readonly uniqueFields?: ReadonlySet<string>
+}
+
+const firstMessage = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "is not a valid value"
+
+/**
+ * Custom field values in their decoded (Type) form turned into their stored JSON form, checked
+ * against each field's schema; every field that fails is named. Undeclared names fail too.
+ */
+export const encodeFieldValues = (
+  schemas: ReadonlyMap<string, FieldSchema>,
+  values: Readonly<Record<string, unknown>>
+): Either.Either<Record<string, unknown>, ReadonlyArray<FieldProblem>> => {
+  const encoded: Record<string, unknown> = {}
+  const problems: Array<FieldProblem> = []
+  for (const [path, value] of Object.entries(values)) {
+    const schema = schemas.get(path)
+    if (schema === undefined) {
+      problems.push({ path, message: "is not a profile field" })
+      continue
+    }
+    Either.match(Schema.encodeUnknownEither(schema)(value), {
+      onLeft: (error) => problems.push({ path, message: firstMessage(error) }),
+      onRight: (json) => {
+        encoded[path] = json
+      }
+    })
+  }
+  return problems.length > 0 ? Either.left(problems) : Either.right(encoded)
 }
 
 /**

@@ -31,17 +31,27 @@ export const publicUserFields = {
   roles: Schema.Array(Schema.String)
 }
 
-/** The user object of the API: never carries the password hash. */
-export const PublicUser = Schema.Struct(publicUserFields).annotations({ identifier: "User" })
+/** A deployment's custom field values as stored and shown: JSON, keyed by field name. */
+export const CustomFieldValues = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export type CustomFieldValues = typeof CustomFieldValues.Type
+
+/**
+ * The user object of the API: never carries the password hash. A deployment's custom fields
+ * sit next to the built-in ones, in their JSON form.
+ */
+export const PublicUser = Schema.Struct(publicUserFields, CustomFieldValues).annotations({ identifier: "User" })
 export type PublicUser = typeof PublicUser.Type
 
 /** A stored user. `hashed_password` is none for users who signed up through an OAuth provider. */
 export class User extends Schema.Class<User>("StoredUser")({
   ...publicUserFields,
-  hashed_password: Schema.OptionFromNullOr(Schema.String)
+  hashed_password: Schema.OptionFromNullOr(Schema.String),
+  /** The deployment's custom fields, in their JSON (encoded) form. */
+  fields: Schema.optionalWith(CustomFieldValues, { default: () => ({}) })
 }) {}
 
 export const toPublicUser = (user: User): PublicUser => ({
+  ...user.fields,
   id: user.id,
   email: user.email,
   is_active: user.is_active,

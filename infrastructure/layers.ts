@@ -9,15 +9,14 @@ import { PasswordReset } from "../application/PasswordReset.js"
 import { Sessions } from "../application/Sessions.js"
 import { Tokens } from "../application/Tokens.js"
 import { Verification } from "../application/Verification.js"
-import type { Deployment } from "../config/Deployment.js"
+import { type Deployment, profileRules } from "../config/Deployment.js"
 import { type DatabaseUrl, PREFIX, type Settings } from "../config/Settings.js"
 import { sendEvents } from "../domain/Events.js"
-import { makePasswordPolicy } from "../domain/Password.js"
-import { protectedUserFields } from "../domain/Profile.js"
 import * as HmacCsrfTokens from "./crypto/HmacCsrfTokens.js"
 import * as JoseTokenSigner from "./crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "./crypto/NodeCryptography.js"
 import * as PasswordHasherArgon2 from "./crypto/PasswordHasherArgon2.js"
+import { customClaims, loginFieldProblems, passwordPolicy, uniqueFields } from "./deployment.js"
 import * as InProcessEvents from "./events/InProcessEvents.js"
 import * as ConsoleMailer from "./mail/ConsoleMailer.js"
 import * as SmtpMailer from "./mail/SmtpMailer.js"
@@ -36,7 +35,7 @@ import * as UserRepoSql from "./sql/UserRepoSql.js"
  * Settings this build accepts as valid but cannot honour yet. Refusing them at start-up is
  * safer than ignoring them: a deployment asking for cookie transport must not get bearer tokens.
  */
-export const notYetSupported = (settings: Settings): ReadonlyArray<string> => {
+export const notYetSupported = (settings: Settings, deployment: Deployment = {}): ReadonlyArray<string> => {
   const problems: Array<string> = []
   const refuse = (name: string, what: string) =>
     problems.push(`${PREFIX}${name}: ${what} is not supported by this version yet`)
@@ -44,7 +43,7 @@ export const notYetSupported = (settings: Settings): ReadonlyArray<string> => {
   if (Option.isSome(settings.redisUrl)) refuse("REDIS_URL", "Redis")
   if (settings.workers > 1) refuse("WORKERS", "more than one worker")
   if (settings.userIdType !== "uuid") refuse("USER_ID_TYPE", `${settings.userIdType} user ids`)
-  if (settings.loginField !== "email") refuse("LOGIN_FIELD", "a login field other than email")
+  problems.push(...loginFieldProblems(settings, deployment))
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
   if (settings.oauthProviders.length > 0) refuse("OAUTH_*", "OAuth sign-in")
@@ -55,7 +54,7 @@ export const notYetSupported = (settings: Settings): ReadonlyArray<string> => {
 export const resolveSecretKey = (settings: Pick<Settings, "secretKey">): Redacted.Redacted<string> =>
   Option.getOrElse(settings.secretKey, () => Redacted.make(randomBytes(48).toString("base64url")))
 
-export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
+export const authPolicy = (settings: Settings, deployment: Deployment = {}): AuthPolicy["Type"] => ({
   accessTokenTtl: Duration.minutes(settings.accessTokenExpireMinutes),
   refreshTokenTtl: Duration.days(settings.refreshTokenExpireDays),
   emailVerifyTtl: Duration.minutes(settings.emailVerifyExpireMinutes),
@@ -72,20 +71,18 @@ export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
       })
     : Option.none(),
   preventRegistrationEnumeration: settings.preventRegistrationEnumeration,
-  passwordPolicy: makePasswordPolicy({
-    min_length: settings.passwordMinLength,
-    max_length: settings.passwordMaxLength
-  }),
-  profile: { protectedFields: new Set(protectedUserFields), editableFields: new Set() }
+  passwordPolicy: passwordPolicy(settings, deployment),
+  profile: profileRules(settings.loginField, deployment),
+  customClaims: customClaims(deployment)
 })
 
 /** The repositories for DATABASE_URL; SQLite is migrated before it is used. */
-export const persistence = (database: DatabaseUrl) => {
+export const persistence = (database: DatabaseUrl, users: { readonly uniqueFields?: ReadonlyArray<string> } = {}) => {
   switch (database.kind) {
     case "memory":
-      return Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
+      return Layer.mergeAll(UserRepoMemory.layerWith(users), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
     case "sqlite":
-      return Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
+      return Layer.mergeAll(UserRepoSql.layerWith(users), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
         Layer.provide(SqliteDatabase.layer(database.filename))
       )
     case "postgres":
@@ -133,7 +130,7 @@ export const deliveryWarnings = (settings: Settings, deployment: Deployment): Re
 export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) =>
   Layer.mergeAll(
     events(settings, deployment),
-    persistence(settings.databaseUrl),
+    persistence(settings.databaseUrl, { uniqueFields: uniqueFields(settings, deployment) }),
     BlacklistMemory.layer,
     RateLimiterMemory.layer,
     AttemptCounterMemory.layer,
@@ -147,7 +144,7 @@ export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, 
       audience: settings.jwtAudience,
       leewaySeconds: settings.jwtLeewaySeconds
     }),
-    Layer.succeed(AuthPolicy, authPolicy(settings))
+    Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
   )
 
 /**

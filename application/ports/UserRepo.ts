@@ -9,6 +9,8 @@ export interface NewUser {
   readonly is_active: boolean
   readonly is_verified: boolean
   readonly is_superuser: boolean
+  /** The deployment's custom fields, in their JSON form; none when absent. */
+  readonly fields?: Readonly<Record<string, unknown>>
 }
 
 /** The flags an operator may change on a user. */
@@ -18,12 +20,24 @@ export type UserFlags = Partial<Pick<User, "is_active" | "is_verified" | "is_sup
 export class UserRepo extends Context.Tag("app/UserRepo")<
   UserRepo,
   {
-    /** Fails with UserAlreadyExistsError when the email is taken, atomically: no check-then-insert race. */
+    /**
+     * Fails with UserAlreadyExistsError when the email, or the value of a unique custom field, is
+     * taken, atomically: no check-then-insert race.
+     */
     readonly create: (user: NewUser) => Effect.Effect<User, UserAlreadyExistsError | StoreUnavailableError>
     readonly findById: (id: UserId) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
     /** Finds a user by the login field (`email`, or a deployment's field), by exact normalised value. */
     readonly findByLogin: (field: string, value: string) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
     readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
+    /**
+     * Sets some of the user's custom fields (JSON form), keeping the others; the updated user, or
+     * none when it does not exist. Fails with UserAlreadyExistsError when a unique field's value
+     * (the custom login field) belongs to another user; nothing changes then.
+     */
+    readonly setFields: (
+      id: UserId,
+      fields: Readonly<Record<string, unknown>>
+    ) => Effect.Effect<Option.Option<User>, UserAlreadyExistsError | StoreUnavailableError>
     /** The updated user, or none when it does not exist. */
     readonly setFlags: (id: UserId, flags: UserFlags) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
     /** Deletes the user and its roles. Callers end the user's sessions first (Tokens.endSessionsOf). */

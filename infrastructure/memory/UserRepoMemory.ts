@@ -4,9 +4,25 @@ import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { User, UserId } from "../../domain/User.js"
 
+export interface UserRepoOptions {
+  /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
+  readonly uniqueFields?: ReadonlyArray<string>
+}
+
 /** Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic. */
-export const make = Effect.sync(() => {
+export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
   const byId = new Map<UserId, User>()
+  const unique = options.uniqueFields ?? []
+  /** Whether another user than `self` holds one of `fields`' unique values. */
+  const clashes = (fields: Readonly<Record<string, unknown>>, self?: UserId) => {
+    for (const user of byId.values()) {
+      if (user.id === self) continue
+      for (const field of unique) {
+        if (fields[field] !== undefined && user.fields[field] === fields[field]) return true
+      }
+    }
+    return false
+  }
   const replace = (user: User, changes: Partial<User>) => {
     const updated = new User({ ...user, ...changes })
     byId.set(user.id, updated)
@@ -18,7 +34,14 @@ export const make = Effect.sync(() => {
         const now = yield* DateTime.now
         return yield* Effect.suspend(() => {
           for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
-          const user = new User({ ...fields, id: UserId.make(uuidv7()), created_at: now, roles: [] })
+          if (clashes(fields.fields ?? {})) return new UserAlreadyExistsError()
+          const user = new User({
+            ...fields,
+            fields: { ...fields.fields },
+            id: UserId.make(uuidv7()),
+            created_at: now,
+            roles: []
+          })
           byId.set(user.id, user)
           return Effect.succeed(user)
         })
@@ -26,14 +49,22 @@ export const make = Effect.sync(() => {
     findById: (id) => Effect.sync(() => Option.fromNullable(byId.get(id))),
     findByLogin: (field, value) =>
       Effect.sync(() => {
-        if (field !== "email") return Option.none()
-        for (const user of byId.values()) if (user.email === value) return Option.some(user)
+        for (const user of byId.values()) {
+          if (field === "email" ? user.email === value : user.fields[field] === value) return Option.some(user)
+        }
         return Option.none()
       }),
     setPassword: (id, hashedPassword) =>
       Effect.sync(() => {
         const user = byId.get(id)
         if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
+      }),
+    setFields: (id, fields) =>
+      Effect.suspend(() => {
+        const user = byId.get(id)
+        if (user === undefined) return Effect.succeed(Option.none())
+        if (clashes(fields, id)) return Effect.fail(new UserAlreadyExistsError())
+        return Effect.succeed(Option.some(replace(user, { fields: { ...user.fields, ...fields } })))
       }),
     setFlags: (id, flags) =>
       Effect.sync(() => Option.map(Option.fromNullable(byId.get(id)), (user) => replace(user, flags))),
@@ -53,4 +84,7 @@ export const make = Effect.sync(() => {
   })
 })
 
-export const layer = Layer.effect(UserRepo, make)
+export const layer = Layer.effect(UserRepo, make())
+
+/** The repository with the deployment's unique custom fields. */
+export const layerWith = (options: UserRepoOptions) => Layer.effect(UserRepo, make(options))

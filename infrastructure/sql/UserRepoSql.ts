@@ -1,11 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { v7 as uuidv7 } from "uuid"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { User, UserId } from "../../domain/User.js"
+import { CustomFieldValues, User, UserId } from "../../domain/User.js"
 import { isUniqueViolation, unavailable } from "./failures.js"
 
 /** SQLite answers booleans as 0/1, PostgreSQL as booleans. */
@@ -21,7 +22,8 @@ const UserRow = Schema.Struct({
   is_verified: SqlBoolean,
   is_superuser: SqlBoolean,
   created_at: Schema.DateTimeUtcFromNumber,
-  roles: Schema.parseJson(Schema.Array(Schema.String))
+  roles: Schema.parseJson(Schema.Array(Schema.String)),
+  fields: Schema.parseJson(CustomFieldValues)
 })
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
 const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
@@ -29,9 +31,30 @@ const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
 
 const flag = (value: boolean) => (value ? 1 : 0)
 
-export const make = Effect.gen(function* () {
+export interface UserRepoOptions {
+  /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
+  readonly uniqueFields?: ReadonlyArray<string>
+}
+
+/** The JSON path of a custom field; names are checked identifiers (config/Deployment.ts). */
+const fieldPath = (field: string) => `$.${field}`
+
+/** A user write that broke a unique index (email or a unique custom field) is a taken account. */
+const takenOr = (error: SqlError): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
+  isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
+
+export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
   const sql = yield* SqlClient.SqlClient
-  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at,
+  // Uniqueness of a custom login field is the database's, like the email's: an expression index
+  // on its JSON value makes a racing duplicate fail at write time, and serves the lookup.
+  for (const field of options.uniqueFields ?? []) {
+    yield* sql
+      .unsafe(
+        `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users (json_extract(fields, '${fieldPath(field)}'))`
+      )
+      .pipe(Effect.orDie)
+  }
+  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, u.fields,
       (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles
     FROM users u`
   const one = (where: Fragment) =>
@@ -43,19 +66,31 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const id = UserId.make(uuidv7())
         const now = yield* DateTime.now
-        yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at)
+        const custom = { ...fields.fields }
+        yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
           VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
-            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis})`.pipe(
-          Effect.catchTag(
-            "SqlError",
-            (error): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
-              isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
-          )
+            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})`.pipe(
+          Effect.catchTag("SqlError", takenOr)
         )
-        return new User({ ...fields, id, created_at: now, roles: [] })
+        return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
       }),
     findById: byId,
-    findByLogin: (field, value) => (field === "email" ? one(sql`u.email = ${value}`) : Effect.succeed(Option.none())),
+    findByLogin: (field, value) =>
+      field === "email"
+        ? one(sql`u.email = ${value}`)
+        : one(sql`json_extract(u.fields, ${fieldPath(field)}) = ${value}`),
+    // One json_set statement: each value replaces the field's (objects are not merged), atomically.
+    setFields: (id, fields) => {
+      const entries = Object.entries(fields)
+      if (entries.length === 0) return byId(id)
+      const assignments = sql.csv(
+        entries.map(([field, value]) => sql`${fieldPath(field)}, json(${JSON.stringify(value)})`)
+      )
+      return sql`UPDATE users SET fields = json_set(fields, ${assignments}) WHERE id = ${id}`.pipe(
+        Effect.catchTag("SqlError", takenOr),
+        Effect.zipRight(byId(id))
+      )
+    },
     setPassword: (id, hashedPassword) =>
       sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
     setFlags: (id, flags) =>
@@ -84,4 +119,7 @@ export const make = Effect.gen(function* () {
   })
 })
 
-export const layer = Layer.effect(UserRepo, make)
+export const layer = Layer.effect(UserRepo, make())
+
+/** The repository with the deployment's unique custom fields. */
+export const layerWith = (options: UserRepoOptions) => Layer.effect(UserRepo, make(options))

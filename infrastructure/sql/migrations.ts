@@ -57,6 +57,11 @@ export const sqlite = Migrator.fromRecord({
       permission TEXT NOT NULL,
       PRIMARY KEY (role, permission)
     )`
+  }),
+  // A deployment's custom user fields, as one JSON object per user (config/Deployment.ts).
+  "0003_user_fields": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE users ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'`
   })
 })
 

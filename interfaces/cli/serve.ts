@@ -7,19 +7,21 @@ import { application, deliveryWarnings, resolveSecretKey, restoreRevocations } f
 import * as Logging from "../../infrastructure/logging.js"
 import { httpLayer } from "../http/server.js"
 import { loadDeployment } from "./deployment.js"
-import { loadSettings } from "./startup.js"
+import { loadSettingsFor } from "./startup.js"
 
 const config = Options.file("config", { exists: "yes" }).pipe(
   Options.optional,
-  Options.withDescription("A deployment module (.js or .ts) whose default export registers event handlers.")
+  Options.withDescription(
+    "A deployment module (.js or .ts) whose default export is a Deployment: event handlers, custom user fields, password policy, custom claims, route groups."
+  )
 )
 
 export const serve = Command.make("serve", { config }, ({ config }) =>
   Effect.gen(function* () {
-    const { settings, warnings } = yield* loadSettings
     const deployment = yield* loadDeployment(config)
+    const { settings, warnings } = yield* loadSettingsFor(deployment)
     const App = application(settings, resolveSecretKey(settings), deployment)
-    const Server = httpLayer(settings).pipe(
+    const Server = httpLayer(settings, deployment).pipe(
       HttpServer.withLogAddress,
       Layer.provide(Layer.effectDiscard(restoreRevocations)),
       Layer.provide(NodeHttpServer.layer(createServer, { host: settings.host, port: settings.port })),

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto"
-import { Command } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import { OpenApi } from "@effect/platform"
 import { Console, Effect, Either, Option, Redacted } from "effect"
 import { parseSettings } from "../../config/Settings.js"
 import { notYetSupported } from "../../infrastructure/layers.js"
 import { makeApi } from "../http/Api.js"
-import { loadSettings, StartupError } from "./startup.js"
+import { loadDeployment } from "./deployment.js"
+import { loadSettingsFor, StartupError } from "./startup.js"
 
 /** Settings as plain JSON: options unwrapped, secrets redacted, URLs as text. */
 const plain = (value: unknown): unknown => {
@@ -39,8 +40,15 @@ export const secret = Command.make("secret", {}, () => Console.log(randomBytes(4
   Command.withDescription("Print a new random SECRET_KEY.")
 )
 
-export const openapi = Command.make("openapi", {}, () =>
-  Effect.flatMap(loadSettings, ({ settings }) =>
-    Console.log(JSON.stringify(OpenApi.fromApi(makeApi(settings)), null, 2))
-  )
+const config = Options.file("config", { exists: "yes" }).pipe(
+  Options.optional,
+  Options.withDescription("A deployment module (.js or .ts): its custom fields and route groups shape the document.")
+)
+
+export const openapi = Command.make("openapi", { config }, ({ config }) =>
+  Effect.gen(function* () {
+    const deployment = yield* loadDeployment(config)
+    const { settings } = yield* loadSettingsFor(Option.isSome(config) ? deployment : undefined)
+    yield* Console.log(JSON.stringify(OpenApi.fromApi(makeApi({ ...settings, deployment })), null, 2))
+  })
 ).pipe(Command.withDescription("Print the OpenAPI document."))

@@ -1,17 +1,28 @@
 import { Data, Effect, Either } from "effect"
-import { parseSettings } from "../../config/Settings.js"
+import type { Deployment } from "../../config/Deployment.js"
+import { PREFIX, parseSettings } from "../../config/Settings.js"
 import { notYetSupported } from "../../infrastructure/layers.js"
 
 /** Start-up cannot go on; each line says why and what to set. Printed to stderr, exit 1. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly lines: ReadonlyArray<string> }> {}
 
-/** Settings from the process environment, refused whole when any is invalid or unsupported. */
-export const loadSettings = Effect.suspend(() =>
-  Either.match(parseSettings(process.env), {
-    onLeft: (lines) => Effect.fail(new StartupError({ lines })),
-    onRight: (resolved) => {
-      const refused = notYetSupported(resolved.settings)
-      return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
-    }
-  })
-)
+/**
+ * Settings from the process environment, refused whole when any is invalid or unsupported by
+ * this build with this deployment (a custom LOGIN_FIELD must be one of its fields). Without a
+ * deployment (migrate, the user commands, which sign nobody in) LOGIN_FIELD is not judged.
+ */
+export const loadSettingsFor = (deployment: Deployment | undefined) =>
+  Effect.suspend(() =>
+    Either.match(parseSettings(process.env), {
+      onLeft: (lines) => Effect.fail(new StartupError({ lines })),
+      onRight: (resolved) => {
+        const refused = notYetSupported(resolved.settings, deployment ?? {}).filter(
+          (line) => deployment !== undefined || !line.startsWith(`${PREFIX}LOGIN_FIELD:`)
+        )
+        return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
+      }
+    })
+  )
+
+/** Settings for the commands that take no deployment. */
+export const loadSettings = loadSettingsFor(undefined)

@@ -1,6 +1,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { type Redacted, Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { type Deployment, exposedGroups, profileRules } from "../../config/Deployment.js"
 import { PermissionName } from "../../domain/Access.js"
 import {
   AccountLockedError,
@@ -70,11 +71,53 @@ const CookieRefreshRequest = Schema.NullOr(
 const refreshPayload = (tokenTransport: "bearer" | "cookie") =>
   (tokenTransport === "cookie" ? CookieRefreshRequest : RefreshRequest) as typeof CookieRefreshRequest
 
-const authGroup = (loginField: string, tokenTransport: "bearer" | "cookie" = "bearer") =>
+/** The registration body: email, password and the deployment's registration fields. */
+export interface RegisterRequest {
+  readonly email: Email
+  readonly password: Redacted.Redacted<string>
+  readonly [field: string]: unknown
+}
+
+/**
+ * The register body is built from the deployment at start-up, like the login body from
+ * LOGIN_FIELD, so OpenAPI documents its extra fields; anything else is still refused.
+ */
+const registerPayload = (loginField: string, deployment: Deployment) => {
+  const rules = profileRules(loginField, deployment)
+  const extra: Record<string, Schema.Schema.All | Schema.PropertySignature.All> = {}
+  for (const name of rules.registrationFields ?? []) {
+    const schema = rules.schemas?.get(name)
+    if (schema === undefined) continue
+    extra[name] = rules.requiredFields?.has(name) ? schema : Schema.optionalWith(schema, { exact: true })
+  }
+  return strict({ ...extra, email: Email, password: PasswordField }).annotations({
+    identifier: "RegisterRequest"
+  }) as unknown as Schema.Schema<RegisterRequest, { readonly email: string; readonly password: string }>
+}
+
+/**
+ * The PATCH /me body: the deployment's editable fields, each checked by its schema (a bad value
+ * is a 422 naming it), documented in OpenAPI. Other names pass to the use case, which refuses
+ * protected and unknown fields by name.
+ */
+const profilePatchPayload = (loginField: string, deployment: Deployment) => {
+  const rules = profileRules(loginField, deployment)
+  const editable: Record<string, Schema.PropertySignature.All> = {}
+  for (const name of rules.editableFields) {
+    const schema = rules.schemas?.get(name)
+    if (schema !== undefined) editable[name] = Schema.optionalWith(schema, { exact: true })
+  }
+  return Schema.Struct(editable, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+    identifier: "ProfilePatch",
+    description: "The deployment's custom profile fields to change. Protected and unknown fields are refused."
+  }) as unknown as Schema.Schema<Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>>
+}
+
+const authGroup = (loginField: string, tokenTransport: "bearer" | "cookie" = "bearer", deployment: Deployment = {}) =>
   HttpApiGroup.make("auth")
     .add(
       HttpApiEndpoint.post("register", "/register")
-        .setPayload(strict({ email: Email, password: PasswordField }).annotations({ identifier: "RegisterRequest" }))
+        .setPayload(registerPayload(loginField, deployment))
         .addSuccess(PublicUser, { status: 201 })
         .addSuccess(Message, { status: 202 })
         .addError(declared(InvalidPasswordError))
@@ -106,34 +149,31 @@ const authGroup = (loginField: string, tokenTransport: "bearer" | "cookie" = "be
     .annotate(OpenApi.Title, "Auth")
     .annotate(OpenApi.Description, "Registration, password sign-in, token refresh and sign-out.")
 
-const profileGroup = HttpApiGroup.make("profile")
-  .add(HttpApiEndpoint.get("me", "/me").addSuccess(PublicUser))
-  .add(HttpApiEndpoint.get("verifiedMe", "/me/verified").addSuccess(PublicUser).middleware(RequireVerified))
-  .add(
-    HttpApiEndpoint.patch("updateMe", "/me")
-      .setPayload(
-        Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-          identifier: "ProfilePatch",
-          description: "The deployment's custom profile fields to change. Protected and unknown fields are refused."
-        })
-      )
-      .addSuccess(PublicUser)
-  )
-  .add(HttpApiEndpoint.del("deleteMe", "/me").addSuccess(HttpApiSchema.NoContent))
-  .add(
-    HttpApiEndpoint.post("changePassword", "/change-password")
-      .setPayload(
-        strict({ current_password: Schema.optional(PasswordField), new_password: PasswordField }).annotations({
-          identifier: "ChangePasswordRequest"
-        })
-      )
-      .addSuccess(Message)
-      .addError(declared(ReauthenticationError))
-      .addError(declared(InvalidPasswordError))
-  )
-  .middleware(Authentication)
-  .annotate(OpenApi.Title, "Profile")
-  .annotate(OpenApi.Description, "The signed-in user's own account.")
+const profileGroup = (loginField: string, deployment: Deployment = {}) =>
+  HttpApiGroup.make("profile")
+    .add(HttpApiEndpoint.get("me", "/me").addSuccess(PublicUser))
+    .add(HttpApiEndpoint.get("verifiedMe", "/me/verified").addSuccess(PublicUser).middleware(RequireVerified))
+    .add(
+      HttpApiEndpoint.patch("updateMe", "/me")
+        .setPayload(profilePatchPayload(loginField, deployment))
+        .addSuccess(PublicUser)
+        .addError(declared(UserAlreadyExistsError))
+    )
+    .add(HttpApiEndpoint.del("deleteMe", "/me").addSuccess(HttpApiSchema.NoContent))
+    .add(
+      HttpApiEndpoint.post("changePassword", "/change-password")
+        .setPayload(
+          strict({ current_password: Schema.optional(PasswordField), new_password: PasswordField }).annotations({
+            identifier: "ChangePasswordRequest"
+          })
+        )
+        .addSuccess(Message)
+        .addError(declared(ReauthenticationError))
+        .addError(declared(InvalidPasswordError))
+    )
+    .middleware(Authentication)
+    .annotate(OpenApi.Title, "Profile")
+    .annotate(OpenApi.Description, "The signed-in user's own account.")
 
 const TokenBody = (identifier: string) => strict({ token: Schema.String }).annotations({ identifier })
 
@@ -250,6 +290,8 @@ export interface ApiOptions {
   readonly loginField: string
   /** Cookie mode changes the refresh body (optional token); bearer when absent. */
   readonly tokenTransport?: "bearer" | "cookie"
+  /** Custom fields shape the register and PATCH /me bodies; route groups may be left out. */
+  readonly deployment?: Deployment
 }
 
 /**
@@ -257,12 +299,17 @@ export interface ApiOptions {
  * login field and the token transport; /healthz stays at the root for load balancers.
  */
 export const makeApi = (options: ApiOptions) => {
-  const routes = HttpApi.make("portcullis")
-    .add(authGroup(options.loginField, options.tokenTransport))
-    .add(profileGroup)
-    .add(verifyGroup)
-    .add(sessionsGroup)
-    .add(adminGroup)
+  const deployment = options.deployment ?? {}
+  const auth = authGroup(options.loginField, options.tokenTransport, deployment)
+  const profile = profileGroup(options.loginField, deployment)
+  const all = HttpApi.make("portcullis").add(auth).add(profile).add(verifyGroup).add(sessionsGroup).add(adminGroup)
+  // The type keeps every group, so handlers are written once; a group the deployment leaves out
+  // is not in the API at all (its routes are 404 and undocumented) and gets no handlers.
+  const exposed = exposedGroups(deployment)
+  let routes = HttpApi.make("portcullis").add(auth) as unknown as typeof all
+  for (const group of [profile, verifyGroup, sessionsGroup, adminGroup]) {
+    if (exposed.has(group.identifier)) routes = routes.add(group) as unknown as typeof all
+  }
   return (options.authPrefix === "" ? routes : routes.prefix(options.authPrefix as HttpApiEndpoint.PathSegment))
     .add(healthGroup)
     .addError(declared(ValidationError))

@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
 import { Layer, type Option } from "effect"
+import { type Deployment, exposedGroups } from "../../config/Deployment.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { makeApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
@@ -31,20 +32,34 @@ export interface HttpOptions extends ProtectionSettings {
  * the auth prefix, the problem renderer, the security headers and CORS. Needs the use cases
  * and an HttpServer.
  */
-export const httpLayer = (options: HttpOptions) => {
-  const api = makeApi(options)
+export const httpLayer = (options: HttpOptions, deployment: Deployment = {}) => {
+  const api = makeApi({ ...options, deployment })
+  const exposed = exposedGroups(deployment)
+  const all = Layer.mergeAll(
+    AuthHandlers(api),
+    ProfileHandlers(api),
+    VerifyHandlers(api),
+    SessionsHandlers(api),
+    AdminHandlers(api),
+    HealthHandlers(api)
+  )
+  const optional = [
+    ["profile", ProfileHandlers(api)],
+    ["verify", VerifyHandlers(api)],
+    ["sessions", SessionsHandlers(api)],
+    ["admin", AdminHandlers(api)]
+  ] as const
+  // Handlers only for the groups the API holds: a left-out group's routes do not exist.
+  const handlers = Layer.mergeAll(
+    AuthHandlers(api),
+    HealthHandlers(api),
+    ...optional.filter(([name]) => exposed.has(name)).map(([, layer]) => layer)
+  ) as unknown as typeof all
   const docsPath = `${options.authPrefix}/docs`
   const openApiPath = `${options.authPrefix}/openapi.json`
   const routes = routeTable(api, [docsPath, openApiPath])
   const ApiLive = HttpApiBuilder.api(api).pipe(
-    Layer.provide([
-      AuthHandlers(api),
-      ProfileHandlers(api),
-      VerifyHandlers(api),
-      SessionsHandlers(api),
-      AdminHandlers(api),
-      HealthHandlers(api)
-    ]),
+    Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
     Layer.provide(AuthenticationLive),
     Layer.provide(SessionTransport.layer(options))

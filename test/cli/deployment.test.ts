@@ -1,12 +1,18 @@
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 const secret = { SERVICE_SECRET_KEY: "deployment-test-secret-key-of-32-bytes-or-more" }
 const folder = () => mkdtempSync(join(tmpdir(), "portcullis-deployment-"))
+/** Inside the project, so that a deployment's `import ... from "effect"` resolves. */
+const projectFolder = () => {
+  const parent = resolve(".cache", "test-deployments")
+  mkdirSync(parent, { recursive: true })
+  return mkdtempSync(join(parent, "deployment-"))
+}
 
 /** A deployment whose send handler writes "<email> <token>" lines to a file the test reads. */
 const moduleSource = (outbox: string, typed: boolean) => {
@@ -80,6 +86,62 @@ describe("portcullis serve --config", () => {
     })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("events.after_regster is not an event")
+  })
+
+  it("loads a .ts deployment with a required custom field: register without it is 422, login returns it", async () => {
+    const module = join(projectFolder(), "deployment.ts")
+    writeFileSync(
+      module,
+      [
+        'import { Schema } from "effect"',
+        'import type { Deployment } from "../../../index.js"',
+        "const deployment: Deployment = {",
+        "  userFields: { display_name: Schema.Trim.pipe(Schema.minLength(1)) },",
+        '  registration: { require: ["display_name"] },',
+        "  customClaims: (user) => ({ name: user.display_name })",
+        "}",
+        "export default deployment",
+        ""
+      ].join("\n")
+    )
+    const server = await startServer(
+      { ...secret, SERVICE_DATABASE_URL: temporaryDatabase() },
+      { args: ["--config", module] }
+    )
+    const email = "fields-ts@example.com"
+    const password = "correct horse battery staple"
+    const missing = await post(`${server.url}/api/v1/auth/register`, { email, password })
+    expect(missing.status).toBe(422)
+    expect(await missing.text()).toContain("display_name")
+    expect((await post(`${server.url}/api/v1/auth/register`, { email, password, display_name: "Ada" })).status).toBe(
+      202
+    )
+    const login = await post(`${server.url}/api/v1/auth/login`, { email, password })
+    expect(login.status).toBe(200)
+    expect(((await login.json()) as { user: { display_name: string } }).user.display_name).toBe("Ada")
+    await server.stop()
+  })
+
+  it("refuses LOGIN_FIELD naming no declared field, and a deployment leaving out auth, with exit 1", () => {
+    const dir = folder()
+    const module = join(dir, "deployment.mjs")
+    writeFileSync(module, "export default {}\n")
+    const run = spawnSync(process.execPath, [cli, "serve", "--config", module], {
+      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_LOGIN_FIELD: "username" }),
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("SERVICE_LOGIN_FIELD")
+    const groups = join(dir, "groups.mjs")
+    writeFileSync(groups, 'export default { routeGroups: ["profile"] }\n')
+    const refused = spawnSync(process.execPath, [cli, "serve", "--config", groups], {
+      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() }),
+      encoding: "utf8",
+      timeout: 20_000
+    })
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain("routeGroups must include auth")
   })
 
   it("refuses a module that fails to load, with exit 1", () => {

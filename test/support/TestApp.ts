@@ -93,7 +93,7 @@ export const layer = (databaseUrl: string, env: Record<string, string> = {}, dep
       return { url, settings, request: request(url) }
     })
   )
-  return Layer.mergeAll(httpLayer(settings), Client).pipe(
+  return Layer.mergeAll(httpLayer(settings, deployment), Client).pipe(
     Layer.provide(Server),
     Layer.provideMerge(App),
     Layer.provide(Logging.layer(settings))

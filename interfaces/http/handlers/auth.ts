@@ -27,9 +27,9 @@ export const AuthHandlers = (api: PortcullisApi) =>
       const sessions = yield* Sessions
       const transport = yield* SessionTransport
       return handlers
-        .handle("register", ({ payload }) =>
+        .handle("register", ({ payload: { email, password, ...extra } }) =>
           accounts
-            .register(payload.email, payload.password)
+            .register(email, password, extra)
             .pipe(Effect.map(Registration.$match({ Accepted: () => accepted, Created: ({ user }) => user })))
         )
         .handle("login", ({ payload, request }) =>
