@@ -14,6 +14,7 @@ import { type DatabaseUrl, PREFIX, type Settings } from "../config/Settings.js"
 import { sendEvents } from "../domain/Events.js"
 import { makePasswordPolicy } from "../domain/Password.js"
 import { protectedUserFields } from "../domain/Profile.js"
+import type { UserIdType } from "../domain/User.js"
 import * as HmacCsrfTokens from "./crypto/HmacCsrfTokens.js"
 import * as JoseTokenSigner from "./crypto/JoseTokenSigner.js"
 import * as NodeCryptography from "./crypto/NodeCryptography.js"
@@ -43,7 +44,6 @@ export const notYetSupported = (settings: Settings): ReadonlyArray<string> => {
   if (settings.databaseUrl.kind === "postgres") refuse("DATABASE_URL", "PostgreSQL")
   if (Option.isSome(settings.redisUrl)) refuse("REDIS_URL", "Redis")
   if (settings.workers > 1) refuse("WORKERS", "more than one worker")
-  if (settings.userIdType !== "uuid") refuse("USER_ID_TYPE", `${settings.userIdType} user ids`)
   if (settings.loginField !== "email") refuse("LOGIN_FIELD", "a login field other than email")
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
@@ -79,13 +79,13 @@ export const authPolicy = (settings: Settings): AuthPolicy["Type"] => ({
   profile: { protectedFields: new Set(protectedUserFields), editableFields: new Set() }
 })
 
-/** The repositories for DATABASE_URL; SQLite is migrated before it is used. */
-export const persistence = (database: DatabaseUrl) => {
+/** The repositories for DATABASE_URL, making user ids of USER_ID_TYPE; SQLite is migrated before it is used. */
+export const persistence = (database: DatabaseUrl, userIdType: UserIdType = "uuid") => {
   switch (database.kind) {
     case "memory":
-      return Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
+      return Layer.mergeAll(UserRepoMemory.layerFor(userIdType), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
     case "sqlite":
-      return Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
+      return Layer.mergeAll(UserRepoSql.layerFor(userIdType), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
         Layer.provide(SqliteDatabase.layer(database.filename))
       )
     case "postgres":
@@ -133,7 +133,7 @@ export const deliveryWarnings = (settings: Settings, deployment: Deployment): Re
 export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) =>
   Layer.mergeAll(
     events(settings, deployment),
-    persistence(settings.databaseUrl),
+    persistence(settings.databaseUrl, settings.userIdType),
     BlacklistMemory.layer,
     RateLimiterMemory.layer,
     AttemptCounterMemory.layer,

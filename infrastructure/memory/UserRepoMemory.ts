@@ -1,11 +1,16 @@
 import { DateTime, Effect, Layer, Option } from "effect"
-import { v7 as uuidv7 } from "uuid"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { User, UserId } from "../../domain/User.js"
+import { User, UserId, type UserIdType } from "../../domain/User.js"
+import { randomUserId, UserIdTypeSetting } from "../userIds.js"
 
-/** Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic. */
-export const make = Effect.sync(() => {
+/**
+ * Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic.
+ * Integer ids count from 1 and are never reused, not even after a delete.
+ */
+export const make = Effect.gen(function* () {
+  const idType = yield* UserIdTypeSetting
+  let lastInteger = 0
   const byId = new Map<UserId, User>()
   const replace = (user: User, changes: Partial<User>) => {
     const updated = new User({ ...user, ...changes })
@@ -18,7 +23,8 @@ export const make = Effect.sync(() => {
         const now = yield* DateTime.now
         return yield* Effect.suspend(() => {
           for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
-          const user = new User({ ...fields, id: UserId.make(uuidv7()), created_at: now, roles: [] })
+          const id = idType === "integer" ? UserId.make(String(++lastInteger)) : randomUserId(idType)
+          const user = new User({ ...fields, id, created_at: now, roles: [] })
           byId.set(user.id, user)
           return Effect.succeed(user)
         })
@@ -53,4 +59,8 @@ export const make = Effect.sync(() => {
   })
 })
 
-export const layer = Layer.effect(UserRepo, make)
+/** The repository for a deployment's USER_ID_TYPE. */
+export const layerFor = (idType: UserIdType) =>
+  Layer.effect(UserRepo, make).pipe(Layer.provide(Layer.succeed(UserIdTypeSetting, idType)))
+
+export const layer = layerFor("uuid")

@@ -1,11 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
-import { v7 as uuidv7 } from "uuid"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { User, UserId } from "../../domain/User.js"
+import { User, UserId, type UserIdType } from "../../domain/User.js"
+import { randomUserId, UserIdTypeSetting } from "../userIds.js"
 import { isUniqueViolation, unavailable } from "./failures.js"
 
 /** SQLite answers booleans as 0/1, PostgreSQL as booleans. */
@@ -29,23 +29,37 @@ const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
 
 const flag = (value: boolean) => (value ? 1 : 0)
 
+const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_value: Schema.Int })))
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const idType = yield* UserIdTypeSetting
   const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at,
       (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles
     FROM users u`
   const one = (where: Fragment) =>
     sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
+  /** USER_ID_TYPE=integer: the next number of a counter that never goes back (migration 0004). */
+  const nextIntegerId = sql`INSERT INTO id_sequences (name, last_value) VALUES ('users', 1)
+    ON CONFLICT (name) DO UPDATE SET last_value = last_value + 1 RETURNING last_value`.pipe(
+    Effect.flatMap((rows) => Effect.orDie(decodeLastValue(rows))),
+    Effect.map(([row]) => UserId.make(String(row.last_value)))
+  )
+  // The number is drawn and used in one transaction, so a refused insert (email taken) gives it
+  // back; the single connection serialises concurrent registrations.
+  const withId = <A, E, R>(insert: (id: UserId) => Effect.Effect<A, E, R>) =>
+    idType === "integer" ? sql.withTransaction(Effect.flatMap(nextIntegerId, insert)) : insert(randomUserId(idType))
 
   return UserRepo.of({
     create: (fields) =>
       Effect.gen(function* () {
-        const id = UserId.make(uuidv7())
         const now = yield* DateTime.now
-        yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at)
+        const id = yield* withId((id) =>
+          sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at)
           VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
-            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis})`.pipe(
+            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis})`.pipe(Effect.as(id))
+        ).pipe(
           Effect.catchTag(
             "SqlError",
             (error): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
@@ -84,4 +98,8 @@ export const make = Effect.gen(function* () {
   })
 })
 
-export const layer = Layer.effect(UserRepo, make)
+/** The repository for a deployment's USER_ID_TYPE. */
+export const layerFor = (idType: UserIdType) =>
+  Layer.effect(UserRepo, make).pipe(Layer.provide(Layer.succeed(UserIdTypeSetting, idType)))
+
+export const layer = layerFor("uuid")
