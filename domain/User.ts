@@ -4,6 +4,30 @@ import { Schema } from "effect"
 export const UserId = Schema.String.pipe(Schema.nonEmptyString(), Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
 
+/** How a deployment's user ids look (USER_ID_TYPE). */
+export type UserIdType = "uuid" | "integer" | "string"
+
+/** An integer id as the store keeps it: canonical decimal text of a safe positive integer. */
+export const isIntegerUserId = (id: string): boolean =>
+  /^[1-9][0-9]{0,15}$/.test(id) && Number.isSafeInteger(Number(id))
+
+/**
+ * A user id in the user object: a JSON number for integer ids (USER_ID_TYPE=integer), else a
+ * string. The form follows the id itself, which the store makes: UUIDs have hyphens and string
+ * ids always hold a letter, so only integer deployments ever answer numbers. Token `sub` claims
+ * stay strings.
+ */
+export const UserIdJson = Schema.transform(Schema.Union(Schema.Int, Schema.String), UserId, {
+  strict: true,
+  decode: (wire) => String(wire),
+  encode: (id) => (isIntegerUserId(id) ? Number(id) : id)
+}).annotations({
+  jsonSchema: {
+    description: "The user's id: a UUID by default, an integer or a random string by USER_ID_TYPE.",
+    anyOf: [{ type: "string" }, { type: "integer", minimum: 1 }]
+  }
+})
+
 /**
  * An email address as the service stores and compares it: trimmed and lower-cased, so that
  * `Alice@Example.com ` and `alice@example.com` are one account.
@@ -22,7 +46,7 @@ export type RoleName = typeof RoleName.Type
 
 /** The fields every client may see. Its encoded form is the user object of the API. */
 export const publicUserFields = {
-  id: UserId,
+  id: UserIdJson,
   email: Email,
   is_active: Schema.Boolean,
   is_verified: Schema.Boolean,

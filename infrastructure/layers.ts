@@ -25,6 +25,7 @@ import * as BlacklistMemory from "./memory/BlacklistMemory.js"
 import * as RateLimiterMemory from "./memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
+import type { UserRepoOptions } from "./memory/UserRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "./sql/RoleRepoSql.js"
@@ -42,7 +43,6 @@ export const notYetSupported = (settings: Settings, deployment: Deployment = {})
   if (settings.databaseUrl.kind === "postgres") refuse("DATABASE_URL", "PostgreSQL")
   if (Option.isSome(settings.redisUrl)) refuse("REDIS_URL", "Redis")
   if (settings.workers > 1) refuse("WORKERS", "more than one worker")
-  if (settings.userIdType !== "uuid") refuse("USER_ID_TYPE", `${settings.userIdType} user ids`)
   problems.push(...loginFieldProblems(settings, deployment))
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
@@ -76,8 +76,8 @@ export const authPolicy = (settings: Settings, deployment: Deployment = {}): Aut
   customClaims: customClaims(deployment)
 })
 
-/** The repositories for DATABASE_URL; SQLite is migrated before it is used. */
-export const persistence = (database: DatabaseUrl, users: { readonly uniqueFields?: ReadonlyArray<string> } = {}) => {
+/** The repositories for DATABASE_URL, making user ids of USER_ID_TYPE; SQLite is migrated before it is used. */
+export const persistence = (database: DatabaseUrl, users: UserRepoOptions = {}) => {
   switch (database.kind) {
     case "memory":
       return Layer.mergeAll(UserRepoMemory.layerWith(users), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
@@ -130,7 +130,10 @@ export const deliveryWarnings = (settings: Settings, deployment: Deployment): Re
 export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) =>
   Layer.mergeAll(
     events(settings, deployment),
-    persistence(settings.databaseUrl, { uniqueFields: uniqueFields(settings, deployment) }),
+    persistence(settings.databaseUrl, {
+      idType: settings.userIdType,
+      uniqueFields: uniqueFields(settings, deployment)
+    }),
     BlacklistMemory.layer,
     RateLimiterMemory.layer,
     AttemptCounterMemory.layer,

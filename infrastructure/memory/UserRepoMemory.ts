@@ -1,16 +1,23 @@
 import { DateTime, Effect, Layer, Option } from "effect"
-import { v7 as uuidv7 } from "uuid"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { User, UserId } from "../../domain/User.js"
+import { User, UserId, type UserIdType } from "../../domain/User.js"
+import { randomUserId } from "../userIds.js"
 
 export interface UserRepoOptions {
+  /** USER_ID_TYPE: the form of the ids this repository makes (uuid by default). */
+  readonly idType?: UserIdType
   /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
   readonly uniqueFields?: ReadonlyArray<string>
 }
 
-/** Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic. */
+/**
+ * Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic.
+ * Integer ids count from 1 and are never reused, not even after a delete.
+ */
 export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
+  const idType = options.idType ?? "uuid"
+  let lastInteger = 0
   const byId = new Map<UserId, User>()
   const unique = options.uniqueFields ?? []
   /** Whether another user than `self` holds one of `fields`' unique values. */
@@ -35,13 +42,8 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         return yield* Effect.suspend(() => {
           for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
           if (clashes(fields.fields ?? {})) return new UserAlreadyExistsError()
-          const user = new User({
-            ...fields,
-            fields: { ...fields.fields },
-            id: UserId.make(uuidv7()),
-            created_at: now,
-            roles: []
-          })
+          const id = idType === "integer" ? UserId.make(String(++lastInteger)) : randomUserId(idType)
+          const user = new User({ ...fields, fields: { ...fields.fields }, id, created_at: now, roles: [] })
           byId.set(user.id, user)
           return Effect.succeed(user)
         })
@@ -84,7 +86,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
   })
 })
 
-export const layer = Layer.effect(UserRepo, make())
-
-/** The repository with the deployment's unique custom fields. */
+/** The repository for a deployment's id type and unique custom fields. */
 export const layerWith = (options: UserRepoOptions) => Layer.effect(UserRepo, make(options))
+
+export const layer = layerWith({})

@@ -2,11 +2,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
-import { v7 as uuidv7 } from "uuid"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { CustomFieldValues, User, UserId } from "../../domain/User.js"
+import { CustomFieldValues, User, UserId, type UserIdType } from "../../domain/User.js"
+import { randomUserId } from "../userIds.js"
 import { isUniqueViolation, unavailable } from "./failures.js"
 
 /** SQLite answers booleans as 0/1, PostgreSQL as booleans. */
@@ -32,6 +32,8 @@ const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
 const flag = (value: boolean) => (value ? 1 : 0)
 
 export interface UserRepoOptions {
+  /** USER_ID_TYPE: the form of the ids this repository makes (uuid by default). */
+  readonly idType?: UserIdType
   /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
   readonly uniqueFields?: ReadonlyArray<string>
 }
@@ -43,8 +45,11 @@ const fieldPath = (field: string) => `$.${field}`
 const takenOr = (error: SqlError): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
   isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
 
+const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_value: Schema.Int })))
+
 export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
   const sql = yield* SqlClient.SqlClient
+  const idType = options.idType ?? "uuid"
   // Uniqueness of a custom login field is the database's, like the email's: an expression index
   // on its JSON value makes a racing duplicate fail at write time, and serves the lookup.
   for (const field of options.uniqueFields ?? []) {
@@ -60,18 +65,29 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
   const one = (where: Fragment) =>
     sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
+  /** USER_ID_TYPE=integer: the next number of a counter that never goes back (migration 0004). */
+  const nextIntegerId = sql`INSERT INTO id_sequences (name, last_value) VALUES ('users', 1)
+    ON CONFLICT (name) DO UPDATE SET last_value = last_value + 1 RETURNING last_value`.pipe(
+    Effect.flatMap((rows) => Effect.orDie(decodeLastValue(rows))),
+    Effect.map(([row]) => UserId.make(String(row.last_value)))
+  )
+  // The number is drawn and used in one transaction, so a refused insert (email taken) gives it
+  // back; the single connection serialises concurrent registrations.
+  const withId = <A, E, R>(insert: (id: UserId) => Effect.Effect<A, E, R>) =>
+    idType === "integer" ? sql.withTransaction(Effect.flatMap(nextIntegerId, insert)) : insert(randomUserId(idType))
 
   return UserRepo.of({
     create: (fields) =>
       Effect.gen(function* () {
-        const id = UserId.make(uuidv7())
         const now = yield* DateTime.now
         const custom = { ...fields.fields }
-        yield* sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
+        const id = yield* withId((id) =>
+          sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
           VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
             ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})`.pipe(
-          Effect.catchTag("SqlError", takenOr)
-        )
+            Effect.as(id)
+          )
+        ).pipe(Effect.catchTag("SqlError", takenOr))
         return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
       }),
     findById: byId,
@@ -119,7 +135,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
   })
 })
 
-export const layer = Layer.effect(UserRepo, make())
-
-/** The repository with the deployment's unique custom fields. */
+/** The repository for a deployment's id type and unique custom fields. */
 export const layerWith = (options: UserRepoOptions) => Layer.effect(UserRepo, make(options))
+
+export const layer = layerWith({})

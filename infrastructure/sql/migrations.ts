@@ -62,6 +62,18 @@ export const sqlite = Migrator.fromRecord({
   "0003_user_fields": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE users ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'`
+  }),
+  // USER_ID_TYPE=integer: users.id stays TEXT (decimal text for integer ids), numbered from this
+  // counter, which never goes back, so a deleted user's id is never given to another.
+  "0004_user_id_sequence": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE id_sequences (
+      name TEXT PRIMARY KEY NOT NULL,
+      last_value INTEGER NOT NULL
+    )`
+    yield* sql`INSERT INTO id_sequences (name, last_value)
+      SELECT 'users', COALESCE(MAX(CAST(id AS INTEGER)), 0) FROM users
+      WHERE id GLOB '[1-9]*' AND id NOT GLOB '*[^0-9]*'`
   })
 })
 

@@ -18,7 +18,7 @@ import {
 } from "../../domain/errors.js"
 import { FamilyId, SessionInfo } from "../../domain/Session.js"
 import { LoginResponse, TokenPair } from "../../domain/Token.js"
-import { Email, PublicUser, RoleName, UserId } from "../../domain/User.js"
+import { Email, isIntegerUserId, PublicUser, RoleName, UserId, type UserIdType } from "../../domain/User.js"
 import { RequireSuperuser, RequireVerified } from "./AccessLevels.js"
 import { Authentication } from "./Authentication.js"
 import { CsrfError } from "./cookies.js"
@@ -235,51 +235,85 @@ const sessionsGroup = HttpApiGroup.make("sessions")
 const RoleField = RoleName.annotations({ description: "A role name: 1 to 64 letters, digits or _ . : -" })
 
 /** A user id in the deployment's id type: a UUID (accepted in any letter case). */
-const UserIdField = Schema.compose(Schema.Lowercase, Schema.UUID).pipe(
+const UuidUserIdField = Schema.compose(Schema.Lowercase, Schema.UUID).pipe(
   Schema.compose(UserId),
   Schema.annotations({ jsonSchema: { type: "string", format: "uuid", description: "The user's id." } })
 )
+
+/** USER_ID_TYPE=integer: a positive integer, as a JSON number or a numeric string. */
+const IntegerUserIdField = Schema.transform(
+  Schema.Union(
+    Schema.Int.pipe(Schema.between(1, Number.MAX_SAFE_INTEGER)),
+    Schema.String.pipe(Schema.filter(isIntegerUserId, { message: () => "must be a positive integer" }))
+  ),
+  UserId,
+  { strict: true, decode: (wire) => String(wire), encode: (id) => id }
+).annotations({
+  jsonSchema: {
+    anyOf: [
+      { type: "integer", minimum: 1 },
+      { type: "string", pattern: "^[1-9][0-9]*$" }
+    ]
+  },
+  description: "The user's id."
+})
+
+/** USER_ID_TYPE=string: the opaque, URL-safe id the service made. */
+const StringUserIdField = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]{1,128}$/, { message: () => "must be a user id" }),
+  Schema.compose(UserId),
+  Schema.annotations({ description: "The user's id." })
+)
+
+const userIdField = (userIdType: UserIdType) =>
+  (userIdType === "integer"
+    ? IntegerUserIdField
+    : userIdType === "string"
+      ? StringUserIdField
+      : UuidUserIdField) as Schema.Schema<UserId, string>
 
 export const RolePermissions = Schema.Struct({ role: RoleName, permissions: Schema.Array(PermissionName) }).annotations(
   { identifier: "RolePermissions" }
 )
 
-const UserRoleRequest = strict({ user_id: UserIdField, role: RoleField }).annotations({ identifier: "UserRoleRequest" })
+const userRoleRequest = (userIdType: UserIdType) =>
+  strict({ user_id: userIdField(userIdType), role: RoleField }).annotations({ identifier: "UserRoleRequest" })
 const RolePermissionRequest = strict({ role: RoleField, permission: PermissionName }).annotations({
   identifier: "RolePermissionRequest"
 })
 
-const adminGroup = HttpApiGroup.make("admin")
-  .add(
-    HttpApiEndpoint.post("assignRole", "/admin/assign-role")
-      .setPayload(UserRoleRequest)
-      .addSuccess(Message)
-      .addError(declared(UserNotFoundError))
-  )
-  .add(
-    HttpApiEndpoint.post("removeRole", "/admin/remove-role")
-      .setPayload(UserRoleRequest)
-      .addSuccess(Message)
-      .addError(declared(UserNotFoundError))
-  )
-  .add(
-    HttpApiEndpoint.post("assignPermission", "/admin/assign-permission")
-      .setPayload(RolePermissionRequest)
-      .addSuccess(Message)
-  )
-  .add(
-    HttpApiEndpoint.post("removePermission", "/admin/remove-permission")
-      .setPayload(RolePermissionRequest)
-      .addSuccess(Message)
-  )
-  .add(
-    HttpApiEndpoint.get("rolePermissions", "/admin/roles/:role/permissions")
-      .setPath(Schema.Struct({ role: RoleField }))
-      .addSuccess(RolePermissions)
-  )
-  .middleware(RequireSuperuser)
-  .annotate(OpenApi.Title, "Admin")
-  .annotate(OpenApi.Description, "Roles and permissions, for superusers.")
+const adminGroup = (userIdType: UserIdType = "uuid") =>
+  HttpApiGroup.make("admin")
+    .add(
+      HttpApiEndpoint.post("assignRole", "/admin/assign-role")
+        .setPayload(userRoleRequest(userIdType))
+        .addSuccess(Message)
+        .addError(declared(UserNotFoundError))
+    )
+    .add(
+      HttpApiEndpoint.post("removeRole", "/admin/remove-role")
+        .setPayload(userRoleRequest(userIdType))
+        .addSuccess(Message)
+        .addError(declared(UserNotFoundError))
+    )
+    .add(
+      HttpApiEndpoint.post("assignPermission", "/admin/assign-permission")
+        .setPayload(RolePermissionRequest)
+        .addSuccess(Message)
+    )
+    .add(
+      HttpApiEndpoint.post("removePermission", "/admin/remove-permission")
+        .setPayload(RolePermissionRequest)
+        .addSuccess(Message)
+    )
+    .add(
+      HttpApiEndpoint.get("rolePermissions", "/admin/roles/:role/permissions")
+        .setPath(Schema.Struct({ role: RoleField }))
+        .addSuccess(RolePermissions)
+    )
+    .middleware(RequireSuperuser)
+    .annotate(OpenApi.Title, "Admin")
+    .annotate(OpenApi.Description, "Roles and permissions, for superusers.")
 
 const healthGroup = HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
@@ -292,6 +326,8 @@ export interface ApiOptions {
   readonly tokenTransport?: "bearer" | "cookie"
   /** Custom fields shape the register and PATCH /me bodies; route groups may be left out. */
   readonly deployment?: Deployment
+  /** The form of admin `user_id` fields (USER_ID_TYPE); uuid when absent. */
+  readonly userIdType?: UserIdType
 }
 
 /**
@@ -302,12 +338,13 @@ export const makeApi = (options: ApiOptions) => {
   const deployment = options.deployment ?? {}
   const auth = authGroup(options.loginField, options.tokenTransport, deployment)
   const profile = profileGroup(options.loginField, deployment)
-  const all = HttpApi.make("portcullis").add(auth).add(profile).add(verifyGroup).add(sessionsGroup).add(adminGroup)
+  const admin = adminGroup(options.userIdType)
+  const all = HttpApi.make("portcullis").add(auth).add(profile).add(verifyGroup).add(sessionsGroup).add(admin)
   // The type keeps every group, so handlers are written once; a group the deployment leaves out
   // is not in the API at all (its routes are 404 and undocumented) and gets no handlers.
   const exposed = exposedGroups(deployment)
   let routes = HttpApi.make("portcullis").add(auth) as unknown as typeof all
-  for (const group of [profile, verifyGroup, sessionsGroup, adminGroup]) {
+  for (const group of [profile, verifyGroup, sessionsGroup, admin]) {
     if (exposed.has(group.identifier)) routes = routes.add(group) as unknown as typeof all
   }
   return (options.authPrefix === "" ? routes : routes.prefix(options.authPrefix as HttpApiEndpoint.PathSegment))

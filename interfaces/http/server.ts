@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
 import { Layer, type Option } from "effect"
 import { type Deployment, exposedGroups } from "../../config/Deployment.js"
+import type { UserIdType } from "../../domain/User.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { makeApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
@@ -19,6 +20,8 @@ import { routeTable } from "./routes.js"
 export interface HttpOptions extends ProtectionSettings {
   readonly authPrefix: string
   readonly loginField: string
+  /** USER_ID_TYPE: the form of the admin routes' `user_id`. */
+  readonly userIdType?: UserIdType
   readonly publicUrl: URL
   readonly tokenTransport: "bearer" | "cookie"
   readonly cookieSecure: boolean

@@ -828,15 +828,17 @@ describe("notYetSupported", () => {
     expect(notYetSupported(settingsOf({ SERVICE_DATABASE_URL: "postgresql://db.internal/x" }))).toHaveLength(1)
   })
 
-  it("accepts TOKEN_TRANSPORT=cookie and the mailers", () => {
+  it("accepts TOKEN_TRANSPORT=cookie, the mailers and every USER_ID_TYPE", () => {
     expect(notYetSupported(settingsOf({ SERVICE_TOKEN_TRANSPORT: "cookie" }))).toEqual([])
+    for (const type of ["uuid", "integer", "string"]) {
+      expect(notYetSupported(settingsOf({ SERVICE_USER_ID_TYPE: type }))).toEqual([])
+    }
     expect(notYetSupported(settingsOf({ SERVICE_MAILER: "console" }))).toEqual([])
     expect(notYetSupported(settingsOf({ SERVICE_SMTP_URL: "smtp://mail.example.com:25" }))).toEqual([])
   })
 
   it.each([
     [{ SERVICE_REDIS_URL: "redis://cache:6379" }, "SERVICE_REDIS_URL"],
-    [{ SERVICE_USER_ID_TYPE: "integer" }, "SERVICE_USER_ID_TYPE"],
     [{ SERVICE_LOGIN_FIELD: "username" }, "SERVICE_LOGIN_FIELD"],
     [{ SERVICE_JWT_ALGORITHM: "RS256", SERVICE_JWT_PRIVATE_KEY: "pem" }, "SERVICE_JWT_ALGORITHM"]
   ])("refuses %j, naming %s", (env, name) => {

@@ -58,7 +58,7 @@ const refreshAs = (session: Pick<CookieSession, "refresh" | "csrf">, json?: unkn
 
 for (const backend of TestApp.backends) {
   describe(`cookie mode over plain http (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl, { SERVICE_TOKEN_TRANSPORT: "cookie", SERVICE_COOKIE_SECURE: "false" }), {
+    layer(TestApp.layer(backend, { SERVICE_TOKEN_TRANSPORT: "cookie", SERVICE_COOKIE_SECURE: "false" }), {
       excludeTestServices: true
     })((it) => {
       it.effect(
@@ -238,7 +238,7 @@ for (const backend of TestApp.backends) {
 
   describe(`cookie mode with Secure, SameSite=Strict, a domain and another prefix (${backend.name})`, () => {
     layer(
-      TestApp.layer(backend.databaseUrl, {
+      TestApp.layer(backend, {
         SERVICE_TOKEN_TRANSPORT: "cookie",
         SERVICE_COOKIE_SECURE: "true",
         SERVICE_COOKIE_SAMESITE: "strict",
@@ -276,7 +276,7 @@ for (const backend of TestApp.backends) {
   })
 
   describe(`bearer mode ignores cookies (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("login, refresh and logout set no cookie; the body token is used and a cookie is ignored", () =>
         Effect.gen(function* () {
           const email = uniqueEmail()

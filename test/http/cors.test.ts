@@ -28,7 +28,7 @@ for (const backend of TestApp.backends) {
   for (const origins of [[APP], [APP, LOCAL]]) {
     describe(`CORS with CORS_ORIGINS=${origins.join(",")} (${backend.name})`, () => {
       layer(
-        TestApp.layer(backend.databaseUrl, {
+        TestApp.layer(backend, {
           SERVICE_CORS_ORIGINS: origins.join(","),
           SERVICE_TOKEN_TRANSPORT: "cookie",
           SERVICE_COOKIE_SECURE: "false"
@@ -116,7 +116,7 @@ for (const backend of TestApp.backends) {
   }
 
   describe(`no CORS_ORIGINS (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("no origin gets CORS headers and a preflight is a 405 as any OPTIONS", () =>
         Effect.gen(function* () {
           const reply = yield* call("GET", "/me", { headers: { origin: APP } })

@@ -17,7 +17,7 @@ const expectLocked = (reply: TestApp.Reply) => {
 
 for (const backend of TestApp.backends) {
   describe(`account lockout (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("5 failed logins then the right password: 423 with Retry-After; the 5th failure is still 401", () =>
         Effect.gen(function* () {
           const email = uniqueEmail()
@@ -71,17 +71,15 @@ for (const backend of TestApp.backends) {
   })
 
   describe(`lockout switched off (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl, { SERVICE_LOCKOUT_ENABLED: "false" }), { excludeTestServices: true })(
-      (it) => {
-        it.effect("LOCKOUT_ENABLED=false: failures never lock", () =>
-          Effect.gen(function* () {
-            const email = uniqueEmail()
-            yield* register(email)
-            for (let i = 0; i < 7; i++) expectProblem(yield* login(email, wrong), 401, "AuthenticationError")
-            expect((yield* login(email)).status).toBe(200)
-          })
-        )
-      }
-    )
+    layer(TestApp.layer(backend, { SERVICE_LOCKOUT_ENABLED: "false" }), { excludeTestServices: true })((it) => {
+      it.effect("LOCKOUT_ENABLED=false: failures never lock", () =>
+        Effect.gen(function* () {
+          const email = uniqueEmail()
+          yield* register(email)
+          for (let i = 0; i < 7; i++) expectProblem(yield* login(email, wrong), 401, "AuthenticationError")
+          expect((yield* login(email)).status).toBe(200)
+        })
+      )
+    })
   })
 }

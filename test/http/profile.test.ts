@@ -22,13 +22,13 @@ const newPassword = "a brand new passphrase"
 
 for (const backend of TestApp.backends) {
   describe(`profile routes (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("GET /me answers the user object; no token, a bad token or a bad scheme is 401", () =>
         Effect.gen(function* () {
           const session = yield* signUp()
           const reply = yield* me(session.access)
           expect(reply.status).toBe(200)
-          expect(reply.body).toMatchObject({ id: session.userId, email: session.email, roles: [] })
+          expect(reply.body).toMatchObject({ id: session.id, email: session.email, roles: [] })
           expect(Object.keys(reply.body as object).sort()).toEqual(
             ["created_at", "email", "id", "is_active", "is_superuser", "is_verified", "roles"].sort()
           )
@@ -50,7 +50,7 @@ for (const backend of TestApp.backends) {
           yield* accounts.setFlags(Email.make(session.email), { is_verified: true })
           const reply = yield* call("GET", "/me/verified", { token: session.access })
           expect(reply.status).toBe(200)
-          expect(reply.body).toMatchObject({ id: session.userId, is_verified: true })
+          expect(reply.body).toMatchObject({ id: session.id, is_verified: true })
         })
       )
 

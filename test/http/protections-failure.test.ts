@@ -25,10 +25,11 @@ const captureWarnings = Logger.replace(
 )
 
 /** The harness's service, with every rate limit on and the failing store in place of the memory one. */
-const withFailingLimiter = (databaseUrl: string) => {
+const withFailingLimiter = (backend: TestApp.Backend) => {
   const settings = TestApp.settingsFor({
     SERVICE_SECRET_KEY: TestApp.testSecretKey,
-    SERVICE_DATABASE_URL: databaseUrl,
+    SERVICE_DATABASE_URL: backend.databaseUrl,
+    ...backend.env,
     SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
     SERVICE_GLOBAL_RATE_LIMIT: "2/minute"
   })
@@ -49,7 +50,7 @@ const withFailingLimiter = (databaseUrl: string) => {
 
 for (const backend of TestApp.backends) {
   describe(`a rate-limit store that fails (${backend.name})`, () => {
-    layer(withFailingLimiter(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(withFailingLimiter(backend), { excludeTestServices: true })((it) => {
       it.effect(
         "fails open: requests proceed past every limit, without RateLimit headers, and a warning is logged",
         () =>

@@ -47,7 +47,7 @@ for (const backend of TestApp.backends) {
       SERVICE_TRUSTED_PROXY_HEADERS: "x-forwarded-for",
       SERVICE_AUTH_RATE_LIMITS: '{"register":"2/minute"}'
     }
-    layer(TestApp.layer(backend.databaseUrl, env), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend, env), { excludeTestServices: true })((it) => {
       it.effect(
         "the 6th login within a minute from one IP is 429 with Retry-After and RateLimit headers; another IP passes",
         () =>
@@ -216,7 +216,7 @@ for (const backend of TestApp.backends) {
   })
 
   describe(`rate limits with no trusted proxy header (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl, { SERVICE_AUTH_RATE_LIMIT_ENABLED: "true" }), {
+    layer(TestApp.layer(backend, { SERVICE_AUTH_RATE_LIMIT_ENABLED: "true" }), {
       excludeTestServices: true
     })((it) => {
       it.effect("X-Forwarded-For is ignored: the socket's address is the client, for limits and for sessions", () =>
@@ -241,7 +241,7 @@ for (const backend of TestApp.backends) {
       SERVICE_GLOBAL_RATE_LIMIT: "4/minute",
       SERVICE_TRUSTED_PROXY_HEADERS: "x-forwarded-for"
     }
-    layer(TestApp.layer(backend.databaseUrl, env), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend, env), { excludeTestServices: true })((it) => {
       it.effect("applies per client to any route, known or not", () =>
         Effect.gen(function* () {
           const ip = freshIp()
@@ -285,7 +285,7 @@ for (const backend of TestApp.backends) {
   })
 
   describe(`rate limits switched off (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl, { SERVICE_AUTH_RATE_LIMIT_ENABLED: "false" }), {
+    layer(TestApp.layer(backend, { SERVICE_AUTH_RATE_LIMIT_ENABLED: "false" }), {
       excludeTestServices: true
     })((it) => {
       it.effect("AUTH_RATE_LIMIT_ENABLED=false: no limit and no RateLimit headers", () =>

@@ -11,7 +11,7 @@ const concurrentRefreshes = (token: string, count: number) =>
 
 for (const backend of TestApp.backends) {
   describe(`concurrent refreshes, strict rule (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("10 concurrent refreshes of one token: exactly one 200, the rest 401", () =>
         Effect.gen(function* () {
           const session = yield* signUp()
@@ -28,7 +28,7 @@ for (const backend of TestApp.backends) {
   })
 
   describe(`concurrent refreshes with a reuse grace window (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl, { SERVICE_REFRESH_REUSE_GRACE_SECONDS: "10" }), {
+    layer(TestApp.layer(backend, { SERVICE_REFRESH_REUSE_GRACE_SECONDS: "10" }), {
       excludeTestServices: true
     })((it) => {
       it.effect("racing refreshes all receive the one successor pair, which then works", () =>

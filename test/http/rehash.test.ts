@@ -37,7 +37,7 @@ const legacyHashes = {
 
 for (const backend of TestApp.backends) {
   describe(`transparent rehash at login (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       for (const [kind, make] of Object.entries(legacyHashes)) {
         it.effect(`a ${kind} hash verifies and is replaced by argon2id at the configured cost`, () =>
           Effect.gen(function* () {

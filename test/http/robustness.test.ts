@@ -39,7 +39,7 @@ const chunked = (bytes: number) =>
 
 for (const backend of TestApp.backends) {
   describe(`bad input and protocol edges (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("malformed JSON is 422 problem+json, never a 500", () =>
         Effect.gen(function* () {
           for (const raw of ['{"email": ', "{email: 'x'}", "nul", "[1,2"]) {

@@ -38,8 +38,9 @@ const signInFrom = (email: string, userAgent: string) =>
   Effect.gen(function* () {
     const reply = yield* login(email, undefined, { "user-agent": userAgent })
     expect(reply.status).toBe(200)
-    const body = reply.body as { access_token: string; refresh_token: string; user: { id: string } }
-    return { email, access: body.access_token, refresh: body.refresh_token, userId: body.user.id } satisfies Session
+    const body = reply.body as { access_token: string; refresh_token: string; user: { id: string | number } }
+    const { id } = body.user
+    return { email, access: body.access_token, refresh: body.refresh_token, userId: String(id), id } satisfies Session
   })
 
 /** A new user signed in from each of the named devices, in order. */
@@ -80,7 +81,7 @@ const isoUtc = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 for (const backend of TestApp.backends) {
   describe(`sessions routes (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("GET /sessions lists each login as a session with its IP and User-Agent, the caller's current", () =>
         Effect.gen(function* () {
           const [phone, laptop, tablet] = yield* userWithDevices("Phone/1.0", "Laptop/2.0", "Tablet/3.0")

@@ -16,7 +16,7 @@ const now = () => Math.floor(Date.now() / 1000)
 
 for (const backend of TestApp.backends) {
   describe(`token expiry and forgery through HTTP (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("an access token past its expiry and the leeway is 401 TokenExpiredError", () =>
         Effect.gen(function* () {
           const session = yield* signUp()

@@ -9,7 +9,7 @@ const newPassword = "a completely new passphrase"
 for (const backend of TestApp.backends) {
   describe(`email verification and password reset (${backend.name})`, () => {
     const outbox = makeOutbox()
-    layer(TestApp.layer(backend.databaseUrl, {}, { events: outbox.handlers }), { excludeTestServices: true })((it) => {
+    layer(TestApp.layer(backend, {}, { events: outbox.handlers }), { excludeTestServices: true })((it) => {
       it.effect("registration sends a verification token that verifies the address once and only once", () =>
         Effect.gen(function* () {
           const email = uniqueEmail()
@@ -158,7 +158,7 @@ for (const backend of TestApp.backends) {
           expect((yield* outbox.next("after_register", email))[0]).toMatchObject({ email, is_verified: false })
           const session = yield* signIn(email)
           const loggedIn = (yield* outbox.next("after_login", email))[0]
-          expect(loggedIn).toMatchObject({ email, id: session.userId, created_at: expect.any(String) })
+          expect(loggedIn).toMatchObject({ email, id: session.id, created_at: expect.any(String) })
           expect(loggedIn).not.toHaveProperty("hashed_password")
           yield* call("POST", "/change-password", {
             token: session.access,

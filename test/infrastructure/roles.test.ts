@@ -272,8 +272,9 @@ describe("SQLite role tables only", () => {
       yield* Migrations.migrate(first)
       yield* sql`INSERT INTO users (id, email, created_at) VALUES ('u1', 'a@example.com', 0), ('u2', 'b@example.com', 0)`
       yield* sql`INSERT INTO user_roles (user_id, role) VALUES ('u1', 'editor'), ('u2', 'editor'), ('u2', 'admin')`
-      const applied = yield* Migrations.migrate(Migrations.sqlite)
-      expect(applied.map(([id, name]) => `${id}_${name}`)[0]).toEqual("2_role_permissions")
+      const second = Effect.map(Migrations.sqlite, (all) => all.filter(([id]) => id <= 2))
+      const applied = yield* Migrations.migrate(second)
+      expect(applied.map(([id, name]) => `${id}_${name}`)).toEqual(["2_role_permissions"])
       const rows = yield* sql<{ readonly name: string }>`SELECT name FROM roles ORDER BY name`
       expect(rows.map((row) => row.name)).toEqual(["admin", "editor"])
     }).pipe(Effect.provide(SqliteDatabase.client(":memory:")), Effect.provide(quiet))

@@ -8,11 +8,19 @@ import { application, resolveSecretKey } from "../../infrastructure/layers.js"
 import * as Logging from "../../infrastructure/logging.js"
 import { httpLayer } from "../../interfaces/http/server.js"
 
-/** The two embedded backends every HTTP suite runs against. */
-export const backends = [
+/** A store an HTTP suite runs against, with the settings that go with it. */
+export interface Backend {
+  readonly name: string
+  readonly databaseUrl: string
+  readonly env?: Record<string, string>
+}
+
+/** The embedded backends every HTTP suite runs against: uuid ids on both, and integer ids. */
+export const backends: ReadonlyArray<Backend> = [
   { name: "memory", databaseUrl: "memory:" },
-  { name: "sqlite", databaseUrl: "sqlite::memory:" }
-] as const
+  { name: "sqlite", databaseUrl: "sqlite::memory:" },
+  { name: "sqlite, integer ids", databaseUrl: "sqlite::memory:", env: { SERVICE_USER_ID_TYPE: "integer" } }
+]
 
 export const testSecretKey = "test-secret-key-with-at-least-32-bytes!"
 
@@ -71,16 +79,18 @@ export const request =
     })
 
 /**
- * The whole service in process: real HTTP on 127.0.0.1, real argon2 and JWTs, the chosen
+ * The whole service in process (a backend's settings under the suite's `env`): real HTTP on 127.0.0.1, real argon2 and JWTs, the chosen
  * backend. The use cases and ports are exposed too, so a test can arrange what HTTP cannot.
  */
-export const layer = (databaseUrl: string, env: Record<string, string> = {}, deployment: Deployment = {}) => {
+export const layer = (backend: string | Backend, env: Record<string, string> = {}, deployment: Deployment = {}) => {
+  const { databaseUrl, env: backendEnv } = typeof backend === "string" ? { databaseUrl: backend, env: {} } : backend
   const settings = settingsFor({
     SERVICE_SECRET_KEY: testSecretKey,
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_LOG_LEVEL: "none",
     // Suites share one server and sign in many times from 127.0.0.1; rate-limit suites turn limits on.
     SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
+    ...backendEnv,
     ...env
   })
   const App = application(settings, resolveSecretKey(settings), deployment)

@@ -12,7 +12,10 @@ export interface Session {
   readonly email: string
   readonly access: string
   readonly refresh: string
+  /** The id as the domain and the token's `sub` hold it: always a string. */
   readonly userId: string
+  /** The id as the user object carries it: a number for integer ids, else the same string. */
+  readonly id: string | number
 }
 
 export const register = (email: string, secret = password) =>
@@ -30,8 +33,9 @@ export const signIn = (email: string, secret = password) =>
   Effect.gen(function* () {
     const reply = yield* login(email, secret)
     expect(reply.status).toBe(200)
-    const body = reply.body as { access_token: string; refresh_token: string; user: { id: string } }
-    return { email, access: body.access_token, refresh: body.refresh_token, userId: body.user.id } satisfies Session
+    const body = reply.body as { access_token: string; refresh_token: string; user: { id: string | number } }
+    const { id } = body.user
+    return { email, access: body.access_token, refresh: body.refresh_token, userId: String(id), id } satisfies Session
   })
 
 /** Registers a new user and signs in once. */
