@@ -6,7 +6,8 @@ const isDecodeError = (schema: unknown) => (schema as Json | undefined)?.$ref ==
 /**
  * Makes the generated OpenAPI document say what the service answers. HttpApi documents a 400
  * HttpApiDecodeError on every route, but Portcullis renders every decoding failure as a 422
- * ValidationError problem (declared on the API), and every error as application/problem+json.
+ * ValidationError problem (declared on the API), and every error as application/problem+json;
+ * an error declared at several levels is listed once.
  */
 export const documentValidationProblems = (spec: Json): Json => {
   const paths = (spec.paths ?? {}) as Record<string, Record<string, Json>>
@@ -19,7 +20,12 @@ export const documentValidationProblems = (spec: Json): Json => {
         const schema = Object.values(content)[0]?.schema
         if (schema === undefined) continue
         const members = Array.isArray(schema.anyOf) ? (schema.anyOf as ReadonlyArray<Json>) : [schema]
-        const kept = members.filter((member) => !isDecodeError(member))
+        // Errors declared at several levels (API, group, middleware) appear once each.
+        const kept = members
+          .filter((member) => !isDecodeError(member))
+          .filter(
+            (member, index, all) => all.findIndex((other) => JSON.stringify(other) === JSON.stringify(member)) === index
+          )
         if (kept.length === 0) {
           delete responses[status]
           continue

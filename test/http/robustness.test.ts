@@ -163,6 +163,19 @@ for (const backend of TestApp.backends) {
             expect.arrayContaining(["/api/v1/auth/register", "/api/v1/auth/login", "/api/v1/auth/me", "/healthz"])
           )
           expect(JSON.stringify(document)).not.toContain("HttpApiDecodeError")
+          // Every error response is problem+json and lists each kind once.
+          for (const operations of Object.values(document.paths) as Array<Record<string, { responses: object }>>) {
+            for (const operation of Object.values(operations)) {
+              for (const [status, response] of Object.entries(operation.responses)) {
+                if (Number(status) < 400) continue
+                const content = (response as { content: Record<string, { schema: { anyOf?: Array<unknown> } }> })
+                  .content
+                expect(Object.keys(content)).toEqual(["application/problem+json"])
+                const members = (content["application/problem+json"]?.schema.anyOf ?? []).map((m) => JSON.stringify(m))
+                expect(new Set(members).size).toBe(members.length)
+              }
+            }
+          }
           const docs = yield* call("GET", "/docs")
           expect(docs.status).toBe(200)
           expect(docs.headers.get("content-type")).toContain("text/html")
