@@ -117,6 +117,3 @@ export type FullAuthError =
   | AccountLockedError
   | ValidationError
   | OAuthFailure
-
-/** The three ways a presented token is refused. */
-export type TokenFailure = TokenError | TokenExpiredError | TokenBlacklistedError
