@@ -6,6 +6,7 @@ import { ActiveSessions } from "../application/ActiveSessions.js"
 import { Admin } from "../application/Admin.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { PasswordReset } from "../application/PasswordReset.js"
+import { Readiness } from "../application/Readiness.js"
 import { Sessions } from "../application/Sessions.js"
 import { Tokens } from "../application/Tokens.js"
 import { Verification } from "../application/Verification.js"
@@ -97,7 +98,8 @@ export const useCases = Layer.mergeAll(
   PasswordReset.Default,
   ActiveSessions.Default,
   Admin.Default,
-  AccessControl.Default
+  AccessControl.Default,
+  Readiness.Default
 ).pipe(Layer.provideMerge(Layer.merge(Tokens.Default, Verification.Default)))
 
 /** The built-in mailer: SMTP when SMTP_URL is set, the log with MAILER=console, else none. */

@@ -317,7 +317,13 @@ const adminGroup = (userIdType: UserIdType = "uuid") =>
 
 const healthGroup = HttpApiGroup.make("health")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  .add(
+    HttpApiEndpoint.get("readyz", "/readyz")
+      .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
+      .annotate(OpenApi.Description, "200 when the database and the revocation store answer; 503 problem otherwise.")
+  )
   .annotate(OpenApi.Title, "Health")
+  .annotate(OpenApi.Description, "Liveness (/healthz: the process answers) and readiness (/readyz: its stores answer).")
 
 export interface ApiOptions {
   readonly authPrefix: string

@@ -138,7 +138,7 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     status: 503,
     title: "Service unavailable",
     code: "ServiceUnavailableError",
-    detail: () => "A backing store is unavailable; try again shortly.",
+    detail: (e) => `A backing store (${e.store}) is unavailable; try again shortly.`,
     headers: () => ({ "retry-after": "5" })
   }
 }

@@ -37,8 +37,8 @@ export const limitedRoutes: ReadonlyArray<{ readonly bucket: RateLimitBucket; re
   { bucket: "oauth_callback", path: "/oauth/:provider/callback" }
 ]
 
-/** Load balancers probe it from one address; it is cheap, and throttling it would take the service out of rotation. */
-const unlimitedPaths = new Set(["/healthz"])
+/** Load balancers probe these from one address; throttling them would take the service out of rotation. */
+const unlimitedPaths = new Set(["/healthz", "/readyz"])
 
 const toPattern = (path: string) =>
   new RegExp(

@@ -140,12 +140,15 @@ for (const backend of TestApp.backends) {
         })
       )
 
-      it.effect("GET /healthz answers ok at the root, outside the auth prefix", () =>
+      it.effect("GET /healthz and GET /readyz answer at the root, outside the auth prefix", () =>
         Effect.gen(function* () {
           const app = yield* TestApp.TestApp
           const reply = yield* app.request("GET", "/healthz")
           expect(reply.status).toBe(200)
           expect(reply.body).toEqual({ status: "ok" })
+          const ready = yield* app.request("GET", "/readyz")
+          expect(ready.status).toBe(200)
+          expect(ready.body).toEqual({ status: "ready" })
         })
       )
 

@@ -1,8 +1,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { Readiness } from "../../../application/Readiness.js"
 import type { PortcullisApi } from "../Api.js"
 
 export const HealthHandlers = (api: PortcullisApi) =>
   HttpApiBuilder.group(api, "health", (handlers) =>
-    handlers.handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+    Effect.map(Readiness, (readiness) =>
+      handlers
+        .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+        .handle("readyz", () => readiness.check.pipe(Effect.as({ status: "ready" as const })))
+    )
   )
