@@ -1,0 +1,43 @@
+import cluster from "node:cluster"
+import { Effect, Redacted } from "effect"
+
+const alive = () =>
+  Object.values(cluster.workers ?? {}).flatMap((worker) => (worker === undefined || worker.isDead() ? [] : [worker]))
+
+/**
+ * WORKERS>1: this (primary) process forks `count` copies of itself that serve on the same port
+ * (node:cluster hands them connections in turn), all with one SECRET_KEY, so a token any of them
+ * issues is good on every other. A worker that dies is replaced; when the primary is told to
+ * stop, it asks every worker to stop (each finishes its in-flight requests) and waits for them.
+ */
+export const superviseWorkers = (count: number, secretKey: Redacted.Redacted<string>) => {
+  const env = { SERVICE_SECRET_KEY: Redacted.value(secretKey) }
+  let stopping = false
+  return Effect.acquireRelease(
+    Effect.sync(() => {
+      cluster.on("exit", (worker, code, signal) => {
+        if (stopping) return
+        Effect.runFork(
+          Effect.logWarning("a worker exited; starting another", { pid: worker.process.pid, code, signal })
+        )
+        cluster.fork(env)
+      })
+      for (let i = 0; i < count; i++) cluster.fork(env)
+    }),
+    () =>
+      Effect.async<void>((resume) => {
+        stopping = true
+        if (alive().length === 0) return resume(Effect.void)
+        cluster.on("exit", () => {
+          if (alive().length === 0) resume(Effect.void)
+        })
+        for (const worker of alive()) worker.process.kill("SIGTERM")
+      })
+  ).pipe(
+    Effect.zipRight(Effect.logInfo("serving with workers", { workers: count })),
+    Effect.zipRight(Effect.never),
+    Effect.scoped
+  )
+}
+
+export const isPrimary = () => cluster.isPrimary

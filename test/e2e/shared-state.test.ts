@@ -1,0 +1,148 @@
+import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killAll, type RunningServer, startServer } from "../support/processes.js"
+
+const databaseUrl = process.env.TEST_DATABASE_URL
+const redisUrl = process.env.TEST_REDIS_URL
+const enabled = databaseUrl !== undefined && redisUrl !== undefined
+
+/** A database of its own for this file, created and dropped around it. */
+const database = `portcullis_e2e_${randomBytes(4).toString("hex")}`
+const withAdmin = async (statement: string) => {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
+const ownUrl = () => {
+  const url = new URL(databaseUrl ?? "postgres://localhost/x")
+  url.pathname = `/${database}`
+  return url.href
+}
+
+const password = "correct horse battery staple"
+/** A client address of its own per test (through the trusted proxy header), so limits never mix. */
+const client = () => `203.0.113.${1 + Math.floor(Math.random() * 250)}`
+
+const call = async (server: RunningServer, path: string, init: { body?: unknown; token?: string; ip: string }) => {
+  const headers: Record<string, string> = { "x-forwarded-for": init.ip }
+  if (init.body !== undefined) headers["content-type"] = "application/json"
+  if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`
+  const response = await fetch(`${server.url}/api/v1/auth${path}`, {
+    method: init.body === undefined && path === "/me" ? "GET" : "POST",
+    headers,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
+  })
+  return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, string> }
+}
+
+describe.skipIf(!enabled)("two server processes on one PostgreSQL and Redis", () => {
+  let a: RunningServer
+  let b: RunningServer
+
+  beforeAll(async () => {
+    await withAdmin(`CREATE DATABASE ${database}`)
+    const env = {
+      SERVICE_SECRET_KEY: "shared-state-secret-key-of-at-least-32-bytes",
+      SERVICE_DATABASE_URL: ownUrl(),
+      SERVICE_REDIS_URL: redisUrl ?? "",
+      SERVICE_TRUSTED_PROXY_HEADERS: "x-forwarded-for",
+      SERVICE_LOG_LEVEL: "warning"
+    }
+    a = await startServer(env)
+    b = await startServer(env)
+  }, 60_000)
+
+  afterAll(async () => {
+    await killAll()
+    if (enabled) await withAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  })
+
+  const signUp = async () => {
+    const email = `shared-${randomBytes(4).toString("hex")}@example.com`
+    expect((await call(a, "/register", { body: { email, password }, ip: client() })).status).toBe(202)
+    return email
+  }
+  const signIn = async (server: RunningServer, email: string) => {
+    const reply = await call(server, "/login", { body: { email, password }, ip: client() })
+    expect(reply.status).toBe(200)
+    return { access: reply.body.access_token ?? "", refresh: reply.body.refresh_token ?? "" }
+  }
+
+  it("a logout on A refuses the access token on B", async () => {
+    const email = await signUp()
+    const session = await signIn(a, email)
+    expect((await call(b, "/me", { token: session.access, ip: client() })).status).toBe(200)
+    expect((await call(a, "/logout", { token: session.access, body: {}, ip: client() })).status).toBe(204)
+    const refused = await call(b, "/me", { token: session.access, ip: client() })
+    expect(refused.status).toBe(401)
+    expect(refused.body.code).toBe("TokenBlacklistedError")
+  })
+
+  it("a refresh rotated on A and replayed on B burns the family on both", async () => {
+    const email = await signUp()
+    const session = await signIn(a, email)
+    const rotated = await call(a, "/refresh", { body: { refresh_token: session.refresh }, ip: client() })
+    expect(rotated.status).toBe(200)
+    expect((await call(b, "/refresh", { body: { refresh_token: session.refresh }, ip: client() })).status).toBe(401)
+    for (const server of [a, b]) {
+      expect((await call(server, "/me", { token: rotated.body.access_token ?? "", ip: client() })).status).toBe(401)
+      expect(
+        (await call(server, "/refresh", { body: { refresh_token: rotated.body.refresh_token }, ip: client() })).status
+      ).toBe(401)
+    }
+  })
+
+  it("one rate-limit bucket counts the requests sent to both", async () => {
+    const ip = client()
+    const body = { email: "nobody-here@example.com", password: "wrong password" }
+    for (const server of [a, b, a, b, a]) {
+      expect((await call(server, "/login", { body, ip })).status).toBe(401)
+    }
+    expect((await call(b, "/login", { body, ip })).status).toBe(429)
+    expect((await call(a, "/login", { body, ip })).status).toBe(429)
+  })
+})
+
+describe.skipIf(!enabled)("SERVICE_WORKERS=2", () => {
+  it("serves with two worker processes on one port and stops them all on SIGTERM", async () => {
+    await withAdmin(`CREATE DATABASE ${database}_workers`)
+    try {
+      const url = new URL(ownUrl())
+      url.pathname = `/${database}_workers`
+      const server = await startServer({
+        SERVICE_SECRET_KEY: "workers-secret-key-of-at-least-32-bytes!!",
+        SERVICE_DATABASE_URL: url.href,
+        SERVICE_REDIS_URL: redisUrl ?? "",
+        SERVICE_WORKERS: "2"
+      })
+      const children = () => {
+        try {
+          return execFileSync("pgrep", ["-P", String(server.child.pid)], { encoding: "utf8" })
+            .trim()
+            .split("\n")
+        } catch {
+          return []
+        }
+      }
+      expect(children()).toHaveLength(2)
+      const email = `workers-${randomBytes(4).toString("hex")}@example.com`
+      const reply = await fetch(`${server.url}/api/v1/auth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password })
+      })
+      expect(reply.status).toBe(202)
+      const exit = await server.stop()
+      expect(exit.code === 0 || exit.signal !== null).toBe(true)
+      expect(children()).toEqual([])
+    } finally {
+      await withAdmin(`DROP DATABASE IF EXISTS ${database}_workers WITH (FORCE)`)
+    }
+  }, 60_000)
+})
