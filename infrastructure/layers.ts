@@ -28,6 +28,10 @@ import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
 import type { UserRepoOptions } from "./memory/UserRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
+import * as AttemptCounterRedis from "./redis/AttemptCounterRedis.js"
+import * as BlacklistRedis from "./redis/BlacklistRedis.js"
+import * as RateLimiterRedis from "./redis/RateLimiterRedis.js"
+import * as RedisClient from "./redis/RedisClient.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "./sql/RoleRepoSql.js"
 import * as SqliteDatabase from "./sql/SqliteDatabase.js"
@@ -42,7 +46,6 @@ export const notYetSupported = (settings: Settings, deployment: Deployment = {})
   const refuse = (name: string, what: string) =>
     problems.push(`${PREFIX}${name}: ${what} is not supported by this version yet`)
   if (settings.databaseUrl.kind === "postgres") refuse("DATABASE_URL", "PostgreSQL")
-  if (Option.isSome(settings.redisUrl)) refuse("REDIS_URL", "Redis")
   problems.push(...loginFieldProblems(settings, deployment))
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
@@ -90,6 +93,16 @@ export const persistence = (database: DatabaseUrl, users: UserRepoOptions = {}) 
   }
 }
 
+/** Revocations, rate limits and lockouts: in Redis when REDIS_URL is set (one shared connection), else in memory. */
+export const protections = (redisUrl: Settings["redisUrl"]) =>
+  Option.match(redisUrl, {
+    onNone: () => Layer.mergeAll(BlacklistMemory.layer, RateLimiterMemory.layer, AttemptCounterMemory.layer),
+    onSome: (url) =>
+      Layer.mergeAll(BlacklistRedis.layer, RateLimiterRedis.layer, AttemptCounterRedis.layer).pipe(
+        Layer.provide(RedisClient.layer({ url }))
+      )
+  })
+
 /** The use cases, over whatever adapters are provided for their ports. */
 export const useCases = Layer.mergeAll(
   Accounts.Default,
@@ -135,9 +148,7 @@ export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, 
       idType: settings.userIdType,
       uniqueFields: uniqueFields(settings, deployment)
     }),
-    BlacklistMemory.layer,
-    RateLimiterMemory.layer,
-    AttemptCounterMemory.layer,
+    protections(settings.redisUrl),
     PasswordHasherArgon2.layer(),
     NodeCryptography.layer(secretKey),
     HmacCsrfTokens.layer(secretKey),
@@ -158,7 +169,10 @@ export const ports = (settings: Settings, secretKey: Redacted.Redacted<string>, 
 export const application = (settings: Settings, secretKey: Redacted.Redacted<string>, deployment: Deployment = {}) =>
   useCases.pipe(Layer.provideMerge(ports(settings, secretKey, deployment)))
 
-/** Rebuilds what an in-memory blacklist lost in a restart; logs how much. */
+/** Rebuilds what an in-memory blacklist (or a Redis) lost in a restart; logs how much. A Redis down does not stop start-up. */
 export const restoreRevocations = Effect.flatMap(Tokens, (tokens) => tokens.restoreRevocations()).pipe(
-  Effect.tap((restored) => Effect.logInfo("revocations restored", { families: restored }))
+  Effect.tap((restored) => Effect.logInfo("revocations restored", { families: restored })),
+  Effect.catchTag("StoreUnavailableError", (error) =>
+    Effect.logWarning(`revocations not restored: the ${error.store} store is unavailable`)
+  )
 )

@@ -835,10 +835,10 @@ describe("notYetSupported", () => {
     }
     expect(notYetSupported(settingsOf({ SERVICE_MAILER: "console" }))).toEqual([])
     expect(notYetSupported(settingsOf({ SERVICE_SMTP_URL: "smtp://mail.example.com:25" }))).toEqual([])
+    expect(notYetSupported(settingsOf({ SERVICE_REDIS_URL: "redis://cache:6379" }))).toEqual([])
   })
 
   it.each([
-    [{ SERVICE_REDIS_URL: "redis://cache:6379" }, "SERVICE_REDIS_URL"],
     [{ SERVICE_LOGIN_FIELD: "username" }, "SERVICE_LOGIN_FIELD"],
     [{ SERVICE_JWT_ALGORITHM: "RS256", SERVICE_JWT_PRIVATE_KEY: "pem" }, "SERVICE_JWT_ALGORITHM"]
   ])("refuses %j, naming %s", (env, name) => {

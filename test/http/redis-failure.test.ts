@@ -1,0 +1,149 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:http"
+import { connect } from "node:net"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Logger } from "effect"
+import { application, resolveSecretKey } from "../../infrastructure/layers.js"
+import { httpLayer } from "../../interfaces/http/server.js"
+import { expectProblem, login, me, password, register, uniqueEmail } from "../support/flows.js"
+import { exited, freePort } from "../support/processes.js"
+import { testRedisUrl } from "../support/redis.js"
+import * as TestApp from "../support/TestApp.js"
+
+/** True once something on `port` answers PING with PONG. */
+const pong = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, "127.0.0.1")
+    socket.setTimeout(500)
+    socket.once("connect", () => socket.write("PING\r\n"))
+    socket.once("data", (data) => {
+      socket.destroy()
+      resolve(data.toString().startsWith("+PONG"))
+    })
+    socket.once("error", () => resolve(false))
+    socket.once("timeout", () => {
+      socket.destroy()
+      resolve(false)
+    })
+  })
+
+/** A redis-server of this test's own on a spare port, without persistence, that it can stop and start. */
+class PrivateRedis extends Context.Tag("test/PrivateRedis")<
+  PrivateRedis,
+  { readonly url: string; readonly stop: Effect.Effect<void>; readonly start: Effect.Effect<void> }
+>() {}
+
+const privateRedis = Layer.scoped(
+  PrivateRedis,
+  Effect.gen(function* () {
+    const port = yield* Effect.promise(freePort)
+    let child: ChildProcess | undefined
+    const start = Effect.promise(async () => {
+      child = spawn(
+        "redis-server",
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        {
+          stdio: "ignore"
+        }
+      )
+      const deadline = Date.now() + 10_000
+      while (!(await pong(port))) {
+        if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })
+    const stop = Effect.promise(async () => {
+      const running = child
+      child = undefined
+      if (running === undefined) return
+      running.kill("SIGKILL")
+      await exited(running, 5_000)
+    })
+    yield* Effect.acquireRelease(start, () => stop)
+    return { url: `redis://127.0.0.1:${port}`, stop, start }
+  })
+)
+
+const warnings: Array<string> = []
+const captureWarnings = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ logLevel, message }) => {
+    if (logLevel.label === "WARN") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+  })
+)
+
+/** The service with REDIS_URL on the private Redis and every rate limit on. */
+const withPrivateRedis = Layer.unwrapEffect(
+  Effect.map(PrivateRedis, (redis) => {
+    const settings = TestApp.settingsFor({
+      SERVICE_SECRET_KEY: TestApp.testSecretKey,
+      SERVICE_DATABASE_URL: "memory:",
+      SERVICE_REDIS_URL: redis.url,
+      SERVICE_AUTH_RATE_LIMIT_ENABLED: "true"
+    })
+    const Client = Layer.effect(
+      TestApp.TestApp,
+      Effect.map(HttpServer.HttpServer, (server) => {
+        const url = `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}`
+        return { url, settings, request: TestApp.request(url) }
+      })
+    )
+    return Layer.mergeAll(httpLayer(settings), Client).pipe(
+      Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+      Layer.provideMerge(application(settings, resolveSecretKey(settings)))
+    )
+  })
+).pipe(Layer.provideMerge(privateRedis), Layer.provide(captureWarnings))
+
+// Runs where Redis suites run (TEST_REDIS_URL set: redis-server is installed), on a Redis of its own.
+describe.skipIf(testRedisUrl === undefined)("a Redis that goes away and comes back", () => {
+  layer(withPrivateRedis, { excludeTestServices: true })((it) => {
+    it.effect(
+      "while down: the blacklist fails closed (503), rate limits and lockout fail open with a warning; afterwards everything works again without a restart",
+      () =>
+        Effect.gen(function* () {
+          const redis = yield* PrivateRedis
+          const app = yield* TestApp.TestApp
+          const email = uniqueEmail()
+          expect((yield* register(email)).status).toBe(202)
+          const signedIn = yield* login(email, password)
+          expect(signedIn.status).toBe(200)
+          expect(signedIn.headers.get("ratelimit-limit")).toBe("5")
+          const access = (signedIn.body as { access_token: string }).access_token
+          expect((yield* me(access)).status).toBe(200)
+
+          yield* redis.stop
+          warnings.length = 0
+
+          const down = yield* me(access)
+          expectProblem(down, 503, "ServiceUnavailableError")
+          expect(down.headers.get("retry-after")).toBe("5")
+          expect(down.text).not.toContain("redis://")
+
+          const loggedIn = yield* login(email, password)
+          expect(loggedIn.status).toBe(200)
+          expect(loggedIn.headers.get("ratelimit-limit")).toBeNull()
+          expect((yield* login(email, "wrong password")).status).toBe(401)
+          expect(warnings.some((line) => line.includes("rate limit skipped"))).toBe(true)
+          expect(warnings.some((line) => line.includes("lockout skipped"))).toBe(true)
+          expect(warnings.join("\n")).not.toContain(redis.url)
+          expect((yield* app.request("GET", "/healthz")).status).toBe(200)
+
+          yield* redis.start
+          // The connection is retried in the background: no restart, only a little patience.
+          let back = yield* me(access)
+          for (let i = 0; i < 100 && back.status !== 200; i++) {
+            yield* Effect.sleep("100 millis")
+            back = yield* me(access)
+          }
+          expect(back.status).toBe(200)
+          const again = yield* login(email, password)
+          expect(again.status).toBe(200)
+          expect(again.headers.get("ratelimit-limit")).toBe("5")
+        }),
+      30_000
+    )
+  })
+})
