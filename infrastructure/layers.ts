@@ -27,6 +27,7 @@ import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
 import type { UserRepoOptions } from "./memory/UserRepoMemory.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
+import * as PgDatabase from "./sql/PgDatabase.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "./sql/RoleRepoSql.js"
 import * as SqliteDatabase from "./sql/SqliteDatabase.js"
@@ -40,7 +41,6 @@ export const notYetSupported = (settings: Settings, deployment: Deployment = {})
   const problems: Array<string> = []
   const refuse = (name: string, what: string) =>
     problems.push(`${PREFIX}${name}: ${what} is not supported by this version yet`)
-  if (settings.databaseUrl.kind === "postgres") refuse("DATABASE_URL", "PostgreSQL")
   if (Option.isSome(settings.redisUrl)) refuse("REDIS_URL", "Redis")
   if (settings.workers > 1) refuse("WORKERS", "more than one worker")
   problems.push(...loginFieldProblems(settings, deployment))
@@ -76,7 +76,7 @@ export const authPolicy = (settings: Settings, deployment: Deployment = {}): Aut
   customClaims: customClaims(deployment)
 })
 
-/** The repositories for DATABASE_URL, making user ids of USER_ID_TYPE; SQLite is migrated before it is used. */
+/** The repositories for DATABASE_URL, making user ids of USER_ID_TYPE; a database is migrated before it is used. */
 export const persistence = (database: DatabaseUrl, users: UserRepoOptions = {}) => {
   switch (database.kind) {
     case "memory":
@@ -86,7 +86,9 @@ export const persistence = (database: DatabaseUrl, users: UserRepoOptions = {}) 
         Layer.provide(SqliteDatabase.layer(database.filename))
       )
     case "postgres":
-      return Layer.die("PostgreSQL is not supported by this version yet")
+      return Layer.mergeAll(UserRepoSql.layerWith(users), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
+        Layer.provide(PgDatabase.layer(database.url))
+      )
   }
 }
 
