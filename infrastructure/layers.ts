@@ -1,11 +1,15 @@
 import { randomBytes } from "node:crypto"
-import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
 import { ActiveSessions } from "../application/ActiveSessions.js"
 import { Admin } from "../application/Admin.js"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { PasswordReset } from "../application/PasswordReset.js"
+import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
+import type { RoleRepo } from "../application/ports/RoleRepo.js"
+import type { UserRepo } from "../application/ports/UserRepo.js"
 import { Readiness } from "../application/Readiness.js"
 import { Sessions } from "../application/Sessions.js"
 import { Tokens } from "../application/Tokens.js"
@@ -32,6 +36,7 @@ import * as AttemptCounterRedis from "./redis/AttemptCounterRedis.js"
 import * as BlacklistRedis from "./redis/BlacklistRedis.js"
 import * as RateLimiterRedis from "./redis/RateLimiterRedis.js"
 import * as RedisClient from "./redis/RedisClient.js"
+import * as PgDatabase from "./sql/PgDatabase.js"
 import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "./sql/RoleRepoSql.js"
 import * as SqliteDatabase from "./sql/SqliteDatabase.js"
@@ -45,7 +50,6 @@ export const notYetSupported = (settings: Settings, deployment: Deployment = {})
   const problems: Array<string> = []
   const refuse = (name: string, what: string) =>
     problems.push(`${PREFIX}${name}: ${what} is not supported by this version yet`)
-  if (settings.databaseUrl.kind === "postgres") refuse("DATABASE_URL", "PostgreSQL")
   problems.push(...loginFieldProblems(settings, deployment))
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
@@ -79,8 +83,11 @@ export const authPolicy = (settings: Settings, deployment: Deployment = {}): Aut
   customClaims: customClaims(deployment)
 })
 
-/** The repositories for DATABASE_URL, making user ids of USER_ID_TYPE; SQLite is migrated before it is used. */
-export const persistence = (database: DatabaseUrl, users: UserRepoOptions = {}) => {
+/** The repositories for DATABASE_URL, making user ids of USER_ID_TYPE; a database is migrated before it is used. */
+export const persistence = (
+  database: DatabaseUrl,
+  users: UserRepoOptions = {}
+): Layer.Layer<UserRepo | RefreshTokenRepo | RoleRepo, ConfigError.ConfigError | SqlError> => {
   switch (database.kind) {
     case "memory":
       return Layer.mergeAll(UserRepoMemory.layerWith(users), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
@@ -89,7 +96,9 @@ export const persistence = (database: DatabaseUrl, users: UserRepoOptions = {}) 
         Layer.provide(SqliteDatabase.layer(database.filename))
       )
     case "postgres":
-      return Layer.die("PostgreSQL is not supported by this version yet")
+      return Layer.mergeAll(UserRepoSql.layerWith(users), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
+        Layer.provide(PgDatabase.layer(database.url))
+      )
   }
 }
 

@@ -2,9 +2,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
-const Millis = Schema.DateTimeUtcFromNumber
+const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
 
 /** A refresh_tokens row joined with its family; family columns carry a `family_` prefix. */
@@ -37,6 +38,11 @@ const decodeFamilies = Schema.decodeUnknown(
 )
 
 const nullable = Option.getOrNull
+
+/** The family ended between the claim of its token and the update of the family: roll back. */
+class FamilyEnded {
+  readonly _tag = "FamilyEnded"
+}
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -91,6 +97,10 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
+    // A compare-and-swap on both dialects. On PostgreSQL (READ COMMITTED) a racing UPDATE of the
+    // same token waits for the first one's transaction, then re-checks `rotated_at IS NULL` on the
+    // committed row and claims nothing: exactly one winner. The family row is updated under the
+    // same re-check, so a session ended while this rotation ran makes it roll back and lose.
     rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
       sql
         .withTransaction(
@@ -103,15 +113,20 @@ export const make = Effect.gen(function* () {
             const family = claimed[0]?.family_id
             if (family === undefined) return false
             yield* insertToken(successor)
-            yield* sql`UPDATE token_families
+            const touched = yield* sql`UPDATE token_families
               SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
                 ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
                 user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
-              WHERE family_id = ${family}`
+              WHERE family_id = ${family} AND revoked_at IS NULL
+              RETURNING family_id`
+            if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
             return true
           })
         )
-        .pipe(unavailable),
+        .pipe(
+          Effect.catchTag("FamilyEnded", () => Effect.succeed(false)),
+          unavailable
+        ),
 
     revokeFamily: (familyId, now) =>
       sql`UPDATE token_families SET revoked_at = ${now.epochMillis}

@@ -7,13 +7,8 @@ import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { CustomFieldValues, User, UserId, type UserIdType } from "../../domain/User.js"
 import { randomUserId } from "../userIds.js"
+import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
 import { isUniqueViolation, unavailable } from "./failures.js"
-
-/** SQLite answers booleans as 0/1, PostgreSQL as booleans. */
-const SqlBoolean = Schema.Union(
-  Schema.Boolean,
-  Schema.transform(Schema.Number, Schema.Boolean, { decode: (n) => n !== 0, encode: (b) => (b ? 1 : 0) })
-)
 
 /** A users row joined with its roles: the domain's User with storage encodings. */
 const UserRow = Schema.Struct({
@@ -21,7 +16,7 @@ const UserRow = Schema.Struct({
   is_active: SqlBoolean,
   is_verified: SqlBoolean,
   is_superuser: SqlBoolean,
-  created_at: Schema.DateTimeUtcFromNumber,
+  created_at: SqlMillis,
   roles: Schema.parseJson(Schema.Array(Schema.String)),
   fields: Schema.parseJson(CustomFieldValues)
 })
@@ -29,6 +24,7 @@ const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
 const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
   Option.map(Option.fromNullable(rows[0]), (row) => new User(row))
 
+/** A boolean parameter: 0/1, which SQLite stores as is and PostgreSQL reads into a BOOLEAN column. */
 const flag = (value: boolean) => (value ? 1 : 0)
 
 export interface UserRepoOptions {
@@ -41,11 +37,18 @@ export interface UserRepoOptions {
 /** The JSON path of a custom field; names are checked identifiers (config/Deployment.ts). */
 const fieldPath = (field: string) => `$.${field}`
 
+/** A checked identifier (config/Deployment.ts) as a PostgreSQL string literal. */
+const fieldKey = (field: string) => `'${field.replaceAll("'", "''")}'`
+
+/** PostgreSQL: duplicate_table (42P07), as a racing CREATE INDEX IF NOT EXISTS may fail. */
+const isDuplicateIndex = (error: SqlError) =>
+  (error.cause as { readonly code?: unknown } | undefined)?.code === "42P07" || isUniqueViolation(error)
+
 /** A user write that broke a unique index (email or a unique custom field) is a taken account. */
 const takenOr = (error: SqlError): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
   isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
 
-const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_value: Schema.Int })))
+const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_value: SqlInt })))
 
 export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
   const sql = yield* SqlClient.SqlClient
@@ -55,24 +58,46 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
   for (const field of options.uniqueFields ?? []) {
     yield* sql
       .unsafe(
-        `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users (json_extract(fields, '${fieldPath(field)}'))`
+        sql.onDialectOrElse({
+          pg: () => `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users ((fields->>${fieldKey(field)}))`,
+          orElse: () =>
+            `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users (json_extract(fields, '${fieldPath(field)}'))`
+        })
       )
-      .pipe(Effect.orDie)
+      .pipe(
+        // Workers starting together may race to create it; one of them does.
+        Effect.catchIf(isDuplicateIndex, () => Effect.void),
+        Effect.orDie
+      )
   }
-  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, u.fields,
-      (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles
+  // Roles and fields reach the row as JSON text on both dialects.
+  const rolesAndFields = sql.onDialectOrElse({
+    pg: () => sql`u.fields::text AS fields,
+      (SELECT COALESCE(json_agg(r.role ORDER BY r.role), '[]'::json)::text FROM user_roles r WHERE r.user_id = u.id) AS roles`,
+    orElse: () => sql`u.fields,
+      (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles`
+  })
+  /** The value of a custom field, as its unique index has it. */
+  const customField = (field: string) =>
+    sql.onDialectOrElse({
+      pg: () => sql`u.fields->>${sql.literal(fieldKey(field))}`,
+      orElse: () => sql`json_extract(u.fields, ${fieldPath(field)})`
+    })
+  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at,
+      ${rolesAndFields}
     FROM users u`
   const one = (where: Fragment) =>
     sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
   /** USER_ID_TYPE=integer: the next number of a counter that never goes back (migration 0004). */
   const nextIntegerId = sql`INSERT INTO id_sequences (name, last_value) VALUES ('users', 1)
-    ON CONFLICT (name) DO UPDATE SET last_value = last_value + 1 RETURNING last_value`.pipe(
+    ON CONFLICT (name) DO UPDATE SET last_value = id_sequences.last_value + 1 RETURNING last_value`.pipe(
     Effect.flatMap((rows) => Effect.orDie(decodeLastValue(rows))),
     Effect.map(([row]) => UserId.make(String(row.last_value)))
   )
   // The number is drawn and used in one transaction, so a refused insert (email taken) gives it
-  // back; the single connection serialises concurrent registrations.
+  // back; concurrent registrations wait for the counter: SQLite's single connection serialises
+  // them, PostgreSQL's row lock on the counter holds until the drawing transaction ends.
   const withId = <A, E, R>(insert: (id: UserId) => Effect.Effect<A, E, R>) =>
     idType === "integer" ? sql.withTransaction(Effect.flatMap(nextIntegerId, insert)) : insert(randomUserId(idType))
 
@@ -92,17 +117,20 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
       }),
     findById: byId,
     findByLogin: (field, value) =>
-      field === "email"
-        ? one(sql`u.email = ${value}`)
-        : one(sql`json_extract(u.fields, ${fieldPath(field)}) = ${value}`),
-    // One json_set statement: each value replaces the field's (objects are not merged), atomically.
+      field === "email" ? one(sql`u.email = ${value}`) : one(sql`${customField(field)} = ${value}`),
+    // One statement: each value replaces the field's (objects are not merged), atomically.
     setFields: (id, fields) => {
       const entries = Object.entries(fields)
       if (entries.length === 0) return byId(id)
-      const assignments = sql.csv(
-        entries.map(([field, value]) => sql`${fieldPath(field)}, json(${JSON.stringify(value)})`)
-      )
-      return sql`UPDATE users SET fields = json_set(fields, ${assignments}) WHERE id = ${id}`.pipe(
+      const update = sql.onDialectOrElse({
+        // jsonb || object replaces the top-level keys it names, as json_set does.
+        pg: () => sql`fields || ${JSON.stringify(Object.fromEntries(entries))}::jsonb`,
+        orElse: () =>
+          sql`json_set(fields, ${sql.csv(
+            entries.map(([field, value]) => sql`${fieldPath(field)}, json(${JSON.stringify(value)})`)
+          )})`
+      })
+      return sql`UPDATE users SET fields = ${update} WHERE id = ${id}`.pipe(
         Effect.catchTag("SqlError", takenOr),
         Effect.zipRight(byId(id))
       )

@@ -5,6 +5,7 @@ import type { UserFlags } from "../../application/ports/UserRepo.js"
 import { Email } from "../../domain/User.js"
 import { application, resolveSecretKey } from "../../infrastructure/layers.js"
 import * as Logging from "../../infrastructure/logging.js"
+import * as PgDatabase from "../../infrastructure/sql/PgDatabase.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import { loadSettings, StartupError } from "./startup.js"
 
@@ -35,13 +36,15 @@ const readStdin = Effect.promise(async () => {
 export const migrate = Command.make("migrate", {}, () =>
   Effect.gen(function* () {
     const { settings } = yield* loadSettings
-    if (settings.databaseUrl.kind !== "sqlite") {
+    const database = settings.databaseUrl
+    if (database.kind === "memory") {
       return yield* Console.log("The in-memory database needs no migrations.")
     }
-    const applied = yield* SqliteDatabase.prepare.pipe(
-      Effect.provide(SqliteDatabase.client(settings.databaseUrl.filename)),
-      Effect.orDie
-    )
+    const applied = yield* (
+      database.kind === "sqlite"
+        ? SqliteDatabase.prepare.pipe(Effect.provide(SqliteDatabase.client(database.filename)))
+        : PgDatabase.prepare.pipe(Effect.provide(PgDatabase.client(database.url, { maxConnections: 1 })))
+    ).pipe(Effect.orDie)
     yield* Console.log(
       applied.length === 0
         ? "The database is up to date."

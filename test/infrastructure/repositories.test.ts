@@ -11,6 +11,7 @@ import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
+import * as Postgres from "../support/postgres.js"
 
 /** An instant with a millisecond part, so that a store rounding to seconds would show. */
 const START = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
@@ -28,9 +29,16 @@ const sqliteLayer = () =>
 const backends: ReadonlyArray<{
   readonly name: string
   readonly layer: () => Layer.Layer<UserRepo | RefreshTokenRepo, unknown>
+  /** Skipped when the database it needs is not configured. */
+  readonly skip?: boolean
 }> = [
   { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer) },
-  { name: "sqlite", layer: sqliteLayer }
+  { name: "sqlite", layer: sqliteLayer },
+  {
+    name: "postgresql",
+    layer: () => Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(Layer.provide(Postgres.layer())),
+    skip: Postgres.noPostgres
+  }
 ]
 
 const encodeUser = Schema.encodeSync(User)
@@ -93,7 +101,7 @@ for (const backend of backends) {
       return yield* effect
     }).pipe(Effect.provide(backend.layer()))
 
-  describe(`UserRepo contract (${backend.name})`, () => {
+  describe.skipIf(backend.skip)(`UserRepo contract (${backend.name})`, () => {
     it.effect("create answers the stored user, found again by id and by email", () =>
       run(
         Effect.gen(function* () {
@@ -229,7 +237,7 @@ for (const backend of backends) {
     )
   })
 
-  describe(`RefreshTokenRepo contract (${backend.name})`, () => {
+  describe.skipIf(backend.skip)(`RefreshTokenRepo contract (${backend.name})`, () => {
     it.effect("startFamily then findByDigest answers the token and its family, every field to the millisecond", () =>
       run(
         Effect.gen(function* () {

@@ -11,6 +11,7 @@ import * as Migrations from "../../infrastructure/sql/migrations.js"
 import * as RoleRepoSql from "../../infrastructure/sql/RoleRepoSql.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
+import * as Postgres from "../support/postgres.js"
 
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
@@ -25,9 +26,16 @@ const sqliteLayer = () =>
 const backends: ReadonlyArray<{
   readonly name: string
   readonly layer: () => Layer.Layer<UserRepo | RoleRepo, unknown>
+  /** Skipped when the database it needs is not configured. */
+  readonly skip?: boolean
 }> = [
   { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RoleRepoMemory.layer) },
-  { name: "sqlite", layer: sqliteLayer }
+  { name: "sqlite", layer: sqliteLayer },
+  {
+    name: "postgresql",
+    layer: () => Layer.mergeAll(UserRepoSql.layer, RoleRepoSql.layer).pipe(Layer.provide(Postgres.layer())),
+    skip: Postgres.noPostgres
+  }
 ]
 
 const role = Schema.decodeSync(RoleName)
@@ -52,7 +60,7 @@ const sorted = (roles: ReadonlyArray<string>) => [...roles].sort()
 for (const backend of backends) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RoleRepo>) => effect.pipe(Effect.provide(backend.layer()))
 
-  describe(`UserRepo roles contract (${backend.name})`, () => {
+  describe.skipIf(backend.skip)(`UserRepo roles contract (${backend.name})`, () => {
     it.effect("assignRole answers the user with the role, which findById and findByLogin then show", () =>
       run(
         Effect.gen(function* () {
@@ -129,7 +137,7 @@ for (const backend of backends) {
     )
   })
 
-  describe(`RoleRepo contract (${backend.name})`, () => {
+  describe.skipIf(backend.skip)(`RoleRepo contract (${backend.name})`, () => {
     it.effect("assignPermission grants it once; permissionsOf lists a role's permissions in name order", () =>
       run(
         Effect.gen(function* () {

@@ -9,6 +9,7 @@ import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
+import * as Postgres from "../support/postgres.js"
 
 /**
  * The RefreshTokenRepo contract for the sessions routes (listing a user's live families, ending
@@ -23,6 +24,8 @@ const DAY = 86_400_000
 const backends: ReadonlyArray<{
   readonly name: string
   readonly layer: () => Layer.Layer<UserRepo | RefreshTokenRepo, unknown>
+  /** Skipped when the database it needs is not configured. */
+  readonly skip?: boolean
 }> = [
   { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer) },
   {
@@ -32,6 +35,11 @@ const backends: ReadonlyArray<{
         Layer.provide(SqliteDatabase.layer(":memory:")),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )
+  },
+  {
+    name: "postgresql",
+    layer: () => Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(Layer.provide(Postgres.layer())),
+    skip: Postgres.noPostgres
   }
 ]
 
@@ -95,7 +103,7 @@ for (const backend of backends) {
       return yield* effect
     }).pipe(Effect.provide(backend.layer()))
 
-  describe(`RefreshTokenRepo sessions contract (${backend.name})`, () => {
+  describe.skipIf(backend.skip)(`RefreshTokenRepo sessions contract (${backend.name})`, () => {
     it.effect("liveFamiliesOf answers every live family of the user, every field to the millisecond", () =>
       run(
         Effect.gen(function* () {

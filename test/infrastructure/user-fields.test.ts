@@ -5,9 +5,15 @@ import { Email, UserId } from "../../domain/User.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
+import * as Postgres from "../support/postgres.js"
 
 const options = { uniqueFields: ["username"] }
-const backends = [
+const backends: ReadonlyArray<{
+  readonly name: string
+  readonly layer: () => Layer.Layer<UserRepo, unknown>
+  /** Skipped when the database it needs is not configured. */
+  readonly skip?: boolean
+}> = [
   { name: "memory", layer: () => UserRepoMemory.layerWith(options) },
   {
     name: "sqlite",
@@ -16,6 +22,11 @@ const backends = [
         Layer.provide(SqliteDatabase.layer(":memory:")),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )
+  },
+  {
+    name: "postgresql",
+    layer: () => UserRepoSql.layerWith(options).pipe(Layer.provide(Postgres.layer())),
+    skip: Postgres.noPostgres
   }
 ]
 
@@ -29,7 +40,7 @@ const newUser = (address: string, fields: Record<string, unknown>): NewUser => (
 })
 
 for (const backend of backends) {
-  describe(`UserRepo custom fields (${backend.name})`, () => {
+  describe.skipIf(backend.skip)(`UserRepo custom fields (${backend.name})`, () => {
     const run = <A, E>(effect: Effect.Effect<A, E, UserRepo>) => effect.pipe(Effect.provide(backend.layer()))
 
     it.effect("stores fields, finds by a custom login field, and sets fields value by value", () =>

@@ -9,6 +9,7 @@ import * as Migrations from "../../infrastructure/sql/migrations.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
 import { randomUserId } from "../../infrastructure/userIds.js"
+import * as Postgres from "../support/postgres.js"
 
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 const email = Schema.decodeSync(Email)
@@ -28,6 +29,8 @@ const STRING_ID = /^[A-Za-z0-9_-]{22}$/
 const stores: ReadonlyArray<{
   readonly name: string
   readonly layer: (type: UserIdType) => Layer.Layer<UserRepo | SqlClient.SqlClient, unknown>
+  /** Skipped when the database it needs is not configured. */
+  readonly skip?: boolean
 }> = [
   {
     name: "memory",
@@ -44,6 +47,11 @@ const stores: ReadonlyArray<{
         Layer.provideMerge(SqliteDatabase.layer(":memory:")),
         Layer.provide(quiet)
       )
+  },
+  {
+    name: "postgresql",
+    layer: (type) => UserRepoSql.layerWith({ idType: type }).pipe(Layer.provideMerge(Postgres.layer())),
+    skip: Postgres.noPostgres
   }
 ]
 
@@ -53,7 +61,7 @@ for (const store of stores) {
   const run = <A, E>(type: UserIdType, effect: Effect.Effect<A, E, UserRepo | SqlClient.SqlClient>) =>
     Effect.provide(effect, Layer.fresh(store.layer(type)))
 
-  describe(`user ids (${store.name})`, () => {
+  describe.skipIf(store.skip)(`user ids (${store.name})`, () => {
     it.effect("integer ids are 1, 2, 3… in order of creation", () =>
       run(
         "integer",

@@ -7,6 +7,7 @@ import { parseSettings, type Settings } from "../../config/Settings.js"
 import { application, resolveSecretKey } from "../../infrastructure/layers.js"
 import * as Logging from "../../infrastructure/logging.js"
 import { httpLayer } from "../../interfaces/http/server.js"
+import * as Postgres from "./postgres.js"
 
 /** A store an HTTP suite runs against, with the settings that go with it. */
 export interface Backend {
@@ -15,11 +16,15 @@ export interface Backend {
   readonly env?: Record<string, string>
 }
 
-/** The embedded backends every HTTP suite runs against: uuid ids on both, and integer ids. */
+/**
+ * The backends every HTTP suite runs against: the embedded ones with uuid ids, and integer ids;
+ * PostgreSQL too when TEST_DATABASE_URL is set (each server in a fresh schema).
+ */
 export const backends: ReadonlyArray<Backend> = [
   { name: "memory", databaseUrl: "memory:" },
   { name: "sqlite", databaseUrl: "sqlite::memory:" },
-  { name: "sqlite, integer ids", databaseUrl: "sqlite::memory:", env: { SERVICE_USER_ID_TYPE: "integer" } }
+  { name: "sqlite, integer ids", databaseUrl: "sqlite::memory:", env: { SERVICE_USER_ID_TYPE: "integer" } },
+  ...(Postgres.noPostgres ? [] : [{ name: "postgresql", databaseUrl: Postgres.testDatabaseUrl ?? "" }])
 ]
 
 export const testSecretKey = "test-secret-key-with-at-least-32-bytes!"
@@ -84,13 +89,21 @@ export const request =
  */
 export const layer = (backend: string | Backend, env: Record<string, string> = {}, deployment: Deployment = {}) => {
   const { databaseUrl, env: backendEnv } = typeof backend === "string" ? { databaseUrl: backend, env: {} } : backend
+  if (/^postgres(ql)?:/.test(databaseUrl)) {
+    return Layer.unwrapScoped(
+      Effect.map(Postgres.freshSchemaUrl, ({ url }) => serverLayer(url, { ...backendEnv, ...env }, deployment))
+    )
+  }
+  return serverLayer(databaseUrl, { ...backendEnv, ...env }, deployment)
+}
+
+const serverLayer = (databaseUrl: string, env: Record<string, string>, deployment: Deployment) => {
   const settings = settingsFor({
     SERVICE_SECRET_KEY: testSecretKey,
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_LOG_LEVEL: "none",
     // Suites share one server and sign in many times from 127.0.0.1; rate-limit suites turn limits on.
     SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
-    ...backendEnv,
     ...env
   })
   const App = application(settings, resolveSecretKey(settings), deployment)

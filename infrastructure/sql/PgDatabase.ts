@@ -1,0 +1,41 @@
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Duration, Effect, Layer, type Redacted } from "effect"
+import * as Migrations from "./migrations.js"
+
+/** Connections per process; with WORKERS=N the database sees up to N times as many. */
+export const POOL_SIZE = 10
+
+/**
+ * A node-postgres pool for a `postgres://` URL (its query string may set `sslmode`, or
+ * `options=-c search_path=<schema>` to keep Portcullis in a schema of its own).
+ */
+export const client = (url: Redacted.Redacted<string>, options: { readonly maxConnections?: number } = {}) =>
+  PgClient.layer({
+    url,
+    maxConnections: options.maxConnections ?? POOL_SIZE,
+    idleTimeout: Duration.seconds(30),
+    connectTimeout: Duration.seconds(5),
+    applicationName: "portcullis"
+  })
+
+/**
+ * Applies every pending migration; answers the ones applied. The migrator locks its table for
+ * the transaction, so workers starting together apply each migration once.
+ */
+export const prepare = Migrations.migrate(Migrations.postgres)
+
+/** The PostgreSQL database, migrated before the layer is ready. */
+export const layer = (url: Redacted.Redacted<string>, options: { readonly maxConnections?: number } = {}) =>
+  Layer.provideMerge(
+    Layer.effectDiscard(
+      prepare.pipe(
+        Effect.tap((applied) =>
+          applied.length === 0
+            ? Effect.void
+            : Effect.logInfo("migrations applied", { applied: applied.map(([id, name]) => `${id}_${name}`) })
+        ),
+        Effect.orDie
+      )
+    ),
+    client(url, options)
+  )

@@ -1,0 +1,37 @@
+import { randomBytes } from "node:crypto"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import * as PgDatabase from "../../infrastructure/sql/PgDatabase.js"
+
+/** The PostgreSQL the suites may use; unset, every PostgreSQL test is skipped. */
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL
+
+/** True when the PostgreSQL tests must be skipped. */
+export const noPostgres = testDatabaseUrl === undefined || testDatabaseUrl === ""
+
+const admin = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, statement).pipe(
+    Effect.provide(PgDatabase.client(Redacted.make(testDatabaseUrl ?? ""), { maxConnections: 1 })),
+    Effect.orDie
+  )
+
+/**
+ * A schema of its own, dropped when the scope closes: answers a URL whose connections use it,
+ * so that parallel test files and layers never see each other's rows.
+ */
+export const freshSchemaUrl = Effect.acquireRelease(
+  Effect.gen(function* () {
+    const schema = `portcullis_test_${randomBytes(6).toString("hex")}`
+    yield* admin((sql) => sql`CREATE SCHEMA ${sql(schema)}`)
+    const url = new URL(testDatabaseUrl ?? "")
+    url.searchParams.set("options", `-c search_path=${schema}`)
+    return { schema, url: url.toString() }
+  }),
+  ({ schema }) => admin((sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`)
+)
+
+/** A migrated PostgreSQL database in a fresh schema, with a small pool. */
+export const layer = () =>
+  Layer.unwrapScoped(
+    Effect.map(freshSchemaUrl, ({ url }) => PgDatabase.layer(Redacted.make(url), { maxConnections: 4 }))
+  ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
