@@ -26,8 +26,11 @@ const ownUrl = () => {
 }
 
 const password = "correct horse battery staple"
-/** A client address of its own per test (through the trusted proxy header), so limits never mix. */
-const client = () => `203.0.113.${1 + Math.floor(Math.random() * 250)}`
+/**
+ * A client address of its own per call site (through the trusted proxy header): a random /64,
+ * so that limits never mix with other tests or earlier runs sharing the same Redis.
+ */
+const client = () => `2001:db8:${randomBytes(2).toString("hex")}:${randomBytes(2).toString("hex")}::1`
 
 const call = async (server: RunningServer, path: string, init: { body?: unknown; token?: string; ip: string }) => {
   const headers: Record<string, string> = { "x-forwarded-for": init.ip }
@@ -100,7 +103,8 @@ describe.skipIf(!enabled)("two server processes on one PostgreSQL and Redis", ()
 
   it("one rate-limit bucket counts the requests sent to both", async () => {
     const ip = client()
-    const body = { email: "nobody-here@example.com", password: "wrong password" }
+    // A fresh identifier: lockout counters live in the shared Redis across runs.
+    const body = { email: `nobody-${randomBytes(4).toString("hex")}@example.com`, password: "wrong password" }
     for (const server of [a, b, a, b, a]) {
       expect((await call(server, "/login", { body, ip })).status).toBe(401)
     }
