@@ -1,5 +1,5 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Duration, Effect, Layer, type Redacted } from "effect"
+import { Duration, Layer, type Redacted } from "effect"
 import * as Migrations from "./migrations.js"
 
 /** Connections per process; with WORKERS=N the database sees up to N times as many. */
@@ -26,16 +26,4 @@ export const prepare = Migrations.migrate(Migrations.postgres)
 
 /** The PostgreSQL database, migrated before the layer is ready. */
 export const layer = (url: Redacted.Redacted<string>, options: { readonly maxConnections?: number } = {}) =>
-  Layer.provideMerge(
-    Layer.effectDiscard(
-      prepare.pipe(
-        Effect.tap((applied) =>
-          applied.length === 0
-            ? Effect.void
-            : Effect.logInfo("migrations applied", { applied: applied.map(([id, name]) => `${id}_${name}`) })
-        ),
-        Effect.orDie
-      )
-    ),
-    client(url, options)
-  )
+  Layer.provideMerge(Migrations.migratedBeforeUse(prepare), client(url, options))

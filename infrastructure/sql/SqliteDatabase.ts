@@ -29,17 +29,4 @@ export const prepare = Effect.gen(function* () {
  * The embedded database, migrated before the layer is ready. Its single connection serialises
  * transactions, which is what makes refresh rotation a compare-and-swap here.
  */
-export const layer = (filename: string) =>
-  Layer.provideMerge(
-    Layer.effectDiscard(
-      prepare.pipe(
-        Effect.tap((applied) =>
-          applied.length === 0
-            ? Effect.void
-            : Effect.logInfo("migrations applied", { applied: applied.map(([id, name]) => `${id}_${name}`) })
-        ),
-        Effect.orDie
-      )
-    ),
-    client(filename)
-  )
+export const layer = (filename: string) => Layer.provideMerge(Migrations.migratedBeforeUse(prepare), client(filename))

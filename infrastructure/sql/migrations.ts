@@ -1,6 +1,6 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 
 /**
  * Forward-only migrations, applied in order at start-up and by `portcullis migrate`. Times are
@@ -151,3 +151,19 @@ export const postgres = Migrator.fromRecord({
 
 /** Applies every pending migration; answers the ones applied. */
 export const migrate = (loader: Migrator.Loader) => Migrator.make({})({ loader })
+
+/**
+ * A layer that runs `prepare` (which applies the migrations) before anything uses the database,
+ * and logs the migrations it applied.
+ */
+export const migratedBeforeUse = <E, R>(prepare: Effect.Effect<ReadonlyArray<readonly [number, string]>, E, R>) =>
+  Layer.effectDiscard(
+    prepare.pipe(
+      Effect.tap((applied) =>
+        applied.length === 0
+          ? Effect.void
+          : Effect.logInfo("migrations applied", { applied: applied.map(([id, name]) => `${id}_${name}`) })
+      ),
+      Effect.orDie
+    )
+  )
