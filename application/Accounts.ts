@@ -1,13 +1,7 @@
-import { Array as Arr, Data, Effect, Either, Option, Redacted } from "effect"
+import { Data, Effect, Either, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import {
-  type FieldProblem,
-  InvalidPasswordError,
-  ReauthenticationError,
-  UserNotFoundError,
-  ValidationError
-} from "../domain/errors.js"
-import { passwordProblems } from "../domain/Password.js"
+import { type FieldProblem, ReauthenticationError, UserNotFoundError, ValidationError } from "../domain/errors.js"
+import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
 import { FamilyId } from "../domain/Session.js"
 import { type Email, type PublicUser, toPublicUser } from "../domain/User.js"
@@ -36,10 +30,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const events = yield* Events
     const policy = yield* AuthPolicy
 
-    const acceptablePassword = (password: Redacted.Redacted<string>) => {
-      const problems = passwordProblems(policy.passwordPolicy, Redacted.value(password))
-      return Arr.isNonEmptyReadonlyArray(problems) ? Effect.fail(new InvalidPasswordError({ problems })) : Effect.void
-    }
+    const acceptablePassword = (password: Redacted.Redacted<string>) => checkPassword(policy.passwordPolicy, password)
 
     /**
      * The password is hashed before the insert whether or not the email is free, so a duplicate

@@ -1,7 +1,7 @@
-import { Array as Arr, DateTime, Effect, Option, Redacted } from "effect"
+import { DateTime, Effect, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import { InvalidPasswordError, TokenBlacklistedError, TokenError } from "../domain/errors.js"
-import { passwordProblems } from "../domain/Password.js"
+import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
+import { checkPassword } from "../domain/Password.js"
 import { tokenWindow } from "../domain/Token.js"
 import { normaliseLogin, toPublicUser, type User, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
@@ -60,8 +60,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
       if (claims.pwd !== fingerprint(found.value)) {
         return yield* new TokenBlacklistedError({ message: "The token has already been used." })
       }
-      const problems = passwordProblems(policy.passwordPolicy, Redacted.value(newPassword))
-      if (Arr.isNonEmptyReadonlyArray(problems)) return yield* new InvalidPasswordError({ problems })
+      yield* checkPassword(policy.passwordPolicy, newPassword)
       yield* users.setPassword(found.value.id, yield* hasher.hash(newPassword))
       const updated = yield* users.setFlags(found.value.id, { is_verified: true })
       yield* tokens.endSessionsOf(found.value.id, Option.none())

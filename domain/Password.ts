@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Array as Arr, Either, Redacted, Schema } from "effect"
+import { InvalidPasswordError } from "./errors.js"
 
 /** A password in a request body: redacted, so it never reaches a log or an error body. */
 export const Password = Schema.Redacted(Schema.String)
@@ -44,4 +45,13 @@ export const passwordProblems = (policy: PasswordPolicy, password: string): Read
     problems.push("is too common")
   }
   return problems
+}
+
+/** The policy's verdict on a new password: every broken rule, or acceptance. */
+export const checkPassword = (
+  policy: PasswordPolicy,
+  password: Redacted.Redacted<string>
+): Either.Either<void, InvalidPasswordError> => {
+  const problems = passwordProblems(policy, Redacted.value(password))
+  return Arr.isNonEmptyReadonlyArray(problems) ? Either.left(new InvalidPasswordError({ problems })) : Either.void
 }

@@ -46,11 +46,16 @@ import * as UserRepoSql from "./sql/UserRepoSql.js"
  * Settings this build accepts as valid but cannot honour yet. Refusing them at start-up is
  * safer than ignoring them: a deployment asking for cookie transport must not get bearer tokens.
  */
-export const notYetSupported = (settings: Settings, deployment: Deployment = {}): ReadonlyArray<string> => {
+export const notYetSupported = (settings: Settings, deployment: Deployment = {}): ReadonlyArray<string> => [
+  ...loginFieldProblems(settings, deployment),
+  ...missingFeatures(settings)
+]
+
+/** The features settings ask for that this build does not have, whatever the deployment. */
+export const missingFeatures = (settings: Settings): ReadonlyArray<string> => {
   const problems: Array<string> = []
   const refuse = (name: string, what: string) =>
     problems.push(`${PREFIX}${name}: ${what} is not supported by this version yet`)
-  problems.push(...loginFieldProblems(settings, deployment))
   if (!settings.jwtAlgorithm.startsWith("HS")) refuse("JWT_ALGORITHM", settings.jwtAlgorithm)
   if (settings.passkeyEnabled) refuse("PASSKEY_ENABLED", "passkey sign-in")
   if (settings.oauthProviders.length > 0) refuse("OAUTH_*", "OAuth sign-in")

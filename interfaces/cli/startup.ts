@@ -1,7 +1,7 @@
 import { Data, Effect, Either } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
-import { PREFIX, parseSettings } from "../../config/Settings.js"
-import { notYetSupported } from "../../infrastructure/layers.js"
+import { parseSettings } from "../../config/Settings.js"
+import { missingFeatures, notYetSupported } from "../../infrastructure/layers.js"
 
 /** Start-up cannot go on; each line says why and what to set. Printed to stderr, exit 1. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly lines: ReadonlyArray<string> }> {}
@@ -16,9 +16,8 @@ export const loadSettingsFor = (deployment: Deployment | undefined) =>
     Either.match(parseSettings(process.env), {
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
       onRight: (resolved) => {
-        const refused = notYetSupported(resolved.settings, deployment ?? {}).filter(
-          (line) => deployment !== undefined || !line.startsWith(`${PREFIX}LOGIN_FIELD:`)
-        )
+        const refused =
+          deployment === undefined ? missingFeatures(resolved.settings) : notYetSupported(resolved.settings, deployment)
         return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
       }
     })
