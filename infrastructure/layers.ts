@@ -30,7 +30,7 @@ import * as BlacklistMemory from "./memory/BlacklistMemory.js"
 import * as RateLimiterMemory from "./memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
-import type { UserRepoOptions } from "./memory/UserRepoMemory.js"
+import type { UserRepoOptions } from "./users.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
 import * as AttemptCounterRedis from "./redis/AttemptCounterRedis.js"
 import * as BlacklistRedis from "./redis/BlacklistRedis.js"
@@ -98,11 +98,11 @@ export const persistence = (
       return Layer.mergeAll(UserRepoMemory.layerWith(users), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
     case "sqlite":
       return Layer.mergeAll(UserRepoSql.layerWith(users), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
-        Layer.provide(SqliteDatabase.layer(database.filename))
+        Layer.provide(SqliteDatabase.layer(database.filename, users))
       )
     case "postgres":
       return Layer.mergeAll(UserRepoSql.layerWith(users), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
-        Layer.provide(PgDatabase.layer(database.url))
+        Layer.provide(PgDatabase.layer(database.url, users))
       )
   }
 }

@@ -1,15 +1,8 @@
 import { DateTime, Effect, Layer, Option } from "effect"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { User, UserId, type UserIdType } from "../../domain/User.js"
-import { randomUserId } from "../userIds.js"
-
-export interface UserRepoOptions {
-  /** USER_ID_TYPE: the form of the ids this repository makes (uuid by default). */
-  readonly idType?: UserIdType
-  /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
-  readonly uniqueFields?: ReadonlyArray<string>
-}
+import { User, UserId } from "../../domain/User.js"
+import { randomUserId, type UserRepoOptions } from "../users.js"
 
 /**
  * Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic.

@@ -19,11 +19,14 @@ export const client = (url: Redacted.Redacted<string>, options: { readonly maxCo
   })
 
 /**
- * Applies every pending migration; answers the ones applied. The migrator locks its table for
- * the transaction, so workers starting together apply each migration once.
+ * Applies every pending migration and the deployment's indexes; answers the migrations applied.
+ * The migrator locks its table for the transaction, so workers starting together apply each
+ * migration once.
  */
-export const prepare = Migrations.migrate(Migrations.postgres)
+export const prepare = Migrations.prepareSchema
 
 /** The PostgreSQL database, migrated before the layer is ready. */
-export const layer = (url: Redacted.Redacted<string>, options: { readonly maxConnections?: number } = {}) =>
-  Layer.provideMerge(Migrations.migratedBeforeUse(prepare), client(url, options))
+export const layer = (
+  url: Redacted.Redacted<string>,
+  options: { readonly maxConnections?: number } & Migrations.SchemaOptions = {}
+) => Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(url, options))

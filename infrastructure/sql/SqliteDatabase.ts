@@ -17,16 +17,18 @@ export const client = (filename: string) =>
     )
   )
 
-/** Turns foreign keys on and applies every pending migration; answers the ones applied. */
-export const prepare = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`PRAGMA foreign_keys = ON`
-  yield* sql`PRAGMA busy_timeout = 5000`
-  return yield* Migrations.migrate(Migrations.sqlite)
-})
+/** Turns foreign keys on and prepares the schema; answers the migrations applied. */
+export const prepare = (options: Migrations.SchemaOptions = {}) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`PRAGMA foreign_keys = ON`
+    yield* sql`PRAGMA busy_timeout = 5000`
+    return yield* Migrations.prepareSchema(options)
+  })
 
 /**
  * The embedded database, migrated before the layer is ready. Its single connection serialises
  * transactions, which is what makes refresh rotation a compare-and-swap here.
  */
-export const layer = (filename: string) => Layer.provideMerge(Migrations.migratedBeforeUse(prepare), client(filename))
+export const layer = (filename: string, options: Migrations.SchemaOptions = {}) =>
+  Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))

@@ -5,9 +5,10 @@ import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { CustomFieldValues, User, UserId, type UserIdType } from "../../domain/User.js"
-import { randomUserId } from "../userIds.js"
+import { CustomFieldValues, User, UserId } from "../../domain/User.js"
+import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
+import { customFieldPath, customFieldValue } from "./customFields.js"
 import { isUniqueViolation, unavailable } from "./failures.js"
 
 /** A users row joined with its roles: the domain's User with storage encodings. */
@@ -27,49 +28,15 @@ const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
 /** A boolean parameter: 0/1, which SQLite stores as is and PostgreSQL reads into a BOOLEAN column. */
 const flag = (value: boolean) => (value ? 1 : 0)
 
-export interface UserRepoOptions {
-  /** USER_ID_TYPE: the form of the ids this repository makes (uuid by default). */
-  readonly idType?: UserIdType
-  /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
-  readonly uniqueFields?: ReadonlyArray<string>
-}
-
-/** The JSON path of a custom field; names are checked identifiers (config/Deployment.ts). */
-const fieldPath = (field: string) => `$.${field}`
-
-/** A checked identifier (config/Deployment.ts) as a PostgreSQL string literal. */
-const fieldKey = (field: string) => `'${field.replaceAll("'", "''")}'`
-
-/** PostgreSQL: duplicate_table (42P07), as a racing CREATE INDEX IF NOT EXISTS may fail. */
-const isDuplicateIndex = (error: SqlError) =>
-  (error.cause as { readonly code?: unknown } | undefined)?.code === "42P07" || isUniqueViolation(error)
-
 /** A user write that broke a unique index (email or a unique custom field) is a taken account. */
 const takenOr = (error: SqlError): Effect.Effect<never, UserAlreadyExistsError | StoreUnavailableError> =>
   isUniqueViolation(error) ? Effect.fail(new UserAlreadyExistsError()) : unavailable(Effect.fail(error))
 
 const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_value: SqlInt })))
 
-export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
+export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, "idType"> = {}) {
   const sql = yield* SqlClient.SqlClient
   const idType = options.idType ?? "uuid"
-  // Uniqueness of a custom login field is the database's, like the email's: an expression index
-  // on its JSON value makes a racing duplicate fail at write time, and serves the lookup.
-  for (const field of options.uniqueFields ?? []) {
-    yield* sql
-      .unsafe(
-        sql.onDialectOrElse({
-          pg: () => `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users ((fields->>${fieldKey(field)}))`,
-          orElse: () =>
-            `CREATE UNIQUE INDEX IF NOT EXISTS users_unique_${field} ON users (json_extract(fields, '${fieldPath(field)}'))`
-        })
-      )
-      .pipe(
-        // Workers starting together may race to create it; one of them does.
-        Effect.catchIf(isDuplicateIndex, () => Effect.void),
-        Effect.orDie
-      )
-  }
   // Roles and fields reach the row as JSON text on both dialects.
   const rolesAndFields = sql.onDialectOrElse({
     pg: () => sql`u.fields::text AS fields,
@@ -77,12 +44,6 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
     orElse: () => sql`u.fields,
       (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles`
   })
-  /** The value of a custom field, as its unique index has it. */
-  const customField = (field: string) =>
-    sql.onDialectOrElse({
-      pg: () => sql`u.fields->>${sql.literal(fieldKey(field))}`,
-      orElse: () => sql`json_extract(u.fields, ${fieldPath(field)})`
-    })
   const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at,
       ${rolesAndFields}
     FROM users u`
@@ -117,7 +78,9 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
       }),
     findById: byId,
     findByLogin: (field, value) =>
-      field === "email" ? one(sql`u.email = ${value}`) : one(sql`${customField(field)} = ${value}`),
+      field === "email"
+        ? one(sql`u.email = ${value}`)
+        : one(sql`${sql.literal(customFieldValue(sql, field))} = ${value}`),
     // One statement: each value replaces the field's (objects are not merged), atomically.
     setFields: (id, fields) => {
       const entries = Object.entries(fields)
@@ -127,7 +90,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         pg: () => sql`fields || ${JSON.stringify(Object.fromEntries(entries))}::jsonb`,
         orElse: () =>
           sql`json_set(fields, ${sql.csv(
-            entries.map(([field, value]) => sql`${fieldPath(field)}, json(${JSON.stringify(value)})`)
+            entries.map(([field, value]) => sql`${customFieldPath(field)}, json(${JSON.stringify(value)})`)
           )})`
       })
       return sql`UPDATE users SET fields = ${update} WHERE id = ${id}`.pipe(
@@ -163,7 +126,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
   })
 })
 
-/** The repository for a deployment's id type and unique custom fields. */
-export const layerWith = (options: UserRepoOptions) => Layer.effect(UserRepo, make(options))
+/** The repository for a deployment's id type (unique custom fields are the schema's: migrations.ts). */
+export const layerWith = (options: Pick<UserRepoOptions, "idType">) => Layer.effect(UserRepo, make(options))
 
 export const layer = layerWith({})

@@ -42,8 +42,8 @@ export const migrate = Command.make("migrate", {}, () =>
     }
     const applied = yield* (
       database.kind === "sqlite"
-        ? SqliteDatabase.prepare.pipe(Effect.provide(SqliteDatabase.client(database.filename)))
-        : PgDatabase.prepare.pipe(Effect.provide(PgDatabase.client(database.url, { maxConnections: 1 })))
+        ? SqliteDatabase.prepare().pipe(Effect.provide(SqliteDatabase.client(database.filename)))
+        : PgDatabase.prepare({}).pipe(Effect.provide(PgDatabase.client(database.url, { maxConnections: 1 })))
     ).pipe(Effect.orDie)
     yield* Console.log(
       applied.length === 0

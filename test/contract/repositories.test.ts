@@ -1,45 +1,15 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Logger, LogLevel, Option, Schema, TestClock } from "effect"
+import { DateTime, Effect, Logger, LogLevel, Option, Schema, TestClock } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, User, UserId } from "../../domain/User.js"
-import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
-import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
-import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
-import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
-import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
-import * as Postgres from "../support/postgres.js"
+import { databases, sqliteWithClient } from "../support/databases.js"
 
 /** An instant with a millisecond part, so that a store rounding to seconds would show. */
 const START = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
-
-const quiet = Logger.minimumLogLevel(LogLevel.Warning)
-
-/** The SQLite repositories over one migrated `:memory:` database, which stays reachable for checks. */
-const sqliteLayer = () =>
-  Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(
-    Layer.provideMerge(SqliteDatabase.layer(":memory:")),
-    Layer.provide(quiet)
-  )
-
-/** Each call builds a fresh, empty store. */
-const backends: ReadonlyArray<{
-  readonly name: string
-  readonly layer: () => Layer.Layer<UserRepo | RefreshTokenRepo, unknown>
-  /** Skipped when the database it needs is not configured. */
-  readonly skip?: boolean
-}> = [
-  { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer) },
-  { name: "sqlite", layer: sqliteLayer },
-  {
-    name: "postgresql",
-    layer: () => Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(Layer.provide(Postgres.layer())),
-    skip: Postgres.noPostgres
-  }
-]
 
 const encodeUser = Schema.encodeSync(User)
 const encodeFamily = Schema.encodeSync(TokenFamily)
@@ -94,12 +64,12 @@ const userWithSession = (address: string, familyId: string, digest: string) =>
 
 const found = <A>(option: Option.Option<A>): A => Option.getOrThrowWith(option, () => new Error("expected a value"))
 
-for (const backend of backends) {
+for (const backend of databases) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       return yield* effect
-    }).pipe(Effect.provide(backend.layer()))
+    }).pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`UserRepo contract (${backend.name})`, () => {
     it.effect("create answers the stored user, found again by id and by email", () =>
@@ -511,7 +481,7 @@ describe("SQLite adapters only", () => {
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       return yield* effect
-    }).pipe(Effect.provide(sqliteLayer()))
+    }).pipe(Effect.provide(sqliteWithClient()))
 
   const count = (table: "users" | "token_families" | "refresh_tokens") =>
     Effect.gen(function* () {

@@ -1,42 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { PermissionName } from "../../domain/Access.js"
 import { Email, RoleName, UserId } from "../../domain/User.js"
-import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
-import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as Migrations from "../../infrastructure/sql/migrations.js"
-import * as RoleRepoSql from "../../infrastructure/sql/RoleRepoSql.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
-import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
-import * as Postgres from "../support/postgres.js"
-
-const quiet = Logger.minimumLogLevel(LogLevel.Warning)
-
-/** The SQLite repositories over one migrated `:memory:` database, which stays reachable for checks. */
-const sqliteLayer = () =>
-  Layer.mergeAll(UserRepoSql.layer, RoleRepoSql.layer).pipe(
-    Layer.provideMerge(SqliteDatabase.layer(":memory:")),
-    Layer.provide(quiet)
-  )
-
-/** Each call builds a fresh, empty store. */
-const backends: ReadonlyArray<{
-  readonly name: string
-  readonly layer: () => Layer.Layer<UserRepo | RoleRepo, unknown>
-  /** Skipped when the database it needs is not configured. */
-  readonly skip?: boolean
-}> = [
-  { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RoleRepoMemory.layer) },
-  { name: "sqlite", layer: sqliteLayer },
-  {
-    name: "postgresql",
-    layer: () => Layer.mergeAll(UserRepoSql.layer, RoleRepoSql.layer).pipe(Layer.provide(Postgres.layer())),
-    skip: Postgres.noPostgres
-  }
-]
+import { databases, quiet, sqliteWithClient } from "../support/databases.js"
 
 const role = Schema.decodeSync(RoleName)
 const permission = Schema.decodeSync(PermissionName)
@@ -57,8 +28,9 @@ const found = <A>(option: Option.Option<A>): A => Option.getOrThrowWith(option, 
 /** Role lists compared as sets: the order users' roles come back in is not part of the contract. */
 const sorted = (roles: ReadonlyArray<string>) => [...roles].sort()
 
-for (const backend of backends) {
-  const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RoleRepo>) => effect.pipe(Effect.provide(backend.layer()))
+for (const backend of databases) {
+  const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RoleRepo>) =>
+    effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`UserRepo roles contract (${backend.name})`, () => {
     it.effect("assignRole answers the user with the role, which findById and findByLogin then show", () =>
@@ -218,7 +190,7 @@ for (const backend of backends) {
 
 describe("SQLite role tables only", () => {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RoleRepo | SqlClient.SqlClient>) =>
-    effect.pipe(Effect.provide(sqliteLayer()))
+    effect.pipe(Effect.provide(sqliteWithClient()))
 
   const names = (query: "roles" | "user_roles" | "role_permissions") =>
     Effect.gen(function* () {
@@ -276,11 +248,11 @@ describe("SQLite role tables only", () => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* sql`PRAGMA foreign_keys = ON`
-      const first = Effect.map(Migrations.sqlite, (all) => all.filter(([id]) => id === 1))
+      const first = Effect.map(Migrations.loader, (all) => all.filter(([id]) => id === 1))
       yield* Migrations.migrate(first)
       yield* sql`INSERT INTO users (id, email, created_at) VALUES ('u1', 'a@example.com', 0), ('u2', 'b@example.com', 0)`
       yield* sql`INSERT INTO user_roles (user_id, role) VALUES ('u1', 'editor'), ('u2', 'editor'), ('u2', 'admin')`
-      const second = Effect.map(Migrations.sqlite, (all) => all.filter(([id]) => id <= 2))
+      const second = Effect.map(Migrations.loader, (all) => all.filter(([id]) => id <= 2))
       const applied = yield* Migrations.migrate(second)
       expect(applied.map(([id, name]) => `${id}_${name}`)).toEqual(["2_role_permissions"])
       const rows = yield* sql<{ readonly name: string }>`SELECT name FROM roles ORDER BY name`

@@ -1,15 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Logger, LogLevel, Option, Schema, TestClock } from "effect"
+import { DateTime, Effect, Option, Schema, TestClock } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, type User, UserId } from "../../domain/User.js"
-import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
-import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
-import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
-import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
-import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
-import * as Postgres from "../support/postgres.js"
+import { databases } from "../support/databases.js"
 
 /**
  * The RefreshTokenRepo contract for the sessions routes (listing a user's live families, ending
@@ -19,29 +14,6 @@ import * as Postgres from "../support/postgres.js"
 /** An instant with a millisecond part, so that a store rounding to seconds would show. */
 const START = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
 const DAY = 86_400_000
-
-/** Each call builds a fresh, empty store. */
-const backends: ReadonlyArray<{
-  readonly name: string
-  readonly layer: () => Layer.Layer<UserRepo | RefreshTokenRepo, unknown>
-  /** Skipped when the database it needs is not configured. */
-  readonly skip?: boolean
-}> = [
-  { name: "memory", layer: () => Layer.mergeAll(UserRepoMemory.layer, RefreshTokenRepoMemory.layer) },
-  {
-    name: "sqlite",
-    layer: () =>
-      Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(
-        Layer.provide(SqliteDatabase.layer(":memory:")),
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-      )
-  },
-  {
-    name: "postgresql",
-    layer: () => Layer.mergeAll(UserRepoSql.layer, RefreshTokenRepoSql.layer).pipe(Layer.provide(Postgres.layer())),
-    skip: Postgres.noPostgres
-  }
-]
 
 const encodeFamily = Schema.encodeSync(TokenFamily)
 const email = Schema.decodeSync(Email)
@@ -96,12 +68,12 @@ const revokedAt = (familyId: string) =>
     Effect.map((found) => Option.getOrThrow(found).family.revoked_at)
   )
 
-for (const backend of backends) {
+for (const backend of databases) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       return yield* effect
-    }).pipe(Effect.provide(backend.layer()))
+    }).pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`RefreshTokenRepo sessions contract (${backend.name})`, () => {
     it.effect("liveFamiliesOf answers every live family of the user, every field to the millisecond", () =>

@@ -1,34 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { Email, UserId } from "../../domain/User.js"
-import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
-import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
-import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
-import * as Postgres from "../support/postgres.js"
+import { databases } from "../support/databases.js"
 
 const options = { uniqueFields: ["username"] }
-const backends: ReadonlyArray<{
-  readonly name: string
-  readonly layer: () => Layer.Layer<UserRepo, unknown>
-  /** Skipped when the database it needs is not configured. */
-  readonly skip?: boolean
-}> = [
-  { name: "memory", layer: () => UserRepoMemory.layerWith(options) },
-  {
-    name: "sqlite",
-    layer: () =>
-      UserRepoSql.layerWith(options).pipe(
-        Layer.provide(SqliteDatabase.layer(":memory:")),
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-      )
-  },
-  {
-    name: "postgresql",
-    layer: () => UserRepoSql.layerWith(options).pipe(Layer.provide(Postgres.layer())),
-    skip: Postgres.noPostgres
-  }
-]
 
 const newUser = (address: string, fields: Record<string, unknown>): NewUser => ({
   email: Schema.decodeSync(Email)(address),
@@ -39,9 +15,10 @@ const newUser = (address: string, fields: Record<string, unknown>): NewUser => (
   fields
 })
 
-for (const backend of backends) {
+for (const backend of databases) {
   describe.skipIf(backend.skip)(`UserRepo custom fields (${backend.name})`, () => {
-    const run = <A, E>(effect: Effect.Effect<A, E, UserRepo>) => effect.pipe(Effect.provide(backend.layer()))
+    const run = <A, E>(effect: Effect.Effect<A, E, UserRepo>) =>
+      effect.pipe(Effect.provide(backend.repositories(options)))
 
     it.effect("stores fields, finds by a custom login field, and sets fields value by value", () =>
       run(

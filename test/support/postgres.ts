@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import type { SchemaOptions } from "../../infrastructure/sql/migrations.js"
 import * as PgDatabase from "../../infrastructure/sql/PgDatabase.js"
 
 /** The PostgreSQL the suites may use; unset, every PostgreSQL test is skipped. */
@@ -31,7 +32,7 @@ export const freshSchemaUrl = Effect.acquireRelease(
 )
 
 /** A migrated PostgreSQL database in a fresh schema, with a small pool. */
-export const layer = () =>
+export const layer = (options: SchemaOptions = {}) =>
   Layer.unwrapScoped(
-    Effect.map(freshSchemaUrl, ({ url }) => PgDatabase.layer(Redacted.make(url), { maxConnections: 4 }))
+    Effect.map(freshSchemaUrl, ({ url }) => PgDatabase.layer(Redacted.make(url), { ...options, maxConnections: 4 }))
   ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { v7 as uuidv7 } from "uuid"
-import { UserId } from "../domain/User.js"
+import { UserId, type UserIdType } from "../domain/User.js"
 
 /**
  * A new random user id for USER_ID_TYPE uuid (v7) or string: 16 random bytes as 22 base64url
@@ -13,4 +13,12 @@ export const randomUserId = (type: "uuid" | "string"): UserId => {
     const id = randomBytes(16).toString("base64url")
     if (!/^[0-9]+$/.test(id)) return UserId.make(id)
   }
+}
+
+/** How a deployment's users are stored: the form of new ids, and custom fields no two users may share. */
+export interface UserRepoOptions {
+  /** USER_ID_TYPE: the form of the ids a repository makes (uuid by default). */
+  readonly idType?: UserIdType
+  /** Custom fields no two users may share a value of (a custom LOGIN_FIELD). */
+  readonly uniqueFields?: ReadonlyArray<string>
 }
