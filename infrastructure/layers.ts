@@ -30,7 +30,6 @@ import * as BlacklistMemory from "./memory/BlacklistMemory.js"
 import * as RateLimiterMemory from "./memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "./memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "./memory/RoleRepoMemory.js"
-import type { UserRepoOptions } from "./users.js"
 import * as UserRepoMemory from "./memory/UserRepoMemory.js"
 import * as AttemptCounterRedis from "./redis/AttemptCounterRedis.js"
 import * as BlacklistRedis from "./redis/BlacklistRedis.js"
@@ -41,6 +40,7 @@ import * as RefreshTokenRepoSql from "./sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "./sql/RoleRepoSql.js"
 import * as SqliteDatabase from "./sql/SqliteDatabase.js"
 import * as UserRepoSql from "./sql/UserRepoSql.js"
+import type { UserRepoOptions } from "./users.js"
 
 /**
  * Settings this build accepts as valid but cannot honour yet. Refusing them at start-up is
