@@ -2,40 +2,32 @@
  * Portcullis in code: compose the service into an application instead of running the CLI.
  *
  * ```ts
- * import { application, httpLayer, parseSettings, type Deployment } from "portcullis"
+ * import { parseSettings, service, type Deployment } from "portcullis"
  * const { settings } = Either.getOrThrow(parseSettings(process.env))
- * const App = application(settings, resolveSecretKey(settings), deployment)
- * const Http = httpLayer(settings, deployment) // then provide an HttpServer and App
+ * service(settings, deployment, NodeHttpServer.layer(createServer, { port: settings.server.port }))
  * ```
  */
 
 export { AccessControl } from "./application/AccessControl.js"
 export { Accounts, Registration } from "./application/Accounts.js"
 export { AuthPolicy } from "./application/AuthPolicy.js"
-export { Sessions } from "./application/Sessions.js"
-export { type ClientInfo, type Principal, Tokens } from "./application/Tokens.js"
-export {
-  type Deployment,
-  deploymentProblems,
-  type EventHandlers,
-  type JsonObject,
-  type PasswordPolicyOptions,
-  type RegistrationFields,
-  type RouteGroupName,
-  routeGroupNames,
-  type UserFieldSchema,
-  type UserJson
+export { PasswordSignIn } from "./application/PasswordSignIn.js"
+export { type ClientInfo, type Principal, Sessions } from "./application/Sessions.js"
+export { ports, resolveSecretKey } from "./composition/adapters.js"
+export { application, useCases } from "./composition/application.js"
+export { type Deployment, deploymentProblems, features, type RouteGroupName } from "./composition/features.js"
+export { authPolicy } from "./composition/policy.js"
+export { http, openApiDocument, service } from "./composition/service.js"
+export { notYetSupported, restoreRevocations } from "./composition/startup.js"
+export type {
+  EventHandlers,
+  JsonObject,
+  PasswordPolicyOptions,
+  RegistrationFields,
+  UserFieldSchema,
+  UserJson
 } from "./config/Deployment.js"
 export { parseSettings, type ResolvedSettings, type Settings } from "./config/Settings.js"
-export {
-  application,
-  authPolicy,
-  notYetSupported,
-  ports,
-  resolveSecretKey,
-  restoreRevocations,
-  useCases
-} from "./infrastructure/layers.js"
 export {
   AccessGuard,
   AccessGuardsLive,
@@ -51,5 +43,5 @@ export {
   requirePermissions,
   requireRoles
 } from "./interfaces/http/AccessLevels.js"
-export { makeApi, type PortcullisApi } from "./interfaces/http/Api.js"
-export { type HttpOptions, httpLayer } from "./interfaces/http/server.js"
+export type { PortcullisApi } from "./interfaces/http/Api.js"
+export type { Feature } from "./interfaces/http/Feature.js"

@@ -6,7 +6,7 @@ import { RoleRepo } from "./ports/RoleRepo.js"
 
 /**
  * Access levels checked against the store. The user handed in is the one just loaded for this
- * request (Tokens.authenticate reads it by id, roles included), and permissions are read
+ * request (Sessions.authenticate reads it by id, roles included), and permissions are read
  * through those roles now: a grant or a removal counts from the next request, whatever the
  * access token's informational `roles` claim says.
  */

@@ -3,13 +3,12 @@ import { AuthEvent } from "../domain/Events.js"
 import { type FieldProblem, ReauthenticationError, UserNotFoundError, ValidationError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
-import { FamilyId } from "../domain/Session.js"
 import { type Email, type PublicUser, toPublicUser } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
-import { type Principal, Tokens } from "./Tokens.js"
+import { currentFamily, type Principal, Sessions } from "./Sessions.js"
 import { Verification } from "./Verification.js"
 
 /** How a registration ended, as far as the caller may know. */
@@ -25,7 +24,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
   effect: Effect.gen(function* () {
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
-    const tokens = yield* Tokens
+    const sessions = yield* Sessions
     const verification = yield* Verification
     const events = yield* Events
     const policy = yield* AuthPolicy
@@ -67,14 +66,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         })
         .pipe(
           Effect.catchTag("UserAlreadyExistsError", (error) =>
-            policy.preventRegistrationEnumeration ? Effect.succeed(undefined) : Effect.fail(error)
+            policy.accounts.preventRegistrationEnumeration ? Effect.succeed(undefined) : Effect.fail(error)
           )
         )
       if (created !== undefined) {
         yield* events.emit(AuthEvent.after_register({ user: toPublicUser(created) }))
-        if (policy.sendVerificationOnRegister) yield* verification.send(created)
+        if (policy.accounts.sendVerificationOnRegister) yield* verification.send(created)
       }
-      if (policy.preventRegistrationEnumeration || created === undefined) return Registration.Accepted()
+      if (policy.accounts.preventRegistrationEnumeration || created === undefined) return Registration.Accepted()
       return Registration.Created({ user: toPublicUser(created) })
     })
 
@@ -101,7 +100,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     /** Deletes the caller's account and ends every one of its sessions, access tokens included. */
     const deleteAccount = Effect.fn("Accounts.deleteAccount")(function* (principal: Principal) {
-      yield* tokens.endSessionsOf(principal.user.id, Option.none())
+      yield* sessions.endAll(principal.user.id, Option.none())
       yield* users.delete(principal.user.id)
     })
 
@@ -121,8 +120,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         if (!(yield* hasher.verify(stored.value, currentPassword.value))) return yield* new ReauthenticationError()
       }
       yield* users.setPassword(principal.user.id, yield* hasher.hash(newPassword))
-      const current = Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
-      yield* tokens.endSessionsOf(principal.user.id, current)
+      yield* sessions.endAll(principal.user.id, currentFamily(principal))
       yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))
     })
 
@@ -148,7 +146,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       if (Option.isNone(found)) return yield* new UserNotFoundError()
       const updated = yield* users.setFlags(found.value.id, flags)
       if (Option.isNone(updated)) return yield* new UserNotFoundError()
-      if (flags.is_active === false) yield* tokens.endSessionsOf(updated.value.id, Option.none())
+      if (flags.is_active === false) yield* sessions.endAll(updated.value.id, Option.none())
       return toPublicUser(updated.value)
     })
 

@@ -1,33 +1,53 @@
-import { Context, type Duration, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { PasswordPolicy } from "../domain/Password.js"
 import type { ProfileRules } from "../domain/Profile.js"
 import type { PublicUser } from "../domain/User.js"
-import type { LockoutRule } from "./ports/AttemptCounter.js"
 
 /**
- * The rules the use cases follow, as the deployment configured them. Built from Settings by the
- * composition root, so use cases never read the environment.
+ * What the use cases need of the settings, declared here in their own terms so that the
+ * composition root hands over the settings' sections as they are (config/sections), with no
+ * copy mapped by hand: a new setting a use case reads is a field here and in its section.
  */
+
+/** Token lifetimes and revocation (the tokens section). */
+export interface TokenRules {
+  readonly accessTokenExpireMinutes: number
+  readonly refreshTokenExpireDays: number
+  /** Zero is the strict rule: any second presentation of a rotated refresh token is reuse. */
+  readonly refreshReuseGraceSeconds: number
+  readonly emailVerifyExpireMinutes: number
+  readonly passwordResetExpireMinutes: number
+  /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */
+  readonly jwtLeewaySeconds: number
+  /** When false, access tokens live until they expire: logout ends only the refresh side. */
+  readonly blacklistEnabled: boolean
+}
+
+/** How accounts are made and signed in to (the accounts section). */
+export interface AccountRules {
+  readonly loginField: string
+  readonly preventRegistrationEnumeration: boolean
+  /** Registration sends the verification mail. */
+  readonly sendVerificationOnRegister: boolean
+}
+
+/** Failed sign-ins per identifier before it is locked, and for how long (the limits section). */
+export interface LockoutRules {
+  readonly lockoutEnabled: boolean
+  readonly maxLoginAttempts: number
+  readonly lockoutDurationMinutes: number
+}
+
+/** The rules the use cases follow, as the deployment configured them. */
 export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
   AuthPolicy,
   {
-    readonly accessTokenTtl: Duration.Duration
-    readonly refreshTokenTtl: Duration.Duration
-    readonly emailVerifyTtl: Duration.Duration
-    readonly passwordResetTtl: Duration.Duration
-    /** Registration sends the verification mail. */
-    readonly sendVerificationOnRegister: boolean
-    /** Zero is the strict rule: any second presentation of a rotated refresh token is reuse. */
-    readonly refreshReuseGrace: Duration.Duration
-    /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */
-    readonly tokenLeeway: Duration.Duration
-    /** When false, access tokens live until they expire: logout ends only the refresh side. */
-    readonly blacklistEnabled: boolean
-    readonly loginField: string
-    /** Failed sign-ins per identifier before it is locked, and for how long; none when lockout is off. */
-    readonly lockout: Option.Option<LockoutRule>
-    readonly preventRegistrationEnumeration: boolean
+    readonly tokens: TokenRules
+    readonly accounts: AccountRules
+    readonly lockout: LockoutRules
+    /** The settings' password lengths merged with the deployment's validator options. */
     readonly passwordPolicy: PasswordPolicy
+    /** The deployment's custom user fields. */
     readonly profile: ProfileRules
     /**
      * The deployment's custom claims for an access token of this user (its `extra`), or none.

@@ -1,4 +1,4 @@
-import { DateTime, Effect, Option, type Redacted } from "effect"
+import { DateTime, Duration, Effect, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
 import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
@@ -10,7 +10,7 @@ import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { Tokens } from "./Tokens.js"
+import { Sessions } from "./Sessions.js"
 
 /**
  * Password reset by mailed token. The token carries a fingerprint of the password hash it may
@@ -24,7 +24,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     const hasher = yield* PasswordHasher
     const events = yield* Events
     const crypto = yield* Cryptography
-    const tokens = yield* Tokens
+    const sessions = yield* Sessions
     const policy = yield* AuthPolicy
 
     const fingerprint = (user: User) => crypto.digest(`pwd:${Option.getOrElse(user.hashed_password, () => "")}`)
@@ -38,7 +38,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
         sub: user.id,
         type: "password_reset",
         jti: yield* crypto.randomId,
-        ...tokenWindow(yield* DateTime.now, policy.passwordResetTtl),
+        ...tokenWindow(yield* DateTime.now, Duration.minutes(policy.tokens.passwordResetExpireMinutes)),
         pwd: fingerprint(user)
       })
       yield* events.emit(AuthEvent.send_password_reset_email({ email: user.email, token }))
@@ -63,7 +63,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
       yield* checkPassword(policy.passwordPolicy, newPassword)
       yield* users.setPassword(found.value.id, yield* hasher.hash(newPassword))
       const updated = yield* users.setFlags(found.value.id, { is_verified: true })
-      yield* tokens.endSessionsOf(found.value.id, Option.none())
+      yield* sessions.endAll(found.value.id, Option.none())
       yield* events.emit(
         AuthEvent.after_password_reset({ user: toPublicUser(Option.getOrElse(updated, () => found.value)) })
       )

@@ -1,121 +1,270 @@
-import { Duration, Effect, Option, type Redacted } from "effect"
+import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import { AccountLockedError, AuthenticationError } from "../domain/errors.js"
-import type { LoginResponse } from "../domain/Token.js"
-import { normaliseLogin, toPublicUser } from "../domain/User.js"
+import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
+import { decideRefresh, FamilyId, StoredRefreshToken, sessionList, TokenFamily } from "../domain/Session.js"
+import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
+import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { AttemptCounter } from "./ports/AttemptCounter.js"
+import { Blacklist } from "./ports/Blacklist.js"
+import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
-import { PasswordHasher } from "./ports/PasswordHasher.js"
+import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
+import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { type ClientInfo, type Principal, Tokens } from "./Tokens.js"
 
-/** Password sign-in, token refresh and sign-out. */
+/** Where a session was opened from, as far as the request tells. */
+export interface ClientInfo {
+  readonly ip_address: string | null
+  readonly user_agent: string | null
+}
+
+/** Who an access token speaks for, and the token itself. */
+export interface Principal {
+  readonly user: User
+  readonly claims: TokenPayload
+}
+
+/** The session (family) an access token belongs to, if it names one. */
+export const currentFamily = (principal: Principal): Option.Option<FamilyId> =>
+  Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
+
+const decodeSealedPair = Schema.decodeUnknownOption(Schema.parseJson(TokenPair))
+
+/**
+ * Sessions, in the spec's sense: a session is one refresh-token family, the refresh tokens
+ * rotated from one sign-in and the access tokens issued with them. Every way a session ends
+ * (logout, DELETE /sessions, reuse, a password change or reset, deletion, deactivation) ends
+ * its refresh side in the store and its access tokens in the blacklist together.
+ */
 export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
   effect: Effect.gen(function* () {
+    const signer = yield* TokenSigner
+    const families = yield* RefreshTokenRepo
+    const blacklist = yield* Blacklist
     const users = yield* UserRepo
-    const hasher = yield* PasswordHasher
-    const tokens = yield* Tokens
+    const crypto = yield* Cryptography
     const events = yield* Events
-    const policy = yield* AuthPolicy
-    const attempts = yield* AttemptCounter
+    const { tokens: rules, customClaims } = yield* AuthPolicy
 
-    /** A stronger or current hash is stored on the way through; a failure to store it is not the user's. */
-    const upgradeHash = (userId: Parameters<typeof users.setPassword>[0], password: Redacted.Redacted<string>) =>
-      hasher.hash(password).pipe(
-        Effect.flatMap((hashed) => users.setPassword(userId, hashed)),
-        Effect.catchAll((error) => Effect.logWarning("could not store the upgraded password hash", error))
-      )
+    const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
+    const refreshTokenTtl = Duration.days(rules.refreshTokenExpireDays)
+    const reuseGrace = Duration.seconds(rules.refreshReuseGraceSeconds)
+    const leeway = Duration.seconds(rules.jwtLeewaySeconds)
+    /** Revocations must outlive every access token they cover, leeway included. */
+    const revocationLifetime = Duration.sum(accessTokenTtl, leeway)
+    const expiresIn = Math.floor(Duration.toSeconds(accessTokenTtl))
 
-    /** Lockout fails open: a sign-in is not refused because the attempt store is down. */
-    const failOpen =
-      <B>(what: string, fallback: B) =>
-      <A>(self: Effect.Effect<A, StoreUnavailableError>): Effect.Effect<A | B> =>
-        Effect.catchTag(self, "StoreUnavailableError", (error) =>
-          Effect.as(Effect.logWarning(`lockout skipped: could not ${what}`, error), fallback)
-        )
-
-    /**
-     * Every failure costs one password verification and answers the same AuthenticationError:
-     * unknown login, user without a password, wrong password, inactive account.
-     */
-    const verifyCredentials = Effect.fnUntraced(function* (login: string, password: Redacted.Redacted<string>) {
-      const found = yield* users.findByLogin(policy.loginField, login)
-      const hashed = Option.flatMap(found, (user) => user.hashed_password)
-      if (Option.isNone(found) || Option.isNone(hashed)) {
-        yield* hasher.verifyNothing(password)
-        return yield* new AuthenticationError()
+    const issuePair = Effect.fnUntraced(function* (user: User, familyId: FamilyId, now: DateTime.Utc) {
+      const refresh = yield* signer.sign({
+        sub: user.id,
+        type: "refresh",
+        jti: yield* crypto.randomId,
+        ...tokenWindow(now, refreshTokenTtl),
+        family_id: familyId
+      })
+      const access = yield* signer.sign({
+        sub: user.id,
+        type: "access",
+        jti: yield* crypto.randomId,
+        ...tokenWindow(now, accessTokenTtl),
+        roles: user.roles,
+        extra: Option.isSome(customClaims) ? yield* customClaims.value(toPublicUser(user)) : {},
+        family_id: familyId
+      })
+      const pair: TokenPair = {
+        access_token: access,
+        refresh_token: refresh,
+        token_type: "bearer",
+        expires_in: expiresIn
       }
-      const user = found.value
-      const matches = yield* hasher.verify(hashed.value, password)
-      if (!matches || !user.is_active) return yield* new AuthenticationError()
-      if (hasher.needsRehash(hashed.value)) yield* upgradeHash(user.id, password)
-      return user
+      const stored = new StoredRefreshToken({
+        digest: crypto.digest(refresh),
+        family_id: familyId,
+        issued_at: now,
+        expires_at: DateTime.addDuration(now, refreshTokenTtl),
+        rotated_at: Option.none(),
+        sealed_successor: Option.none()
+      })
+      return { pair, stored }
     })
 
-    /**
-     * Counts the attempt before its password is verified, or refuses it while the identifier is
-     * locked; none when lockout is off or its store failed.
-     */
-    const startAttempt = (login: string) =>
-      Option.match(policy.lockout, {
-        onNone: () => Effect.succeedNone,
-        onSome: (rule) =>
-          attempts.attempt(login, rule).pipe(
-            failOpen("count the attempt", undefined),
-            Effect.flatMap((attempt) => {
-              if (attempt === undefined) return Effect.succeedNone
-              if (attempt._tag === "Locked") {
-                return new AccountLockedError({ retryAfterSeconds: wholeSeconds(attempt.retryAfter) })
-              }
-              return Effect.succeedSome({ ...attempt, rule })
-            })
-          )
+    /** Marks families ended for their access tokens; the refresh side is the repository's. */
+    const blacklistFamilies = Effect.fnUntraced(function* (familyIds: ReadonlyArray<string>, now: DateTime.Utc) {
+      if (!rules.blacklistEnabled) return
+      const until = DateTime.addDuration(now, revocationLifetime)
+      yield* Effect.forEach(familyIds, (familyId) => blacklist.revokeFamily(familyId, until), { discard: true })
+    })
+
+    const endFamily = Effect.fnUntraced(function* (familyId: FamilyId, now: DateTime.Utc) {
+      yield* families.revokeFamily(familyId, now)
+      yield* blacklistFamilies([familyId], now)
+    })
+
+    /** Starts a session: a new family, its first refresh token and an access token. */
+    const start = Effect.fn("Sessions.start")(function* (user: User, client: ClientInfo) {
+      const now = yield* DateTime.now
+      const familyId = FamilyId.make(yield* crypto.randomId)
+      const { pair, stored } = yield* issuePair(user, familyId, now)
+      const family = new TokenFamily({
+        family_id: familyId,
+        user_id: user.id,
+        ip_address: client.ip_address,
+        user_agent: client.user_agent,
+        created_at: now,
+        last_used_at: now,
+        expires_at: stored.expires_at,
+        revoked_at: Option.none()
+      })
+      yield* families.startFamily(family, stored)
+      return pair
+    })
+
+    const rotate = (
+      digest: string,
+      isRetry: boolean,
+      client?: ClientInfo
+    ): Effect.Effect<TokenPair, TokenError | TokenExpiredError | TokenBlacklistedError | StoreUnavailableError> =>
+      Effect.gen(function* () {
+        const now = yield* DateTime.now
+        const decision = decideRefresh(yield* families.findByDigest(digest), now, reuseGrace)
+        switch (decision._tag) {
+          case "Unknown":
+            return yield* new TokenError({ message: "Unknown refresh token." })
+          case "Revoked":
+            return yield* new TokenBlacklistedError({ message: "The session has ended." })
+          case "Expired":
+            return yield* new TokenExpiredError()
+          case "ReuseDetected": {
+            const familyId = decision.family.family_id
+            yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
+              Effect.annotateLogs({ family_id: familyId })
+            )
+            yield* endFamily(familyId, now)
+            return yield* new TokenBlacklistedError({ message: "Refresh token reuse detected; the session has ended." })
+          }
+          case "ReplaySuccessor":
+            return yield* crypto.open(decision.sealedSuccessor).pipe(
+              Option.flatMap(decodeSealedPair),
+              Option.match({
+                onNone: () => Effect.fail(new TokenError({ message: "Unknown refresh token." })),
+                onSome: Effect.succeed
+              })
+            )
+          case "Rotate": {
+            const { family } = decision
+            const user = yield* users.findById(family.user_id)
+            if (Option.isNone(user) || !user.value.is_active) {
+              return yield* new TokenError({ message: "The account is no longer active." })
+            }
+            const { pair, stored } = yield* issuePair(user.value, family.family_id, now)
+            const sealedSuccessor = Duration.isZero(reuseGrace)
+              ? Option.none()
+              : Option.some(yield* crypto.seal(JSON.stringify(pair)))
+            const won = yield* families.rotate({ presented: digest, successor: stored, sealedSuccessor, now, client })
+            if (won) return pair
+            // Another request rotated or ended this token between our read and our write: the
+            // next decision sees what it did (reuse, or its successor within the grace window).
+            if (isRetry) return yield* new TokenError({ message: "Unknown refresh token." })
+            return yield* rotate(digest, true, client)
+          }
+        }
       })
 
     /**
-     * Password sign-in. Attempts are counted per normalised identifier, known or not, so an
-     * unknown login locks exactly like a known one; while locked, the password is not even
-     * verified, for known and unknown identifiers alike. The failure that reaches the maximum
-     * still answers 401; a success clears the count.
+     * Exchanges a refresh token for a new pair, applying the refresh-family rule. The session
+     * records the client it was refreshed from as its latest.
      */
-    const login = Effect.fn("Sessions.login")(function* (
-      identifier: string,
-      password: Redacted.Redacted<string>,
-      client: ClientInfo
-    ) {
-      const normalised = normaliseLogin(policy.loginField, identifier)
-      const attempt = yield* startAttempt(normalised)
-      const user = yield* verifyCredentials(normalised, password).pipe(
-        Effect.tapErrorTag("AuthenticationError", () =>
-          Option.isSome(attempt) && attempt.value.locking
-            ? Effect.logWarning("sign-in locked after repeated failures").pipe(
-                Effect.annotateLogs({
-                  identifier: normalised,
-                  failures: attempt.value.attempts,
-                  locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
-                })
-              )
-            : Effect.void
-        )
-      )
-      if (Option.isSome(attempt)) yield* attempts.clear(normalised).pipe(failOpen("clear the attempts", undefined))
-      const pair = yield* tokens.startSession(user, client)
-      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
-      return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
+    const refresh = Effect.fn("Sessions.refresh")(function* (presented: string, client?: ClientInfo) {
+      yield* signer.verify(presented, "refresh")
+      return yield* rotate(crypto.digest(presented), false, client)
     })
 
-    return {
-      login,
-      refresh: tokens.refresh,
-      logout: (principal: Principal) =>
-        tokens
-          .endSessionOf(principal)
-          .pipe(Effect.zipRight(events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))))
-    } as const
+    /** The user and claims an access token speaks for, or why it is refused. */
+    const authenticate = Effect.fnUntraced(function* (accessToken: string) {
+      if (accessToken === "") return yield* new TokenError({ message: "A bearer token is required." })
+      const claims = yield* signer.verify(accessToken, "access")
+      if (rules.blacklistEnabled && (yield* blacklist.isRevoked(claims.jti, claims.family_id))) {
+        return yield* new TokenBlacklistedError({ message: "The token has been revoked." })
+      }
+      const user = yield* users.findById(UserId.make(claims.sub))
+      if (Option.isNone(user) || !user.value.is_active) {
+        return yield* new TokenError({ message: "The account is no longer active." })
+      }
+      return { user: user.value, claims } satisfies Principal
+    })
+
+    /** Sign-out: ends the session of the request's access token, the token itself included. */
+    const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
+      const now = yield* DateTime.now
+      if (rules.blacklistEnabled) {
+        const until = DateTime.addDuration(DateTime.unsafeMake(principal.claims.exp * 1000), leeway)
+        yield* blacklist.revokeToken(principal.claims.jti, until)
+      }
+      const family = currentFamily(principal)
+      if (Option.isSome(family)) yield* endFamily(family.value, now)
+      yield* events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))
+    })
+
+    /** Ends every session of a user but `except`; answers the families it ended. */
+    const endAll = Effect.fn("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
+      const now = yield* DateTime.now
+      const ended = yield* families.revokeFamiliesOfUser(userId, now, except)
+      yield* blacklistFamilies(ended, now)
+      return ended
+    })
+
+    /** The caller's live sessions, most recently used first, their own marked current. */
+    const list = Effect.fn("Sessions.list")(function* (principal: Principal) {
+      const now = yield* DateTime.now
+      const live = yield* families.liveFamiliesOf(principal.user.id, now)
+      return sessionList(live, currentFamily(principal), now)
+    })
+
+    /**
+     * Ends one of the caller's sessions. Unknown, ended, expired and other users' sessions all
+     * answer the same SessionNotFoundError. Ending one's own current session is a sign-out: the
+     * family's revocation covers the presented access token as well.
+     */
+    const end = Effect.fn("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
+      const now = yield* DateTime.now
+      const ended = yield* families.revokeFamilyOfUser(principal.user.id, familyId, now)
+      if (!ended) return yield* new SessionNotFoundError()
+      yield* blacklistFamilies([familyId], now)
+    })
+
+    /**
+     * Ends every session of the caller but the current one, and answers how many live sessions
+     * it ended. Families that had already expired are marked ended too (that costs nothing and
+     * covers any access token still alive) but are not counted: the caller never saw them as
+     * sessions.
+     */
+    const endOthers = Effect.fn("Sessions.endOthers")(function* (principal: Principal) {
+      const now = yield* DateTime.now
+      const live = new Set(
+        (yield* families.liveFamiliesOf(principal.user.id, now)).map((family) => family.family_id as string)
+      )
+      const ended = yield* endAll(principal.user.id, currentFamily(principal))
+      return ended.filter((familyId) => live.has(familyId)).length
+    })
+
+    /**
+     * Re-marks recently ended families after a restart, so that a blacklist kept in memory does
+     * not forget a sign-out while the access tokens it covered are still unexpired.
+     */
+    const restoreRevocations = Effect.fn("Sessions.restoreRevocations")(function* () {
+      if (!rules.blacklistEnabled) return 0
+      const now = yield* DateTime.now
+      const recent = yield* families.revokedSince(DateTime.subtractDuration(now, revocationLifetime))
+      yield* Effect.forEach(
+        recent,
+        ({ family_id, revoked_at }) =>
+          blacklist.revokeFamily(family_id, DateTime.addDuration(revoked_at, revocationLifetime)),
+        { discard: true }
+      )
+      return recent.length
+    })
+
+    return { start, refresh, authenticate, logout, end, endOthers, endAll, list, restoreRevocations } as const
   })
 }) {}
-
-/** A wait in whole seconds, rounded up so that a client retrying then is never early. */
-const wholeSeconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))

@@ -1,4 +1,4 @@
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Duration, Effect, Option } from "effect"
 import { AuthEvent } from "../domain/Events.js"
 import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { tokenWindow } from "../domain/Token.js"
@@ -28,7 +28,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
         sub: user.id,
         type: "verify_email",
         jti: yield* crypto.randomId,
-        ...tokenWindow(yield* DateTime.now, policy.emailVerifyTtl),
+        ...tokenWindow(yield* DateTime.now, Duration.minutes(policy.tokens.emailVerifyExpireMinutes)),
         email: user.email
       })
       yield* events.emit(AuthEvent.send_verification_email({ email: user.email, token }))

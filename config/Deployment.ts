@@ -55,15 +55,14 @@ export interface PasswordPolicyOptions {
   readonly blocked_passwords?: ReadonlyArray<string>
 }
 
-/** The route groups a deployment may expose; `auth` is always exposed. */
-export const routeGroupNames = ["auth", "profile", "verify", "admin", "sessions"] as const
-export type RouteGroupName = (typeof routeGroupNames)[number]
-
 /** A JSON object, as stamped into an access token's `extra` claim. */
 export type JsonObject = { readonly [key: string]: unknown }
 
-/** What a deployment supplies in code, beside its SERVICE_ settings. Every option is optional. */
-export interface Deployment {
+/**
+ * What a deployment supplies in code, beside its SERVICE_ settings. Every option is optional.
+ * `GroupName` is the names of the route groups (the composition root's table of features).
+ */
+export interface Deployment<GroupName extends string = string> {
   readonly events?: EventHandlers
   /**
    * Custom user fields, each with its Effect Schema: stored on the user, returned on the user
@@ -81,7 +80,7 @@ export interface Deployment {
    */
   readonly customClaims?: (user: UserJson) => JsonObject | Promise<JsonObject>
   /** The route groups to expose (all by default). `auth` cannot be left out. */
-  readonly routeGroups?: ReadonlyArray<RouteGroupName>
+  readonly routeGroups?: ReadonlyArray<GroupName>
 }
 
 const options = [
@@ -156,13 +155,21 @@ const passwordPolicyProblems = (policy: unknown): ReadonlyArray<string> => {
   })
 }
 
-const routeGroupProblems = (groups: unknown): ReadonlyArray<string> => {
+/** The route groups there are, and the ones a deployment cannot leave out, each with the reason why. */
+export interface RouteGroups {
+  readonly names: ReadonlyArray<string>
+  readonly required: ReadonlyArray<{ readonly name: string; readonly because: string }>
+}
+
+const routeGroupProblems = (groups: unknown, known: RouteGroups): ReadonlyArray<string> => {
   if (groups === undefined) return []
   if (!isStringArray(groups)) return ["routeGroups is not a list of route group names"]
   const problems = groups
-    .filter((group) => !(routeGroupNames as ReadonlyArray<string>).includes(group))
-    .map((group) => `routeGroups: ${group} is not a route group (expected some of ${routeGroupNames.join(", ")})`)
-  if (!groups.includes("auth")) problems.push("routeGroups must include auth (registration and sign-in)")
+    .filter((group) => !known.names.includes(group))
+    .map((group) => `routeGroups: ${group} is not a route group (expected some of ${known.names.join(", ")})`)
+  for (const { name, because } of known.required) {
+    if (!groups.includes(name)) problems.push(`routeGroups must include ${name} (${because})`)
+  }
   return problems
 }
 
@@ -171,7 +178,7 @@ const routeGroupProblems = (groups: unknown): ReadonlyArray<string> => {
  * when it is one. Catches a misspelt option, event or field name at start-up instead of a
  * silent no-op.
  */
-export const deploymentProblems = (value: unknown): ReadonlyArray<string> => {
+export const deploymentProblems = (value: unknown, groups: RouteGroups): ReadonlyArray<string> => {
   if (typeof value !== "object" || value === null) return ["the module's default export is not an object"]
   const problems: Array<string> = []
   for (const key of Object.keys(value)) {
@@ -206,13 +213,9 @@ export const deploymentProblems = (value: unknown): ReadonlyArray<string> => {
   if (deployment.customClaims !== undefined && typeof deployment.customClaims !== "function") {
     problems.push("customClaims is not a function")
   }
-  problems.push(...routeGroupProblems(deployment.routeGroups))
+  problems.push(...routeGroupProblems(deployment.routeGroups, groups))
   return problems
 }
-
-/** The groups a deployment exposes: all of them unless it names a subset. */
-export const exposedGroups = (deployment: Deployment): ReadonlySet<RouteGroupName> =>
-  new Set(deployment.routeGroups ?? routeGroupNames)
 
 /** The custom login field, when LOGIN_FIELD names one the deployment declares. */
 export const customLoginField = (loginField: string, deployment: Deployment): Option.Option<string> =>

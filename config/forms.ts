@@ -128,9 +128,11 @@ export const rateLimit: Form<RateLimit> = form(
   }
 )
 
-/** A JSON object mapping names to `form` values; partial objects keep the other defaults. */
-export const mapOf = <A>(names: ReadonlyArray<string>, item: Form<A>, defaults: Readonly<Record<string, A>>) =>
-  form<Readonly<Record<string, A>>>(`a JSON object of ${names.join(", ")} to ${item.expected}`, (raw) => {
+/** A JSON object mapping the names of `defaults` to `item` values; partial objects keep the other defaults. */
+export const mapOf = <K extends string, A>(item: Form<A>, defaults: Readonly<Record<K, A>>) => {
+  const names: ReadonlyArray<string> = Object.keys(defaults)
+  const isName = (key: string): key is K => names.includes(key)
+  return form<Readonly<Record<K, A>>>(`a JSON object of ${names.join(", ")} to ${item.expected}`, (raw) => {
     let parsed: unknown
     try {
       parsed = JSON.parse(raw)
@@ -140,9 +142,9 @@ export const mapOf = <A>(names: ReadonlyArray<string>, item: Form<A>, defaults: 
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       return Either.left("is not a JSON object")
     }
-    const result: Record<string, A> = { ...defaults }
+    const result: Record<K, A> = { ...defaults }
     for (const [key, value] of Object.entries(parsed)) {
-      if (!names.includes(key)) return Either.left(`names ${key}, which is not one of them`)
+      if (!isName(key)) return Either.left(`names ${key}, which is not one of them`)
       if (typeof value !== "string") return Either.left(`gives ${key} a value that is not a string`)
       const read = item.read(value)
       if (Either.isLeft(read)) return Either.left(`gives ${key} a value that ${read.left}`)
@@ -150,6 +152,7 @@ export const mapOf = <A>(names: ReadonlyArray<string>, item: Form<A>, defaults: 
     }
     return Either.right(result)
   })
+}
 
 /** Any JSON value; its shape is checked by the setting that uses it. */
 export const json: Form<unknown> = form("JSON", (raw) => {

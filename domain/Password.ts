@@ -1,8 +1,5 @@
-import { Array as Arr, Either, Redacted, Schema } from "effect"
+import { Array as Arr, Either, Redacted } from "effect"
 import { InvalidPasswordError } from "./errors.js"
-
-/** A password in a request body: redacted, so it never reaches a log or an error body. */
-export const Password = Schema.Redacted(Schema.String)
 
 /** The rules a new password must follow. Lengths count characters (code points), not bytes. */
 export interface PasswordPolicy {

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Duration, Schema } from "effect"
 
 /**
  * The named error kinds of the specification. They say what went wrong in the language of the
@@ -117,3 +117,6 @@ export type FullAuthError =
   | AccountLockedError
   | ValidationError
   | OAuthFailure
+
+/** A wait in whole seconds, rounded up so that a client retrying then is never early. */
+export const wholeSeconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))

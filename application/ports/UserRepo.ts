@@ -40,7 +40,7 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     ) => Effect.Effect<Option.Option<User>, UserAlreadyExistsError | StoreUnavailableError>
     /** The updated user, or none when it does not exist. */
     readonly setFlags: (id: UserId, flags: UserFlags) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
-    /** Deletes the user and its roles. Callers end the user's sessions first (Tokens.endSessionsOf). */
+    /** Deletes the user and its roles. Callers end the user's sessions first (Sessions.endAll). */
     readonly delete: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
     /** Gives the user the role (created on first use); the updated user, or none when it does not exist. */
     readonly assignRole: (id: UserId, role: RoleName) => Effect.Effect<Option.Option<User>, StoreUnavailableError>

@@ -2,12 +2,13 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Redacted, Schema } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import type { UserFlags } from "../../application/ports/UserRepo.js"
+import { migrate as migrateDatabase } from "../../composition/adapters.js"
+import { application } from "../../composition/application.js"
+import * as Logging from "../../composition/logging.js"
+import { uniqueFields } from "../../composition/policy.js"
 import { Email } from "../../domain/User.js"
-import { application, resolveSecretKey } from "../../infrastructure/layers.js"
-import * as Logging from "../../infrastructure/logging.js"
-import * as PgDatabase from "../../infrastructure/sql/PgDatabase.js"
-import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
-import { loadSettings, StartupError } from "./startup.js"
+import { deploymentOption, loadDeployment } from "./loadDeployment.js"
+import { loadSettings, loadSettingsFor, StartupError } from "./startup.js"
 
 const decodeEmail = (value: string) =>
   Schema.decodeUnknown(Email)(value).pipe(
@@ -19,8 +20,8 @@ const withAccounts = <A, E>(task: (accounts: Accounts) => Effect.Effect<A, E>) =
   Effect.gen(function* () {
     const { settings } = yield* loadSettings
     return yield* Effect.flatMap(Accounts, task).pipe(
-      Effect.provide(application(settings, resolveSecretKey(settings))),
-      Effect.provide(Logging.layer({ ...settings, logLevel: "warning" }))
+      Effect.provide(application(settings)),
+      Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" }))
     )
   })
 
@@ -33,22 +34,25 @@ const readStdin = Effect.promise(async () => {
     .replace(/\r?\n$/, "")
 })
 
-export const migrate = Command.make("migrate", {}, () =>
+const config = deploymentOption(
+  "A deployment module (.js or .ts): its custom login field gets its unique index with the migrations."
+)
+
+export const migrate = Command.make("migrate", { config }, ({ config }) =>
   Effect.gen(function* () {
-    const { settings } = yield* loadSettings
-    const database = settings.databaseUrl
-    if (database.kind === "memory") {
-      return yield* Console.log("The in-memory database needs no migrations.")
-    }
-    const applied = yield* (
-      database.kind === "sqlite"
-        ? SqliteDatabase.prepare().pipe(Effect.provide(SqliteDatabase.client(database.filename)))
-        : PgDatabase.prepare({}).pipe(Effect.provide(PgDatabase.client(database.url, { maxConnections: 1 })))
-    ).pipe(Effect.orDie)
+    const deployment = yield* loadDeployment(config)
+    const { settings } = yield* loadSettingsFor(Option.isSome(config) ? deployment : undefined)
+    const applied = yield* migrateDatabase(settings.storage.databaseUrl, {
+      uniqueFields: uniqueFields(settings, deployment)
+    }).pipe(Effect.orDie)
     yield* Console.log(
-      applied.length === 0
-        ? "The database is up to date."
-        : `Applied: ${applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`
+      Option.match(applied, {
+        onNone: () => "The in-memory database needs no migrations.",
+        onSome: (migrations) =>
+          migrations.length === 0
+            ? "The database is up to date."
+            : `Applied: ${migrations.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(", ")}`
+      })
     )
   })
 ).pipe(Command.withDescription("Apply pending database migrations."))

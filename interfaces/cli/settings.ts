@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto"
-import { Command, Options } from "@effect/cli"
-import { OpenApi } from "@effect/platform"
+import { Command } from "@effect/cli"
 import { Console, Effect, Either, Option, Redacted } from "effect"
+import { openApiDocument } from "../../composition/service.js"
+import { notYetSupported } from "../../composition/startup.js"
 import { parseSettings } from "../../config/Settings.js"
-import { notYetSupported } from "../../infrastructure/layers.js"
-import { makeApi } from "../http/Api.js"
-import { loadDeployment } from "./deployment.js"
+import { deploymentOption, loadDeployment } from "./loadDeployment.js"
 import { loadSettingsFor, StartupError } from "./startup.js"
 
 /** Settings as plain JSON: options unwrapped, secrets redacted, URLs as text. */
@@ -26,7 +25,9 @@ export const check = Command.make("check", {}, () =>
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
       onRight: ({ settings, warnings }) => {
         const refused = notYetSupported(settings)
-        return Console.log(JSON.stringify({ settings: plain(settings), warnings }, null, 2)).pipe(
+        // One flat object, as operators know the settings: every section's names are distinct.
+        const flat = Object.assign({}, ...Object.values(settings))
+        return Console.log(JSON.stringify({ settings: plain(flat), warnings }, null, 2)).pipe(
           Effect.zipRight(refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.void)
         )
       }
@@ -40,15 +41,14 @@ export const secret = Command.make("secret", {}, () => Console.log(randomBytes(4
   Command.withDescription("Print a new random SECRET_KEY.")
 )
 
-const config = Options.file("config", { exists: "yes" }).pipe(
-  Options.optional,
-  Options.withDescription("A deployment module (.js or .ts): its custom fields and route groups shape the document.")
+const config = deploymentOption(
+  "A deployment module (.js or .ts): its custom fields and route groups shape the document."
 )
 
 export const openapi = Command.make("openapi", { config }, ({ config }) =>
   Effect.gen(function* () {
     const deployment = yield* loadDeployment(config)
     const { settings } = yield* loadSettingsFor(Option.isSome(config) ? deployment : undefined)
-    yield* Console.log(JSON.stringify(OpenApi.fromApi(makeApi({ ...settings, deployment })), null, 2))
+    yield* Console.log(JSON.stringify(openApiDocument(settings, deployment), null, 2))
   })
 ).pipe(Command.withDescription("Print the OpenAPI document."))

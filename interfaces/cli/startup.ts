@@ -1,7 +1,7 @@
 import { Data, Effect, Either } from "effect"
+import { missingFeatures, notYetSupported } from "../../composition/startup.js"
 import type { Deployment } from "../../config/Deployment.js"
 import { parseSettings } from "../../config/Settings.js"
-import { missingFeatures, notYetSupported } from "../../infrastructure/layers.js"
 
 /** Start-up cannot go on; each line says why and what to set. Printed to stderr, exit 1. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly lines: ReadonlyArray<string> }> {}

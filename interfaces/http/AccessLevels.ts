@@ -2,7 +2,7 @@ import { HttpApiMiddleware, HttpApiSecurity, type HttpRouter } from "@effect/pla
 import { type Context, Effect, Layer, type Redacted, Schema } from "effect"
 import { AccessControl } from "../../application/AccessControl.js"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { type Principal, Tokens } from "../../application/Tokens.js"
+import { type Principal, Sessions } from "../../application/Sessions.js"
 import { AccessLevel, anyPermission, anyRole } from "../../domain/Access.js"
 import { AuthorizationError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
 import { CurrentPrincipal, resolvePrincipal } from "./Authentication.js"
@@ -79,16 +79,18 @@ export const requirePermissions =
   <const Key extends string>(key: Key, ...permissions: readonly [string, ...Array<string>]) =>
     AccessGuard<Self>()(key, anyPermission(...permissions))
 
-/** The layer implementing an access-level middleware, over the Tokens and AccessControl use cases. */
-export const accessGuardLayer = <Self>(guard: AccessGuardTag<Self>): Layer.Layer<Self, never, Tokens | AccessControl> =>
+/** The layer implementing an access-level middleware, over the Sessions and AccessControl use cases. */
+export const accessGuardLayer = <Self>(
+  guard: AccessGuardTag<Self>
+): Layer.Layer<Self, never, Sessions | AccessControl> =>
   Layer.effect(
     guard,
     Effect.gen(function* () {
-      const tokens = yield* Tokens
+      const sessions = yield* Sessions
       const access = yield* AccessControl
       return guard.of({
         bearer: (token) =>
-          Effect.tap(resolvePrincipal(tokens, token), (principal) => access.require(principal.user, guard.level))
+          Effect.tap(resolvePrincipal(sessions, token), (principal) => access.require(principal.user, guard.level))
       })
     })
   )

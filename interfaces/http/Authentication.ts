@@ -1,7 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { type Principal, Tokens } from "../../application/Tokens.js"
+import { type Principal, Sessions } from "../../application/Sessions.js"
 import { TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
 import { declared } from "./problems.js"
 
@@ -25,13 +25,13 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("htt
  * else the bearer token's. Stacked middlewares (Authentication plus access levels) so verify
  * the token and load the user once.
  */
-export const resolvePrincipal = (tokens: Tokens, token: Redacted.Redacted<string>) =>
+export const resolvePrincipal = (sessions: Sessions, token: Redacted.Redacted<string>) =>
   Effect.flatMap(
     Effect.serviceOption(CurrentPrincipal),
-    Option.match({ onSome: Effect.succeed, onNone: () => tokens.authenticate(Redacted.value(token)) })
+    Option.match({ onSome: Effect.succeed, onNone: () => sessions.authenticate(Redacted.value(token)) })
   )
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(Tokens, (tokens) => Authentication.of({ bearer: (token) => resolvePrincipal(tokens, token) }))
+  Effect.map(Sessions, (sessions) => Authentication.of({ bearer: (token) => resolvePrincipal(sessions, token) }))
 )

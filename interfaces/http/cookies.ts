@@ -1,7 +1,7 @@
 import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Layer, Option, Schema } from "effect"
-import { AuthPolicy } from "../../application/AuthPolicy.js"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { CsrfTokens } from "../../application/ports/CsrfTokens.js"
+import type { CookieSettings } from "../../config/sections/cookies.js"
 import { TokenError } from "../../domain/errors.js"
 import type { TokenPair } from "../../domain/Token.js"
 
@@ -19,12 +19,10 @@ export const CSRF_HEADER = "x-csrf-token"
 export class CsrfError extends Schema.TaggedError<CsrfError>()("CsrfError", { message: Schema.String }) {}
 
 /** The settings that decide how tokens travel. */
-export interface TransportOptions {
+export interface TransportOptions extends CookieSettings {
   readonly authPrefix: string
-  readonly tokenTransport: "bearer" | "cookie"
-  readonly cookieSecure: boolean
-  readonly cookieSameSite: "lax" | "strict" | "none"
-  readonly cookieDomain: Option.Option<string>
+  /** The cookies live as long as the refresh token they carry. */
+  readonly refreshTokenExpireDays: number
 }
 
 /** Why a refresh token presented from the cookie is dead, so the cookies can go with it. */
@@ -76,7 +74,6 @@ const bearer: SessionTransport["Type"] = {
 const cookieTransport = (options: TransportOptions) =>
   Effect.gen(function* () {
     const csrf = yield* CsrfTokens
-    const policy = yield* AuthPolicy
     const shared = {
       secure: options.cookieSecure,
       sameSite: options.cookieSameSite,
@@ -86,7 +83,7 @@ const cookieTransport = (options: TransportOptions) =>
     // application's pages, wherever they live on the cookie's domain.
     const refreshCookie = { ...shared, httpOnly: true, path: options.authPrefix === "" ? "/" : options.authPrefix }
     const csrfCookie = { ...shared, httpOnly: false, path: "/" }
-    const lifetime = { maxAge: policy.refreshTokenTtl }
+    const lifetime = { maxAge: Duration.days(options.refreshTokenExpireDays) }
 
     const deliver = <P extends TokenPair>(pair: P): Effect.Effect<P> => {
       const refreshToken = pair.refresh_token

@@ -1,22 +1,23 @@
-import { HttpApi } from "@effect/platform"
+import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import { routePattern } from "./routePattern.js"
 
 /** Which methods a path accepts, to tell an unknown route (404) from a wrong method (405). */
 export interface RouteTable {
   readonly allowedMethods: (path: string) => ReadonlyArray<string>
 }
 
-const toPattern = (path: string) =>
-  new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\:|:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`)
-
 /** Every endpoint of the API plus the extra GET routes mounted beside it (docs, OpenAPI). */
-export const routeTable = (api: HttpApi.HttpApi.Any, extraGetPaths: ReadonlyArray<string>): RouteTable => {
+export const routeTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  extraGetPaths: ReadonlyArray<string>
+): RouteTable => {
   const routes: Array<{ readonly method: string; readonly pattern: RegExp }> = extraGetPaths.map((path) => ({
     method: "GET",
-    pattern: toPattern(path)
+    pattern: routePattern(path)
   }))
-  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+  HttpApi.reflect(api, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint }) => routes.push({ method: endpoint.method, pattern: toPattern(endpoint.path) })
+    onEndpoint: ({ endpoint }) => routes.push({ method: endpoint.method, pattern: routePattern(endpoint.path) })
   })
   return {
     allowedMethods: (path) => [...new Set(routes.filter((route) => route.pattern.test(path)).map((r) => r.method))]

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, HashMap, Layer, Logger, Redacted, TestClock } from "effect"
 import { Accounts } from "../../application/Accounts.js"
+import { PasswordSignIn } from "../../application/PasswordSignIn.js"
 import { AttemptCounter } from "../../application/ports/AttemptCounter.js"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { Sessions } from "../../application/Sessions.js"
+import { useCases } from "../../composition/application.js"
 import { Email } from "../../domain/User.js"
-import { useCases } from "../../infrastructure/layers.js"
 import * as AttemptCounterMemory from "../../infrastructure/memory/AttemptCounterMemory.js"
 import { memoryPorts } from "../support/memoryPorts.js"
 
@@ -40,7 +40,7 @@ const run = <A, E>(
   body: (world: {
     readonly verifications: () => number
     readonly logs: ReadonlyArray<Logged>
-  }) => Effect.Effect<A, E, Accounts | Sessions>,
+  }) => Effect.Effect<A, E, Accounts | PasswordSignIn>,
   options: { readonly env?: Record<string, string>; readonly counter?: Layer.Layer<AttemptCounter> } = {}
 ) =>
   Effect.gen(function* () {
@@ -81,14 +81,14 @@ const run = <A, E>(
   })
 
 const signIn = (identifier: string, secretValue = password) =>
-  Effect.flatMap(Sessions, (sessions) => Effect.either(sessions.login(identifier, secretValue, client)))
+  Effect.flatMap(PasswordSignIn, (signIn) => Effect.either(signIn.login(identifier, secretValue, client)))
 
 const registered = Effect.flatMap(Accounts, (accounts) => accounts.register(email, password))
 
 const failureTag = (result: Either.Either<unknown, { readonly _tag: string }>) =>
   Either.isLeft(result) ? result.left._tag : "success"
 
-describe("lockout in Sessions.login", () => {
+describe("lockout in PasswordSignIn.login", () => {
   it.effect("the fifth failure still answers 401; then even the right password is refused as locked, unverified", () =>
     run(({ verifications }) =>
       Effect.gen(function* () {
@@ -152,9 +152,9 @@ describe("lockout in Sessions.login", () => {
           expect(failureTag(yield* signIn("nobody@example.com", wrong))).toBe("AuthenticationError")
         }
         expect(verifications()).toBe(10)
-        const known = yield* Effect.flip(Effect.flatMap(Sessions, (s) => s.login(email, password, client)))
+        const known = yield* Effect.flip(Effect.flatMap(PasswordSignIn, (s) => s.login(email, password, client)))
         const unknown = yield* Effect.flip(
-          Effect.flatMap(Sessions, (s) => s.login("nobody@example.com", password, client))
+          Effect.flatMap(PasswordSignIn, (s) => s.login("nobody@example.com", password, client))
         )
         expect(unknown).toEqual(known)
         expect(known._tag).toBe("AccountLockedError")

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Redacted } from "effect"
 import { Accounts } from "../../application/Accounts.js"
+import { PasswordSignIn } from "../../application/PasswordSignIn.js"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
-import { Sessions } from "../../application/Sessions.js"
+import { useCases } from "../../composition/application.js"
 import { Email } from "../../domain/User.js"
-import { useCases } from "../../infrastructure/layers.js"
 import { memoryPorts } from "../support/memoryPorts.js"
 
 /** Counts what the hasher is asked to do; the counts are what an observer's stopwatch would see. */
@@ -24,7 +24,11 @@ const countingHasher = Effect.gen(function* () {
 })
 
 const withCounts = <A, E>(
-  body: (counts: { hash: number; verify: number; verifyNothing: number }) => Effect.Effect<A, E, Accounts | Sessions>
+  body: (counts: {
+    hash: number
+    verify: number
+    verifyNothing: number
+  }) => Effect.Effect<A, E, Accounts | PasswordSignIn>
 ) =>
   Effect.gen(function* () {
     const { counts, layer } = yield* countingHasher
@@ -54,12 +58,12 @@ describe("timing parity of the account use cases", () => {
     withCounts((counts) =>
       Effect.gen(function* () {
         const accounts = yield* Accounts
-        const sessions = yield* Sessions
+        const signIn = yield* PasswordSignIn
         yield* accounts.register(email, password)
-        const unknown = yield* Effect.either(sessions.login("nobody@example.com", password, client))
+        const unknown = yield* Effect.either(signIn.login("nobody@example.com", password, client))
         expect(Either.isLeft(unknown) && unknown.left._tag).toBe("AuthenticationError")
         expect(counts).toMatchObject({ verify: 0, verifyNothing: 1 })
-        const wrong = yield* Effect.either(sessions.login(email, Redacted.make("wrong password"), client))
+        const wrong = yield* Effect.either(signIn.login(email, Redacted.make("wrong password"), client))
         expect(Either.isLeft(wrong) && wrong.left._tag).toBe("AuthenticationError")
         expect(counts).toMatchObject({ verify: 1, verifyNothing: 1 })
       })

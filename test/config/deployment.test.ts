@@ -3,10 +3,12 @@ import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { deploymentProblems, exposedGroups, profileRules } from "../../config/Deployment.js"
+import { deploymentProblems, features } from "../../composition/features.js"
+import { passwordPolicy } from "../../composition/policy.js"
+import { notYetSupported } from "../../composition/startup.js"
+import { type Deployment, profileRules } from "../../config/Deployment.js"
 import { parseSettings } from "../../config/Settings.js"
-import { passwordPolicy } from "../../infrastructure/deployment.js"
-import { notYetSupported } from "../../infrastructure/layers.js"
+import { servedFeatures } from "../../interfaces/http/server.js"
 
 const settingsOf = (env: Record<string, string>) =>
   Either.getOrThrow(parseSettings({ SERVICE_SECRET_KEY: "x".repeat(40), ...env })).settings
@@ -86,11 +88,13 @@ describe("deploymentProblems", () => {
   })
 
   it("routeGroups: known names, and auth cannot be left out", () => {
-    expect(deploymentProblems({ routeGroups: ["auth", "oauth"] })[0]).toContain("oauth is not a route group")
+    expect(deploymentProblems({ routeGroups: ["auth", "billing"] })[0]).toContain("billing is not a route group")
     expect(deploymentProblems({ routeGroups: ["profile"] })).toEqual([
       "routeGroups must include auth (registration and sign-in)"
     ])
     expect(deploymentProblems({ routeGroups: "auth" })).toEqual(["routeGroups is not a list of route group names"])
+    const exposedGroups = (deployment: Deployment) =>
+      servedFeatures(features, settingsOf({}), deployment).map((feature) => feature.name)
     expect([...exposedGroups({})].sort()).toEqual(["admin", "auth", "profile", "sessions", "verify"])
     expect([...exposedGroups({ routeGroups: ["auth"] })]).toEqual(["auth"])
   })

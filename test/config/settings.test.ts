@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Option, Redacted } from "effect"
+import { resolveSecretKey } from "../../composition/adapters.js"
+import { notYetSupported } from "../../composition/startup.js"
 import { parseSettings, type ResolvedSettings, type Settings } from "../../config/Settings.js"
-import { notYetSupported, resolveSecretKey } from "../../infrastructure/layers.js"
 
 type Env = Readonly<Record<string, string>>
 
@@ -43,64 +44,84 @@ describe("parseSettings defaults", () => {
   it("gives every setting its documented default when the environment is empty", () => {
     const { settings } = accepted({})
     expect(settings).toMatchObject({
-      apiPrefix: "/api/v1",
-      authRouterPrefix: "/auth",
-      authPrefix: "/api/v1/auth",
-      host: "127.0.0.1",
-      port: 8000,
-      databaseUrl: { kind: "sqlite", filename: "./data/portcullis.db" },
-      workers: 1,
-      userIdType: "uuid",
-      blacklistEnabled: true,
-      accessTokenExpireMinutes: 15,
-      refreshTokenExpireDays: 30,
-      refreshReuseGraceSeconds: 0,
-      emailVerifyExpireMinutes: 1440,
-      passwordResetExpireMinutes: 30,
-      jwtAlgorithm: "HS256",
-      jwtIssuer: "portcullis",
-      jwtLeewaySeconds: 30,
-      preventRegistrationEnumeration: true,
-      loginField: "email",
-      passwordMinLength: 8,
-      passwordMaxLength: 256,
-      lockoutEnabled: true,
-      maxLoginAttempts: 5,
-      lockoutDurationMinutes: 15,
-      authRateLimitEnabled: true,
-      authRateLimits: rateLimitDefaults,
-      trustedProxyHeaders: [],
-      trustedProxyCount: 1,
-      tokenTransport: "bearer",
-      cookieSecure: true,
-      cookieSameSite: "lax",
-      corsOrigins: [],
-      mailFrom: "no-reply@localhost",
-      sendVerificationOnRegister: true,
-      oauthAutoLinkByEmail: true,
-      oauthStateExpireSeconds: 300,
-      oauthPkceEnabled: true,
-      oauthProviders: [],
-      passkeyEnabled: false,
-      passkeyOrigins: [],
-      passkeyChallengeBackend: "memory",
-      passkeyChallengeTtl: 60,
-      passkeyRequireUserVerification: true,
-      logLevel: "info",
-      logFormat: "json"
+      server: {
+        apiPrefix: "/api/v1",
+        authRouterPrefix: "/auth",
+        authPrefix: "/api/v1/auth",
+        host: "127.0.0.1",
+        port: 8000,
+        workers: 1,
+        trustedProxyHeaders: [],
+        trustedProxyCount: 1,
+        corsOrigins: []
+      },
+      storage: {
+        databaseUrl: { kind: "sqlite", filename: "./data/portcullis.db" },
+        userIdType: "uuid"
+      },
+      tokens: {
+        blacklistEnabled: true,
+        accessTokenExpireMinutes: 15,
+        refreshTokenExpireDays: 30,
+        refreshReuseGraceSeconds: 0,
+        emailVerifyExpireMinutes: 1440,
+        passwordResetExpireMinutes: 30,
+        jwtAlgorithm: "HS256",
+        jwtIssuer: "portcullis",
+        jwtLeewaySeconds: 30
+      },
+      cookies: {
+        tokenTransport: "bearer",
+        cookieSecure: true,
+        cookieSameSite: "lax"
+      },
+      limits: {
+        lockoutEnabled: true,
+        maxLoginAttempts: 5,
+        lockoutDurationMinutes: 15,
+        authRateLimitEnabled: true,
+        authRateLimits: rateLimitDefaults
+      },
+      accounts: {
+        preventRegistrationEnumeration: true,
+        loginField: "email",
+        passwordMinLength: 8,
+        passwordMaxLength: 256,
+        sendVerificationOnRegister: true
+      },
+      mail: {
+        mailFrom: "no-reply@localhost"
+      },
+      oauth: {
+        oauthAutoLinkByEmail: true,
+        oauthStateExpireSeconds: 300,
+        oauthPkceEnabled: true,
+        oauthProviders: []
+      },
+      passkeys: {
+        passkeyEnabled: false,
+        passkeyOrigins: [],
+        passkeyChallengeBackend: "memory",
+        passkeyChallengeTtl: 60,
+        passkeyRequireUserVerification: true
+      },
+      logging: {
+        logLevel: "info",
+        logFormat: "json"
+      }
     })
-    expect(settings.publicUrl.href).toBe("http://localhost:8000/")
+    expect(settings.server.publicUrl.href).toBe("http://localhost:8000/")
     const unsetOptions: ReadonlyArray<Option.Option<unknown>> = [
-      settings.secretKey,
-      settings.redisUrl,
-      settings.jwtPrivateKey,
-      settings.jwtAudience,
-      settings.globalRateLimit,
-      settings.cookieDomain,
-      settings.smtpUrl,
-      settings.mailer,
-      settings.passkeyRpId,
-      settings.passkeyRpName
+      settings.tokens.secretKey,
+      settings.storage.redisUrl,
+      settings.tokens.jwtPrivateKey,
+      settings.tokens.jwtAudience,
+      settings.limits.globalRateLimit,
+      settings.cookies.cookieDomain,
+      settings.mail.smtpUrl,
+      settings.mail.mailer,
+      settings.passkeys.passkeyRpId,
+      settings.passkeys.passkeyRpName
     ]
     for (const unset of unsetOptions) {
       expect(Option.isNone(unset)).toBe(true)
@@ -124,9 +145,9 @@ describe("parseSettings defaults", () => {
 
   it("treats an empty variable as unset", () => {
     const settings = settingsOf({ SERVICE_PORT: "", SERVICE_LOCKOUT_ENABLED: "", SERVICE_HOST: "" })
-    expect(settings.port).toBe(8000)
-    expect(settings.lockoutEnabled).toBe(true)
-    expect(settings.host).toBe("127.0.0.1")
+    expect(settings.server.port).toBe(8000)
+    expect(settings.limits.lockoutEnabled).toBe(true)
+    expect(settings.server.host).toBe("127.0.0.1")
   })
 
   it("generates a random key of at least 32 bytes when SECRET_KEY is unset, and uses SECRET_KEY when set", () => {
@@ -216,26 +237,42 @@ describe("parseSettings defaults", () => {
     })
     expect(warnings).toEqual([])
     expect(settings).toMatchObject({
-      authPrefix: "/api/v2/identity",
-      port: 9000,
-      host: "0.0.0.0",
-      databaseUrl: { kind: "sqlite", filename: "/var/lib/portcullis/db.sqlite" },
-      workers: 4,
-      userIdType: "integer",
-      jwtAlgorithm: "EdDSA",
-      passwordMinLength: 12,
-      passwordMaxLength: 128,
-      trustedProxyHeaders: ["x-forwarded-for"],
-      tokenTransport: "cookie",
-      cookieSameSite: "strict",
-      corsOrigins: ["https://app.example.com"],
-      passkeyChallengeBackend: "redis",
-      passkeyChallengeTtl: 120,
-      logLevel: "debug",
-      logFormat: "pretty",
-      globalRateLimit: Option.some({ count: 600, windowSeconds: 60 })
+      server: {
+        authPrefix: "/api/v2/identity",
+        port: 9000,
+        host: "0.0.0.0",
+        workers: 4,
+        trustedProxyHeaders: ["x-forwarded-for"],
+        corsOrigins: ["https://app.example.com"]
+      },
+      storage: {
+        databaseUrl: { kind: "sqlite", filename: "/var/lib/portcullis/db.sqlite" },
+        userIdType: "integer"
+      },
+      tokens: {
+        jwtAlgorithm: "EdDSA"
+      },
+      cookies: {
+        tokenTransport: "cookie",
+        cookieSameSite: "strict"
+      },
+      limits: {
+        globalRateLimit: Option.some({ count: 600, windowSeconds: 60 })
+      },
+      accounts: {
+        passwordMinLength: 12,
+        passwordMaxLength: 128
+      },
+      passkeys: {
+        passkeyChallengeBackend: "redis",
+        passkeyChallengeTtl: 120
+      },
+      logging: {
+        logLevel: "debug",
+        logFormat: "pretty"
+      }
     })
-    expect(settings.oauthProviders.map((provider) => [provider.name, provider.kind])).toEqual([
+    expect(settings.oauth.oauthProviders.map((provider) => [provider.name, provider.kind])).toEqual([
       ["github", "github"],
       ["acme", "custom"]
     ])
@@ -257,8 +294,8 @@ describe("parseSettings value forms", () => {
     ["no", false],
     ["No", false]
   ])("reads the boolean %j as %s", (raw, value) => {
-    expect(settingsOf({ SERVICE_LOCKOUT_ENABLED: raw }).lockoutEnabled).toBe(value)
-    expect(settingsOf({ SERVICE_COOKIE_SECURE: raw }).cookieSecure).toBe(value)
+    expect(settingsOf({ SERVICE_LOCKOUT_ENABLED: raw }).limits.lockoutEnabled).toBe(value)
+    expect(settingsOf({ SERVICE_COOKIE_SECURE: raw }).cookies.cookieSecure).toBe(value)
   })
 
   it.each(["on", "off", "y", "2", "truthy", "enabled"])("refuses %j as a boolean, naming the accepted forms", (raw) => {
@@ -270,16 +307,16 @@ describe("parseSettings value forms", () => {
 
   it("reads a list as CSV or as a JSON array, dropping blank entries", () => {
     const expected = ["https://a.example.com", "https://b.example.com"]
-    expect(settingsOf({ SERVICE_CORS_ORIGINS: "https://a.example.com,https://b.example.com" }).corsOrigins).toEqual(
-      expected
-    )
     expect(
-      settingsOf({ SERVICE_CORS_ORIGINS: " https://a.example.com , https://b.example.com ," }).corsOrigins
+      settingsOf({ SERVICE_CORS_ORIGINS: "https://a.example.com,https://b.example.com" }).server.corsOrigins
     ).toEqual(expected)
-    expect(settingsOf({ SERVICE_CORS_ORIGINS: JSON.stringify(expected) }).corsOrigins).toEqual(expected)
-    expect(settingsOf({ SERVICE_CORS_ORIGINS: "[]" }).corsOrigins).toEqual([])
     expect(
-      settingsOf({ SERVICE_TRUSTED_PROXY_HEADERS: '["X-Forwarded-For","X-Real-IP"]' }).trustedProxyHeaders
+      settingsOf({ SERVICE_CORS_ORIGINS: " https://a.example.com , https://b.example.com ," }).server.corsOrigins
+    ).toEqual(expected)
+    expect(settingsOf({ SERVICE_CORS_ORIGINS: JSON.stringify(expected) }).server.corsOrigins).toEqual(expected)
+    expect(settingsOf({ SERVICE_CORS_ORIGINS: "[]" }).server.corsOrigins).toEqual([])
+    expect(
+      settingsOf({ SERVICE_TRUSTED_PROXY_HEADERS: '["X-Forwarded-For","X-Real-IP"]' }).server.trustedProxyHeaders
     ).toEqual(["x-forwarded-for", "x-real-ip"])
   })
 
@@ -296,7 +333,7 @@ describe("parseSettings value forms", () => {
   })
 
   it("reads integers with surrounding blanks and refuses fractions, exponents and out-of-range values", () => {
-    expect(settingsOf({ SERVICE_PORT: " 9000 " }).port).toBe(9000)
+    expect(settingsOf({ SERVICE_PORT: " 9000 " }).server.port).toBe(9000)
     for (const raw of ["8000.0", "1e3", "0x1f", "65536", "-1", "eighty"]) {
       const line = onlyProblem({ SERVICE_PORT: raw })
       expect(line.startsWith(`SERVICE_PORT=${JSON.stringify(raw)} `)).toBe(true)
@@ -305,22 +342,23 @@ describe("parseSettings value forms", () => {
   })
 
   it("accepts case variants of enumerations", () => {
-    expect(settingsOf({ SERVICE_JWT_ALGORITHM: "hs512" }).jwtAlgorithm).toBe("HS512")
-    expect(settingsOf({ SERVICE_COOKIE_SAMESITE: "Strict" }).cookieSameSite).toBe("strict")
-    expect(settingsOf({ SERVICE_LOG_LEVEL: "WARN" }).logLevel).toBe("warning")
+    expect(settingsOf({ SERVICE_JWT_ALGORITHM: "hs512" }).tokens.jwtAlgorithm).toBe("HS512")
+    expect(settingsOf({ SERVICE_COOKIE_SAMESITE: "Strict" }).cookies.cookieSameSite).toBe("strict")
+    expect(settingsOf({ SERVICE_LOG_LEVEL: "WARN" }).logging.logLevel).toBe("warning")
   })
 
   it("reads DATABASE_URL in each documented form", () => {
-    expect(settingsOf({ SERVICE_DATABASE_URL: "memory:" }).databaseUrl).toEqual({ kind: "memory" })
-    expect(settingsOf({ SERVICE_DATABASE_URL: "sqlite:/tmp/x.db" }).databaseUrl).toEqual({
+    expect(settingsOf({ SERVICE_DATABASE_URL: "memory:" }).storage.databaseUrl).toEqual({ kind: "memory" })
+    expect(settingsOf({ SERVICE_DATABASE_URL: "sqlite:/tmp/x.db" }).storage.databaseUrl).toEqual({
       kind: "sqlite",
       filename: "/tmp/x.db"
     })
-    expect(settingsOf({ SERVICE_DATABASE_URL: "sqlite::memory:" }).databaseUrl).toEqual({
+    expect(settingsOf({ SERVICE_DATABASE_URL: "sqlite::memory:" }).storage.databaseUrl).toEqual({
       kind: "sqlite",
       filename: ":memory:"
     })
-    const postgres = settingsOf({ SERVICE_DATABASE_URL: "postgres://app:pw@db.internal/portcullis" }).databaseUrl
+    const postgres = settingsOf({ SERVICE_DATABASE_URL: "postgres://app:pw@db.internal/portcullis" }).storage
+      .databaseUrl
     expect(postgres.kind).toBe("postgres")
     for (const raw of ["sqlite:", "mysql://db/x", "portcullis.db"]) {
       expect(onlyProblem({ SERVICE_DATABASE_URL: raw })).toContain("SERVICE_DATABASE_URL")
@@ -330,7 +368,7 @@ describe("parseSettings value forms", () => {
 
 describe("parseSettings AUTH_RATE_LIMITS", () => {
   it("overrides one bucket and keeps the other defaults", () => {
-    expect(settingsOf({ SERVICE_AUTH_RATE_LIMITS: '{"login":"10/minute"}' }).authRateLimits).toEqual({
+    expect(settingsOf({ SERVICE_AUTH_RATE_LIMITS: '{"login":"10/minute"}' }).limits.authRateLimits).toEqual({
       ...rateLimitDefaults,
       login: { count: 10, windowSeconds: 60 }
     })
@@ -345,7 +383,7 @@ describe("parseSettings AUTH_RATE_LIMITS", () => {
         passkey_auth: "4/second",
         refresh: " 60 / minute "
       })
-    }).authRateLimits
+    }).limits.authRateLimits
     expect(limits.login).toEqual({ count: 100, windowSeconds: 30 })
     expect(limits.register).toEqual({ count: 2, windowSeconds: 3600 })
     expect(limits.verify_email).toEqual({ count: 1, windowSeconds: 86_400 })
@@ -379,7 +417,7 @@ describe("parseSettings AUTH_RATE_LIMITS", () => {
   })
 
   it("reads GLOBAL_RATE_LIMIT as one limit", () => {
-    expect(settingsOf({ SERVICE_GLOBAL_RATE_LIMIT: "600/minute" }).globalRateLimit).toEqual(
+    expect(settingsOf({ SERVICE_GLOBAL_RATE_LIMIT: "600/minute" }).limits.globalRateLimit).toEqual(
       Option.some({ count: 600, windowSeconds: 60 })
     )
     expect(onlyProblem({ SERVICE_GLOBAL_RATE_LIMIT: "600" })).toContain("SERVICE_GLOBAL_RATE_LIMIT")
@@ -396,13 +434,13 @@ describe("parseSettings prefixes", () => {
     [{ SERVICE_API_PREFIX: "/v2", SERVICE_AUTH_ROUTER_PREFIX: "/identity" }, "/v2/identity"],
     [{ SERVICE_API_PREFIX: "/api/v3", SERVICE_AUTH_ROUTER_PREFIX: "/a/b" }, "/api/v3/a/b"]
   ])("combines %j into %j", (env, authPrefix) => {
-    expect(settingsOf(env).authPrefix).toBe(authPrefix)
+    expect(settingsOf(env).server.authPrefix).toBe(authPrefix)
   })
 
   it("keeps API_PREFIX and AUTH_ROUTER_PREFIX apart", () => {
     const settings = settingsOf({ SERVICE_API_PREFIX: "", SERVICE_AUTH_ROUTER_PREFIX: "/auth" })
-    expect(settings.apiPrefix).toBe("")
-    expect(settings.authRouterPrefix).toBe("/auth")
+    expect(settings.server.apiPrefix).toBe("")
+    expect(settings.server.authRouterPrefix).toBe("/auth")
   })
 
   it.each(["api", "/api/", "/", "/api v1", "https://x/api"])("refuses the prefix %j", (raw) => {
@@ -522,11 +560,11 @@ describe("parseSettings secrets", () => {
 
   it("refuses a 31-byte key and accepts a 32-byte one, counting bytes rather than characters", () => {
     expect(onlyProblem({ SERVICE_SECRET_KEY: "x".repeat(31) })).toContain("SERVICE_SECRET_KEY")
-    expect(Option.map(settingsOf({ SERVICE_SECRET_KEY: goodKey }).secretKey, Redacted.value)).toEqual(
+    expect(Option.map(settingsOf({ SERVICE_SECRET_KEY: goodKey }).tokens.secretKey, Redacted.value)).toEqual(
       Option.some(goodKey)
     )
     // 16 two-byte characters are 32 bytes.
-    expect(Option.isSome(settingsOf({ SERVICE_SECRET_KEY: "é".repeat(16) }).secretKey)).toBe(true)
+    expect(Option.isSome(settingsOf({ SERVICE_SECRET_KEY: "é".repeat(16) }).tokens.secretKey)).toBe(true)
   })
 
   it("keeps a refused SECRET_KEY out of every line when other settings are refused too", () => {
@@ -564,10 +602,10 @@ describe("parseSettings secrets", () => {
       SERVICE_OAUTH_GOOGLE_CLIENT_SECRET: "G00glePa55word",
       SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://app.example.com/cb"
     })
-    const shown = `${JSON.stringify(settings)}\n${String(settings.smtpUrl)}\n${String(settings.redisUrl)}`
+    const shown = `${JSON.stringify(settings)}\n${String(settings.mail.smtpUrl)}\n${String(settings.storage.redisUrl)}`
     expect(shown).not.toContain("Pa55word")
     expect(shown).not.toContain("KeY1")
-    expect(Option.map(settings.smtpUrl, Redacted.value)).toEqual(
+    expect(Option.map(settings.mail.smtpUrl, Redacted.value)).toEqual(
       Option.some("smtps://mailer:Sm7pPa55word@mail.example.com:465")
     )
   })
@@ -594,9 +632,9 @@ describe("parseSettings rules between settings", () => {
     expect(line).toContain("SERVICE_PASSWORD_MIN_LENGTH")
     expect(line).toContain("SERVICE_PASSWORD_MAX_LENGTH")
     expect(onlyProblem({ SERVICE_PASSWORD_MIN_LENGTH: "300" })).toContain("SERVICE_PASSWORD_MIN_LENGTH")
-    expect(settingsOf({ SERVICE_PASSWORD_MIN_LENGTH: "12", SERVICE_PASSWORD_MAX_LENGTH: "12" }).passwordMinLength).toBe(
-      12
-    )
+    expect(
+      settingsOf({ SERVICE_PASSWORD_MIN_LENGTH: "12", SERVICE_PASSWORD_MAX_LENGTH: "12" }).accounts.passwordMinLength
+    ).toBe(12)
   })
 
   it("refuses WORKERS>1 with a memory database or without REDIS_URL", () => {
@@ -610,8 +648,8 @@ describe("parseSettings rules between settings", () => {
     expect(line).toContain("SERVICE_WORKERS")
     expect(line).toContain("SERVICE_REDIS_URL")
     expect(refused({ SERVICE_WORKERS: "3", SERVICE_DATABASE_URL: "memory:" })).toHaveLength(2)
-    expect(settingsOf({ SERVICE_WORKERS: "2", ...redis }).workers).toBe(2)
-    expect(settingsOf({ SERVICE_WORKERS: "1", SERVICE_DATABASE_URL: "memory:" }).workers).toBe(1)
+    expect(settingsOf({ SERVICE_WORKERS: "2", ...redis }).server.workers).toBe(2)
+    expect(settingsOf({ SERVICE_WORKERS: "1", SERVICE_DATABASE_URL: "memory:" }).server.workers).toBe(1)
   })
 
   it("refuses PASSKEY_ENABLED without RP_ID, RP_NAME and ORIGINS, one line each", () => {
@@ -637,15 +675,15 @@ describe("parseSettings rules between settings", () => {
       ...passkeys,
       SERVICE_PASSKEY_ORIGINS: '["https://example.com","https://app.example.com"]'
     })
-    expect(settings.passkeyOrigins).toEqual(["https://example.com", "https://app.example.com"])
-    expect(Option.getOrNull(settings.passkeyRpId)).toBe("example.com")
+    expect(settings.passkeys.passkeyOrigins).toEqual(["https://example.com", "https://app.example.com"])
+    expect(Option.getOrNull(settings.passkeys.passkeyRpId)).toBe("example.com")
     const local = settingsOf({
       SERVICE_PASSKEY_ENABLED: "true",
       SERVICE_PASSKEY_RP_ID: "localhost",
       SERVICE_PASSKEY_RP_NAME: "Dev",
       SERVICE_PASSKEY_ORIGINS: "http://localhost:8000"
     })
-    expect(local.passkeyEnabled).toBe(true)
+    expect(local.passkeys.passkeyEnabled).toBe(true)
   })
 
   it("refuses PASSKEY_CHALLENGE_BACKEND=redis without REDIS_URL", () => {
@@ -656,7 +694,7 @@ describe("parseSettings rules between settings", () => {
     const line = onlyProblem({ SERVICE_COOKIE_SAMESITE: "none", SERVICE_COOKIE_SECURE: "false" })
     expect(line).toContain("SERVICE_COOKIE_SAMESITE")
     expect(line).toContain("SERVICE_COOKIE_SECURE")
-    expect(settingsOf({ SERVICE_COOKIE_SAMESITE: "none" }).cookieSameSite).toBe("none")
+    expect(settingsOf({ SERVICE_COOKIE_SAMESITE: "none" }).cookies.cookieSameSite).toBe("none")
   })
 
   it("refuses an asymmetric JWT_ALGORITHM without JWT_PRIVATE_KEY, and a private key with an HMAC algorithm", () => {
@@ -669,14 +707,16 @@ describe("parseSettings rules between settings", () => {
     const line = onlyProblem({ SERVICE_JWT_PRIVATE_KEY: pem })
     expect(line).toContain("SERVICE_JWT_PRIVATE_KEY")
     expect(line).not.toContain("SeCrEtPeM")
-    expect(settingsOf({ SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: pem }).jwtAlgorithm).toBe("EdDSA")
+    expect(settingsOf({ SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: pem }).tokens.jwtAlgorithm).toBe(
+      "EdDSA"
+    )
   })
 
   it("refuses MAILER=smtp without SMTP_URL", () => {
     const line = onlyProblem({ SERVICE_MAILER: "smtp" })
     expect(line).toContain("SERVICE_MAILER")
     expect(line).toContain("SERVICE_SMTP_URL")
-    expect(Option.getOrNull(settingsOf({ SERVICE_MAILER: "console" }).mailer)).toBe("console")
+    expect(Option.getOrNull(settingsOf({ SERVICE_MAILER: "console" }).mail.mailer)).toBe("console")
   })
 })
 
@@ -704,8 +744,8 @@ describe("parseSettings OAuth providers", () => {
       SERVICE_OAUTH_GOOGLE_CLIENT_SECRET: "google-secret",
       SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://app.example.com/cb,https://app.example.com/cb2"
     })
-    expect(settings.oauthProviders).toHaveLength(1)
-    const provider = settings.oauthProviders[0]
+    expect(settings.oauth.oauthProviders).toHaveLength(1)
+    const provider = settings.oauth.oauthProviders[0]
     expect(provider?.name).toBe("google")
     expect(provider?.kind).toBe("google")
     expect(provider?.clientId).toBe("google-id")
@@ -726,7 +766,7 @@ describe("parseSettings OAuth providers", () => {
       ...github,
       SERVICE_OAUTH_GITHUB_TOKEN_ENDPOINT: "http://127.0.0.1:9000/token",
       SERVICE_OAUTH_GITHUB_USERINFO_ENDPOINT: "http://localhost:9000/user"
-    }).oauthProviders[0]
+    }).oauth.oauthProviders[0]
     expect(Option.getOrNull(provider?.tokenEndpoint ?? Option.none())).toBe("http://127.0.0.1:9000/token")
   })
 
@@ -742,7 +782,7 @@ describe("parseSettings OAuth providers", () => {
   const customProviders = (value: unknown) => ({ SERVICE_OAUTH_CUSTOM_PROVIDERS: JSON.stringify(value) })
 
   it("reads OAUTH_CUSTOM_PROVIDERS with its defaults", () => {
-    const provider = settingsOf(customProviders([custom])).oauthProviders[0]
+    const provider = settingsOf(customProviders([custom])).oauth.oauthProviders[0]
     expect(provider).toMatchObject({ name: "acme", kind: "custom", clientId: "acme-id", claims: {} })
     expect(Option.getOrNull(provider?.pkce ?? Option.none())).toBe(false)
     expect(Option.getOrNull(provider?.scopes ?? Option.none())).toEqual([])
@@ -786,7 +826,7 @@ describe("parseSettings OAuth providers", () => {
           claims: { provider_user_id: "id" }
         }
       ])
-    ).oauthProviders[0]
+    ).oauth.oauthProviders[0]
     expect(Option.getOrNull(provider?.tokenEndpoint ?? Option.none())).toBe("http://127.0.0.1:9000/token")
     expect(Option.getOrNull(provider?.pkce ?? Option.none())).toBe(true)
     expect(provider?.claims).toEqual({ provider_user_id: "id" })
@@ -808,7 +848,7 @@ describe("parseSettings unknown variables", () => {
   })
 
   it("does not let a typo stand in for the setting it resembles", () => {
-    expect(settingsOf({ SERVICE_PROT: "9000" }).port).toBe(8000)
+    expect(settingsOf({ SERVICE_PROT: "9000" }).server.port).toBe(8000)
   })
 })
 

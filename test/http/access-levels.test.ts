@@ -2,7 +2,7 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } fr
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { AccessControl } from "../../application/AccessControl.js"
-import { Tokens } from "../../application/Tokens.js"
+import { Sessions } from "../../application/Sessions.js"
 import { TokenError } from "../../domain/errors.js"
 import { Email, User, UserId } from "../../domain/User.js"
 import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
@@ -18,7 +18,7 @@ import {
 } from "../../interfaces/http/AccessLevels.js"
 
 /**
- * How access levels compose, over a Tokens double that counts authentications: stacked levels
+ * How access levels compose, over a Sessions double that counts authentications: stacked levels
  * all apply, in whichever order they are declared, and the token is authenticated once.
  */
 
@@ -63,7 +63,7 @@ const user = (id: string, overrides: Partial<User>) =>
     ...overrides
   })
 
-/** Tokens are user ids here; every other Tokens operation is out of scope. */
+/** Tokens are user ids here; every other Sessions operation is out of scope. */
 const users = new Map(
   [
     user("verified-editor", { is_verified: true, roles: ["editor"] }),
@@ -73,9 +73,9 @@ const users = new Map(
 )
 const counts = { authenticate: 0 }
 const unused = () => Effect.die("not used by these tests")
-const TokensDouble = Layer.succeed(
-  Tokens,
-  Tokens.make({
+const SessionsDouble = Layer.succeed(
+  Sessions,
+  Sessions.make({
     authenticate: (token: string) =>
       Effect.suspend(() => {
         counts.authenticate++
@@ -97,12 +97,15 @@ const TokensDouble = Layer.succeed(
               }
             } as const)
       }),
-    startSession: unused,
+    start: unused,
     refresh: unused,
-    endSessionOf: unused,
-    endSessionsOf: unused,
+    logout: unused,
+    end: unused,
+    endOthers: unused,
+    endAll: unused,
+    list: unused,
     restoreRevocations: unused
-  } as unknown as Tokens)
+  } as unknown as Sessions)
 )
 
 const { handler, dispose } = HttpApiBuilder.toWebHandler(
@@ -121,7 +124,7 @@ const { handler, dispose } = HttpApiBuilder.toWebHandler(
       ])
     ),
     HttpServer.layerContext
-  ).pipe(Layer.provide(TokensDouble), Layer.provide(AccessControl.Default.pipe(Layer.provide(RoleRepoMemory.layer))))
+  ).pipe(Layer.provide(SessionsDouble), Layer.provide(AccessControl.Default.pipe(Layer.provide(RoleRepoMemory.layer))))
 )
 afterAll(() => dispose())
 

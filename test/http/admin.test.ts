@@ -115,16 +115,16 @@ const claimsOf = (token: string) =>
 
 /** An id of the deployment's form that names nobody. */
 const unknownUserId = Effect.map(TestApp.TestApp, ({ settings }) =>
-  settings.userIdType === "integer"
+  settings.storage.userIdType === "integer"
     ? "999999999"
-    : settings.userIdType === "string"
+    : settings.storage.userIdType === "string"
       ? "NoSuchUser-0000000000"
       : "0190f0c2-0000-7000-8000-00000000dead"
 )
 
 /** `user_id` values of the wrong form for the deployment's USER_ID_TYPE. */
 const malformedUserIds = Effect.map(TestApp.TestApp, ({ settings }): ReadonlyArray<unknown> => {
-  switch (settings.userIdType) {
+  switch (settings.storage.userIdType) {
     case "integer":
       return ["not-a-number", 0, -1, 1.5, "007", "1e3", ""]
     case "string":
@@ -296,7 +296,7 @@ for (const backend of TestApp.backends) {
           const target = yield* signUp("target")
           // The other spelling of the same id: upper-case for a UUID, the JSON number for an integer.
           const { settings } = yield* TestApp.TestApp
-          const spelled = settings.userIdType === "uuid" ? target.userId.toUpperCase() : target.id
+          const spelled = settings.storage.userIdType === "uuid" ? target.userId.toUpperCase() : target.id
           expect((yield* post("/admin/assign-role", admin.access, { user_id: spelled, role: "editor" })).status).toBe(
             200
           )

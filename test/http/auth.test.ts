@@ -86,7 +86,7 @@ for (const backend of TestApp.backends) {
             expires_in: 900,
             user: {
               // A JSON number for integer ids, else a string.
-              id: settings.userIdType === "integer" ? expect.any(Number) : expect.any(String),
+              id: settings.storage.userIdType === "integer" ? expect.any(Number) : expect.any(String),
               email,
               is_active: true,
               is_verified: false,

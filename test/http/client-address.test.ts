@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
+import { features } from "../../composition/features.js"
 import {
   addressBucket,
   forwardedAddresses,
   normaliseAddress,
   resolveClientAddress
 } from "../../interfaces/http/clientAddress.js"
-import { bucketOf, routePath } from "../../interfaces/http/protections.js"
+import { bucketOf, routePath } from "../../interfaces/http/rateLimits.js"
 
 const xff = { headers: ["x-forwarded-for"], count: 1 }
 
@@ -127,7 +128,8 @@ describe("rate-limit keys", () => {
 })
 
 describe("route buckets", () => {
-  const bucket = bucketOf("/api/v1/auth")
+  const limitedRoutes = features.flatMap((feature) => feature.limits)
+  const bucket = bucketOf("/api/v1/auth", limitedRoutes)
 
   it("maps each limited route by method and path, routes not built yet included", () => {
     expect(bucket("POST", "/api/v1/auth/login")).toBe("login")
@@ -149,7 +151,7 @@ describe("route buckets", () => {
     expect(bucket("POST", "/api/v1/auth/oauth/github/authorize")).toBeUndefined()
     expect(bucket("POST", "/api/v1/auth/oauth/a/b/callback")).toBeUndefined()
     expect(bucket("POST", "/login")).toBeUndefined()
-    expect(bucketOf("")("POST", "/login")).toBe("login")
+    expect(bucketOf("", limitedRoutes)("POST", "/login")).toBe("login")
   })
 
   it("reads a request target as the router does, so no spelling of a limited route escapes its bucket", () => {

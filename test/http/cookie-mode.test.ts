@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import * as HmacCsrfTokens from "../../infrastructure/crypto/HmacCsrfTokens.js"
+import * as CsrfTokensHmac from "../../infrastructure/crypto/CsrfTokensHmac.js"
 import { cookieHeader, setCookies } from "../support/cookies.js"
 import { call, expectProblem, login, me, register, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
@@ -173,7 +173,7 @@ for (const backend of TestApp.backends) {
               // Validly signed, but for another session.
               other.csrf,
               // Bound to this very session, but signed under another SECRET_KEY.
-              yield* HmacCsrfTokens.make(Redacted.make("another-secret-key-with-at-least-32-bytes")).issue(
+              yield* CsrfTokensHmac.make(Redacted.make("another-secret-key-with-at-least-32-bytes")).issue(
                 session.refresh
               )
             ]

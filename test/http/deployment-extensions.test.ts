@@ -47,7 +47,7 @@ const signUpWith = (fields: Record<string, unknown>) =>
 
 for (const backend of TestApp.backends) {
   describe(`deployment extensions (${backend.name})`, () => {
-    layer(TestApp.layer(backend.databaseUrl, { SERVICE_PREVENT_REGISTRATION_ENUMERATION: "false" }, deployment), {
+    layer(TestApp.layer(backend.databaseUrl, { SERVICE_PREVENT_REGISTRATION_ENUMERATION: "false" }, { deployment }), {
       excludeTestServices: true
     })((it) => {
       it.effect("a register without the required display_name is 422 naming it; extra fields are written", () =>
@@ -182,7 +182,7 @@ for (const backend of TestApp.backends) {
       TestApp.layer(
         backend.databaseUrl,
         { SERVICE_LOGIN_FIELD: "username", SERVICE_PREVENT_REGISTRATION_ENUMERATION: "false" },
-        usernames
+        { deployment: usernames }
       ),
       { excludeTestServices: true }
     )((it) => {
@@ -228,7 +228,7 @@ describe("a custom claims function that throws", () => {
       throw new Error("claims store down")
     }
   }
-  layer(TestApp.layer("memory:", {}, failing), { excludeTestServices: true })((it) => {
+  layer(TestApp.layer("memory:", {}, { deployment: failing }), { excludeTestServices: true })((it) => {
     it.effect("refuses to issue a token without its claims: 500, logged", () =>
       Effect.gen(function* () {
         const email = uniqueEmail("claims")

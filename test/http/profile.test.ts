@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { Tokens } from "../../application/Tokens.js"
+import { Sessions } from "../../application/Sessions.js"
 import { Email } from "../../domain/User.js"
 import {
   call,
@@ -167,7 +167,7 @@ for (const backend of TestApp.backends) {
       it.effect("a user without a password (signed up through a provider) sets one without current_password", () =>
         Effect.gen(function* () {
           const users = yield* UserRepo
-          const tokens = yield* Tokens
+          const sessions = yield* Sessions
           const email = Email.make(uniqueEmail("oauth"))
           const user = yield* users.create({
             email,
@@ -177,7 +177,7 @@ for (const backend of TestApp.backends) {
             is_superuser: false
           })
           expectProblem(yield* login(email), 401, "AuthenticationError")
-          const pair = yield* tokens.startSession(user, { ip_address: null, user_agent: null })
+          const pair = yield* sessions.start(user, { ip_address: null, user_agent: null })
           const reply = yield* call("POST", "/change-password", {
             token: pair.access_token,
             json: { new_password: newPassword }

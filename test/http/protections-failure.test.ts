@@ -1,12 +1,7 @@
-import { createServer } from "node:http"
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
 import { RateLimiter } from "../../application/ports/RateLimiter.js"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { application, resolveSecretKey } from "../../infrastructure/layers.js"
-import { httpLayer } from "../../interfaces/http/server.js"
 import { login, password, register, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -25,28 +20,17 @@ const captureWarnings = Logger.replace(
 )
 
 /** The harness's service, with every rate limit on and the failing store in place of the memory one. */
-const withFailingLimiter = (backend: TestApp.Backend) => {
-  const settings = TestApp.settingsFor({
-    SERVICE_SECRET_KEY: TestApp.testSecretKey,
-    SERVICE_DATABASE_URL: backend.databaseUrl,
-    ...backend.env,
-    SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
-    SERVICE_GLOBAL_RATE_LIMIT: "2/minute"
-  })
-  const App = Layer.merge(application(settings, resolveSecretKey(settings)), failingLimiter)
-  const Client = Layer.effect(
-    TestApp.TestApp,
-    Effect.map(HttpServer.HttpServer, (server) => {
-      const url = `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}`
-      return { url, settings, request: TestApp.request(url) }
-    })
-  )
-  return Layer.mergeAll(httpLayer(settings), Client).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
-    Layer.provideMerge(App),
-    Layer.provide(captureWarnings)
-  )
-}
+const withFailingLimiter = (backend: TestApp.Backend) =>
+  TestApp.serve(
+    TestApp.settingsFor({
+      SERVICE_SECRET_KEY: TestApp.testSecretKey,
+      SERVICE_DATABASE_URL: backend.databaseUrl,
+      ...backend.env,
+      SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
+      SERVICE_GLOBAL_RATE_LIMIT: "2/minute"
+    }),
+    { overrides: failingLimiter }
+  ).pipe(Layer.provide(captureWarnings))
 
 for (const backend of TestApp.backends) {
   describe(`a rate-limit store that fails (${backend.name})`, () => {

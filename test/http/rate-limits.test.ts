@@ -162,7 +162,7 @@ for (const backend of TestApp.backends) {
         Effect.gen(function* () {
           const app = yield* TestApp.TestApp
           const ip = freshIp()
-          const prefix = app.settings.authPrefix
+          const prefix = app.settings.server.authPrefix
           for (const target of [
             `${prefix}/login/`,
             `/${prefix}//login`,

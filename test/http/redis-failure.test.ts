@@ -1,12 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:http"
 import { connect } from "node:net"
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger } from "effect"
-import { application, resolveSecretKey } from "../../infrastructure/layers.js"
-import { httpLayer } from "../../interfaces/http/server.js"
 import { expectProblem, login, me, password, register, uniqueEmail } from "../support/flows.js"
 import { exited, freePort } from "../support/processes.js"
 import { testRedisUrl } from "../support/redis.js"
@@ -76,25 +71,16 @@ const captureWarnings = Logger.replace(
 
 /** The service with REDIS_URL on the private Redis and every rate limit on. */
 const withPrivateRedis = Layer.unwrapEffect(
-  Effect.map(PrivateRedis, (redis) => {
-    const settings = TestApp.settingsFor({
-      SERVICE_SECRET_KEY: TestApp.testSecretKey,
-      SERVICE_DATABASE_URL: "memory:",
-      SERVICE_REDIS_URL: redis.url,
-      SERVICE_AUTH_RATE_LIMIT_ENABLED: "true"
-    })
-    const Client = Layer.effect(
-      TestApp.TestApp,
-      Effect.map(HttpServer.HttpServer, (server) => {
-        const url = `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}`
-        return { url, settings, request: TestApp.request(url) }
+  Effect.map(PrivateRedis, (redis) =>
+    TestApp.serve(
+      TestApp.settingsFor({
+        SERVICE_SECRET_KEY: TestApp.testSecretKey,
+        SERVICE_DATABASE_URL: "memory:",
+        SERVICE_REDIS_URL: redis.url,
+        SERVICE_AUTH_RATE_LIMIT_ENABLED: "true"
       })
     )
-    return Layer.mergeAll(httpLayer(settings), Client).pipe(
-      Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
-      Layer.provideMerge(application(settings, resolveSecretKey(settings)))
-    )
-  })
+  )
 ).pipe(Layer.provideMerge(privateRedis), Layer.provide(captureWarnings))
 
 // Runs where Redis suites run (TEST_REDIS_URL set: redis-server is installed), on a Redis of its own.

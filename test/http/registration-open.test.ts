@@ -16,7 +16,7 @@ for (const backend of TestApp.backends) {
           expect(created.status).toBe(201)
           expect(created.body).toEqual({
             // A JSON number for integer ids, else a string.
-            id: settings.userIdType === "integer" ? expect.any(Number) : expect.any(String),
+            id: settings.storage.userIdType === "integer" ? expect.any(Number) : expect.any(String),
             email,
             is_active: true,
             is_verified: false,

@@ -27,7 +27,7 @@ const chunked = (bytes: number) =>
           controller.close()
         }
       })
-      const response = await fetch(`${app.url}${app.settings.authPrefix}/login`, {
+      const response = await fetch(`${app.url}${app.settings.server.authPrefix}/login`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { Cryptography } from "../../application/ports/Cryptography.js"
-import * as NodeCryptography from "../../infrastructure/crypto/NodeCryptography.js"
+import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
 
 const secret = Redacted.make("the-deployment-secret-key-0123456789")
-const crypto = NodeCryptography.make(secret)
+const crypto = CryptographyNode.make(secret)
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -14,7 +14,7 @@ const split = (sealed: string) => {
   return { version, iv, body }
 }
 
-describe("NodeCryptography", () => {
+describe("CryptographyNode", () => {
   describe("digest", () => {
     it("is the hex SHA-256 of the token (FIPS 180-2 test vectors)", () => {
       expect(crypto.digest("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
@@ -28,7 +28,7 @@ describe("NodeCryptography", () => {
       expect(crypto.digest(token)).toBe(digest)
       expect(crypto.digest(`${token}x`)).not.toBe(digest)
       expect(crypto.digest("Refresh-token-value")).not.toBe(digest)
-      expect(NodeCryptography.make(Redacted.make("another-key")).digest(token)).toBe(digest)
+      expect(CryptographyNode.make(Redacted.make("another-key")).digest(token)).toBe(digest)
     })
   })
 
@@ -74,11 +74,11 @@ describe("NodeCryptography", () => {
 
     it.effect("a box sealed under another key does not open", () =>
       Effect.gen(function* () {
-        const other = NodeCryptography.make(Redacted.make("a-different-secret-key-0123456789"))
+        const other = CryptographyNode.make(Redacted.make("a-different-secret-key-0123456789"))
         const sealed = yield* other.seal("pair")
         expect(other.open(sealed)).toEqual(Option.some("pair"))
         expect(crypto.open(sealed)).toEqual(Option.none())
-        const same = NodeCryptography.make(Redacted.make(Redacted.value(secret)))
+        const same = CryptographyNode.make(Redacted.make(Redacted.value(secret)))
         expect(same.open(yield* crypto.seal("pair"))).toEqual(Option.some("pair"))
       })
     )
@@ -144,11 +144,11 @@ describe("NodeCryptography", () => {
 
   describe("deriveKey", () => {
     it("derives a distinct 32-byte key per use and per secret, deterministically", () => {
-      const seal = NodeCryptography.deriveKey(secret, "seal/v1")
+      const seal = CryptographyNode.deriveKey(secret, "seal/v1")
       expect(seal).toHaveLength(32)
-      expect(NodeCryptography.deriveKey(secret, "seal/v1").equals(seal)).toBe(true)
-      expect(NodeCryptography.deriveKey(secret, "csrf/v1").equals(seal)).toBe(false)
-      expect(NodeCryptography.deriveKey(Redacted.make("other"), "seal/v1").equals(seal)).toBe(false)
+      expect(CryptographyNode.deriveKey(secret, "seal/v1").equals(seal)).toBe(true)
+      expect(CryptographyNode.deriveKey(secret, "csrf/v1").equals(seal)).toBe(false)
+      expect(CryptographyNode.deriveKey(Redacted.make("other"), "seal/v1").equals(seal)).toBe(false)
     })
   })
 
@@ -158,6 +158,6 @@ describe("NodeCryptography", () => {
       const sealed = yield* service.seal("through the layer")
       expect(crypto.open(sealed)).toEqual(Option.some("through the layer"))
       expect(service.digest("abc")).toBe(crypto.digest("abc"))
-    }).pipe(Effect.provide(NodeCryptography.layer(secret)))
+    }).pipe(Effect.provide(CryptographyNode.layer(secret)))
   )
 })

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import * as HmacCsrfTokens from "../../infrastructure/crypto/HmacCsrfTokens.js"
+import * as CsrfTokensHmac from "../../infrastructure/crypto/CsrfTokensHmac.js"
 
-const tokens = HmacCsrfTokens.make(Redacted.make("the-deployment-secret-key-0123456789"))
+const tokens = CsrfTokensHmac.make(Redacted.make("the-deployment-secret-key-0123456789"))
 const refreshToken = "header.payload.signature"
 
-describe("HmacCsrfTokens", () => {
+describe("CsrfTokensHmac", () => {
   it.effect("a token verifies when echoed for the refresh token it was issued for", () =>
     Effect.gen(function* () {
       const token = yield* tokens.issue(refreshToken)
@@ -26,7 +26,7 @@ describe("HmacCsrfTokens", () => {
     Effect.gen(function* () {
       const token = yield* tokens.issue(refreshToken)
       expect(tokens.verify({ header: token, cookie: token, refreshToken: `${refreshToken}x` })).toBe(false)
-      const otherKey = HmacCsrfTokens.make(Redacted.make("another-deployment-secret-key-0123456789"))
+      const otherKey = CsrfTokensHmac.make(Redacted.make("another-deployment-secret-key-0123456789"))
       expect(otherKey.verify({ header: token, cookie: token, refreshToken })).toBe(false)
       const other = yield* tokens.issue(refreshToken)
       expect(tokens.verify({ header: other, cookie: token, refreshToken })).toBe(false)

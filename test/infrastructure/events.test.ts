@@ -6,7 +6,7 @@ import type { EventHandlers } from "../../config/Deployment.js"
 import { AuthEvent } from "../../domain/Events.js"
 import type { MailMessage } from "../../domain/Mail.js"
 import { Email, type PublicUser, UserId } from "../../domain/User.js"
-import * as InProcessEvents from "../../infrastructure/events/InProcessEvents.js"
+import * as EventsInProcess from "../../infrastructure/events/EventsInProcess.js"
 
 const publicUrl = new URL("https://auth.example.com/app")
 const user: PublicUser = {
@@ -30,7 +30,7 @@ const recordingMailer = (sent: Array<MailMessage>) =>
   Layer.succeed(Mailer, Mailer.of({ send: (message) => Effect.sync(() => void sent.push(message)) }))
 
 const run = <A>(handlers: EventHandlers, body: Effect.Effect<A, unknown, Events>, mailer?: Layer.Layer<Mailer>) => {
-  const events = InProcessEvents.layer({ handlers, publicUrl })
+  const events = EventsInProcess.layer({ handlers, publicUrl })
   return body.pipe(Effect.provide(mailer === undefined ? events : events.pipe(Layer.provide(mailer))), Effect.scoped)
 }
 

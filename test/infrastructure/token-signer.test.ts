@@ -3,14 +3,14 @@ import { DateTime, Duration, Effect, Option, Redacted, TestClock } from "effect"
 import { CompactSign } from "jose"
 import { TokenError, TokenExpiredError } from "../../domain/errors.js"
 import { type TokenClaims, tokenWindow } from "../../domain/Token.js"
-import * as JoseTokenSigner from "../../infrastructure/crypto/JoseTokenSigner.js"
+import * as TokenSignerJose from "../../infrastructure/crypto/TokenSignerJose.js"
 
 const SECRET = "a-test-secret-key-of-at-least-32-bytes!!"
 const ISSUER = "portcullis-test"
 const LEEWAY = 10
 const START = Date.UTC(2031, 4, 6, 7, 8, 9, 500)
 
-const options = (overrides: Partial<JoseTokenSigner.SignerOptions> = {}): JoseTokenSigner.SignerOptions => ({
+const options = (overrides: Partial<TokenSignerJose.SignerOptions> = {}): TokenSignerJose.SignerOptions => ({
   algorithm: "HS256",
   secretKey: Redacted.make(SECRET),
   issuer: ISSUER,
@@ -50,11 +50,11 @@ const signRaw = (payload: unknown, alg = "HS256", secret = SECRET) =>
 
 const refusal = <A, E>(effect: Effect.Effect<A, E>) => Effect.flip(effect)
 
-describe("JoseTokenSigner", () => {
+describe("TokenSignerJose", () => {
   it.effect("sign then verify answers the claims, with the issuer stamped and the defaults filled", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const claims = yield* claimsNow()
       const token = yield* signer.sign(claims)
       expect(token.split(".")).toHaveLength(3)
@@ -69,7 +69,7 @@ describe("JoseTokenSigner", () => {
   it.effect("keeps roles, extra and family_id, and stamps the audience when one is configured", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options({ audience: Option.some("portcullis-api") }))
+      const signer = yield* TokenSignerJose.make(options({ audience: Option.some("portcullis-api") }))
       const claims = yield* claimsNow({
         type: "refresh",
         roles: ["admin", "auditor"],
@@ -84,7 +84,7 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a token presented for another purpose", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const token = yield* signer.sign(yield* claimsNow({ type: "password_reset" }))
       const error = yield* refusal(signer.verify(token, "access"))
       expect(error).toBeInstanceOf(TokenError)
@@ -95,7 +95,7 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a token whose payload was altered", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const token = yield* signer.sign(yield* claimsNow())
       const { header, payload, signature } = parts(token)
       const forged = base64url({ ...decodePart(payload), sub: "someone-else", roles: ["admin"] })
@@ -106,7 +106,7 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a token whose signature was altered", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const token = yield* signer.sign(yield* claimsNow())
       const { header, payload, signature } = parts(token)
       const bytes = Buffer.from(signature, "base64url")
@@ -121,8 +121,8 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a token signed with another secret", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
-      const other = yield* JoseTokenSigner.make(options({ secretKey: Redacted.make(`${SECRET}-rotated`) }))
+      const signer = yield* TokenSignerJose.make(options())
+      const other = yield* TokenSignerJose.make(options({ secretKey: Redacted.make(`${SECRET}-rotated`) }))
       const token = yield* other.sign(yield* claimsNow())
       expect(yield* other.verify(token, "access")).toMatchObject({ sub: "user-42" })
       expect(yield* refusal(signer.verify(token, "access"))).toBeInstanceOf(TokenError)
@@ -132,8 +132,8 @@ describe("JoseTokenSigner", () => {
   it.effect("pins the algorithm: an HS512 token with the same secret is refused by an HS256 signer", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const hs256 = yield* JoseTokenSigner.make(options())
-      const hs512 = yield* JoseTokenSigner.make(options({ algorithm: "HS512" }))
+      const hs256 = yield* TokenSignerJose.make(options())
+      const hs512 = yield* TokenSignerJose.make(options({ algorithm: "HS512" }))
       const token = yield* hs512.sign(yield* claimsNow())
       expect(decodePart(parts(token).header)).toMatchObject({ alg: "HS512" })
       expect(yield* hs512.verify(token, "access")).toMatchObject({ sub: "user-42" })
@@ -146,7 +146,7 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses an unsigned token (alg none)", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const claims = { ...(yield* claimsNow()), iss: ISSUER }
       const unsigned = `${base64url({ alg: "none", typ: "JWT" })}.${base64url(claims)}.`
       expect(yield* refusal(signer.verify(unsigned, "access"))).toBeInstanceOf(TokenError)
@@ -157,7 +157,7 @@ describe("JoseTokenSigner", () => {
 
   it.effect("refuses strings that are not compact JWS", () =>
     Effect.gen(function* () {
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       for (const token of ["", "not-a-token", "a.b", "a.b.c", "..", "a.b.c.d"]) {
         expect(yield* refusal(signer.verify(token, "access")), token).toBeInstanceOf(TokenError)
       }
@@ -167,7 +167,7 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a correctly signed payload that lacks required claims or has the wrong types", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const complete = { ...(yield* claimsNow()), iss: ISSUER }
       expect(yield* signer.verify(yield* signRaw(complete), "access")).toMatchObject({ sub: "user-42" })
 
@@ -196,11 +196,11 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a token signed with the right key for another issuer or without the expected audience", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options({ audience: Option.some("portcullis-api") }))
-      const otherIssuer = yield* JoseTokenSigner.make(
+      const signer = yield* TokenSignerJose.make(options({ audience: Option.some("portcullis-api") }))
+      const otherIssuer = yield* TokenSignerJose.make(
         options({ issuer: "elsewhere", audience: Option.some("portcullis-api") })
       )
-      const noAudience = yield* JoseTokenSigner.make(options())
+      const noAudience = yield* TokenSignerJose.make(options())
       const claims = yield* claimsNow()
       expect(yield* refusal(signer.verify(yield* otherIssuer.sign(claims), "access"))).toBeInstanceOf(TokenError)
       expect(yield* refusal(signer.verify(yield* noAudience.sign(claims), "access"))).toBeInstanceOf(TokenError)
@@ -210,7 +210,7 @@ describe("JoseTokenSigner", () => {
   it.effect("reads the Effect clock: valid until exp + leeway - 1 s, expired from exp + leeway", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const claims = yield* claimsNow()
       expect(claims.exp - claims.iat).toBe(60)
       const token = yield* signer.sign(claims)
@@ -229,7 +229,7 @@ describe("JoseTokenSigner", () => {
   it.effect("refuses a token issued further in the future than the leeway", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* JoseTokenSigner.make(options())
+      const signer = yield* TokenSignerJose.make(options())
       const now = yield* claimsNow()
       const early = yield* signer.sign({ ...now, iat: now.iat + LEEWAY + 1, exp: now.exp + LEEWAY + 1 })
       expect(yield* refusal(signer.verify(early, "access"))).toBeInstanceOf(TokenError)

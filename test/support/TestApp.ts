@@ -2,11 +2,10 @@ import { createServer } from "node:http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer } from "effect"
+import * as Logging from "../../composition/logging.js"
+import { service } from "../../composition/service.js"
 import type { Deployment } from "../../config/Deployment.js"
 import { parseSettings, type Settings } from "../../config/Settings.js"
-import { application, resolveSecretKey } from "../../infrastructure/layers.js"
-import * as Logging from "../../infrastructure/logging.js"
-import { httpLayer } from "../../interfaces/http/server.js"
 import * as Postgres from "./postgres.js"
 
 /** A store an HTTP suite runs against, with the settings that go with it. */
@@ -83,30 +82,22 @@ export const request =
       return { status: response.status, headers: response.headers, text, body: parsed }
     })
 
-/**
- * The whole service in process (a backend's settings under the suite's `env`): real HTTP on 127.0.0.1, real argon2 and JWTs, the chosen
- * backend. The use cases and ports are exposed too, so a test can arrange what HTTP cannot.
- */
-export const layer = (backend: string | Backend, env: Record<string, string> = {}, deployment: Deployment = {}) => {
-  const { databaseUrl, env: backendEnv } = typeof backend === "string" ? { databaseUrl: backend, env: {} } : backend
-  if (/^postgres(ql)?:/.test(databaseUrl)) {
-    return Layer.unwrapScoped(
-      Effect.map(Postgres.freshSchemaUrl, ({ url }) => serverLayer(url, { ...backendEnv, ...env }, deployment))
-    )
-  }
-  return serverLayer(databaseUrl, { ...backendEnv, ...env }, deployment)
+/** What a suite changes in the harness's service: its code, and adapters replacing the settings' own. */
+export interface Variation<A, E> {
+  readonly deployment?: Deployment
+  /** Adapters replacing some of the settings' (a failing store): the use cases and the HTTP layer see them. */
+  readonly overrides?: Layer.Layer<A, E>
 }
 
-const serverLayer = (databaseUrl: string, env: Record<string, string>, deployment: Deployment) => {
-  const settings = settingsFor({
-    SERVICE_SECRET_KEY: testSecretKey,
-    SERVICE_DATABASE_URL: databaseUrl,
-    SERVICE_LOG_LEVEL: "none",
-    // Suites share one server and sign in many times from 127.0.0.1; rate-limit suites turn limits on.
-    SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
-    ...env
-  })
-  const App = application(settings, resolveSecretKey(settings), deployment)
+/**
+ * A running service for `settings` on a random port of 127.0.0.1, with a client for it; the use
+ * cases and ports are exposed too, so a test can arrange what HTTP cannot. Logging is the
+ * caller's.
+ */
+export const serve = <A = never, E = never>(
+  settings: Settings,
+  { deployment = {}, overrides }: Variation<A, E> = {}
+) => {
   const Server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
   const Client = Layer.effect(
     TestApp,
@@ -116,9 +107,35 @@ const serverLayer = (databaseUrl: string, env: Record<string, string>, deploymen
       return { url, settings, request: request(url) }
     })
   )
-  return Layer.mergeAll(httpLayer(settings, deployment), Client).pipe(
-    Layer.provide(Server),
-    Layer.provideMerge(App),
-    Layer.provide(Logging.layer(settings))
-  )
+  return Layer.merge(service(settings, deployment, Server, overrides), Client.pipe(Layer.provide(Server)))
+}
+
+/**
+ * The whole service in process (a backend's settings under the suite's `env`): real HTTP on
+ * 127.0.0.1, real argon2 and JWTs, the chosen backend, logs off.
+ */
+export const layer = <A = never, E = never>(
+  backend: string | Backend,
+  env: Record<string, string> = {},
+  variation: Variation<A, E> = {}
+) => {
+  const { databaseUrl, env: backendEnv } = typeof backend === "string" ? { databaseUrl: backend, env: {} } : backend
+  if (/^postgres(ql)?:/.test(databaseUrl)) {
+    return Layer.unwrapScoped(
+      Effect.map(Postgres.freshSchemaUrl, ({ url }) => quietService(url, { ...backendEnv, ...env }, variation))
+    )
+  }
+  return quietService(databaseUrl, { ...backendEnv, ...env }, variation)
+}
+
+const quietService = <A, E>(databaseUrl: string, env: Record<string, string>, variation: Variation<A, E>) => {
+  const settings = settingsFor({
+    SERVICE_SECRET_KEY: testSecretKey,
+    SERVICE_DATABASE_URL: databaseUrl,
+    SERVICE_LOG_LEVEL: "none",
+    // Suites share one server and sign in many times from 127.0.0.1; rate-limit suites turn limits on.
+    SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
+    ...env
+  })
+  return serve(settings, variation).pipe(Layer.provide(Logging.layer(settings.logging)))
 }

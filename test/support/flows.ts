@@ -20,12 +20,12 @@ export interface Session {
 
 export const register = (email: string, secret = password) =>
   Effect.flatMap(TestApp, (app) =>
-    app.request("POST", `${app.settings.authPrefix}/register`, { json: { email, password: secret } })
+    app.request("POST", `${app.settings.server.authPrefix}/register`, { json: { email, password: secret } })
   )
 
 export const login = (email: string, secret = password, headers: Record<string, string> = {}) =>
   Effect.flatMap(TestApp, (app) =>
-    app.request("POST", `${app.settings.authPrefix}/login`, { json: { email, password: secret }, headers })
+    app.request("POST", `${app.settings.server.authPrefix}/login`, { json: { email, password: secret }, headers })
   )
 
 /** Logs in and answers the tokens; fails the test unless login answers 200. */
@@ -48,14 +48,14 @@ export const signUp = (label?: string) =>
 
 export const refresh = (refreshToken: string) =>
   Effect.flatMap(TestApp, (app) =>
-    app.request("POST", `${app.settings.authPrefix}/refresh`, { json: { refresh_token: refreshToken } })
+    app.request("POST", `${app.settings.server.authPrefix}/refresh`, { json: { refresh_token: refreshToken } })
   )
 
 export const me = (token: string) =>
-  Effect.flatMap(TestApp, (app) => app.request("GET", `${app.settings.authPrefix}/me`, { token }))
+  Effect.flatMap(TestApp, (app) => app.request("GET", `${app.settings.server.authPrefix}/me`, { token }))
 
 export const call = (method: string, path: string, options: Parameters<TestApp["Type"]["request"]>[2] = {}) =>
-  Effect.flatMap(TestApp, (app) => app.request(method, `${app.settings.authPrefix}${path}`, options))
+  Effect.flatMap(TestApp, (app) => app.request(method, `${app.settings.server.authPrefix}${path}`, options))
 
 /** Asserts an RFC 9457 problem with this status and code, and answers its body. */
 export const expectProblem = (

@@ -1,5 +1,5 @@
-import { Layer, Redacted } from "effect"
-import { ports } from "../../infrastructure/layers.js"
+import { Layer } from "effect"
+import { ports } from "../../composition/adapters.js"
 import { settingsFor, testSecretKey } from "./TestApp.js"
 
 /**
@@ -8,5 +8,5 @@ import { settingsFor, testSecretKey } from "./TestApp.js"
  */
 export const memoryPorts = <A, E>(overrides: Layer.Layer<A, E>, env: Record<string, string> = {}) => {
   const settings = settingsFor({ SERVICE_DATABASE_URL: "memory:", SERVICE_SECRET_KEY: testSecretKey, ...env })
-  return { settings, layer: Layer.merge(ports(settings, Redacted.make(testSecretKey)), overrides) }
+  return { settings, layer: Layer.merge(ports(settings), overrides) }
 }

@@ -2,55 +2,24 @@ import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/pla
 import { Duration, Effect, Option } from "effect"
 import { type RateLimitDecision, RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
 import type { RateLimit } from "../../config/forms.js"
-import type { RateLimitBucket, Settings } from "../../config/Settings.js"
-import { RateLimitedError } from "../../domain/errors.js"
+import type { Settings } from "../../config/Settings.js"
+import type { RateLimitBucket } from "../../config/sections/limits.js"
+import { RateLimitedError, wholeSeconds } from "../../domain/errors.js"
 import { addressBucket, resolveClientAddress } from "./clientAddress.js"
+import type { LimitedRoute } from "./Feature.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
-
-/** The settings the request protections read. */
-export type ProtectionSettings = Pick<
-  Settings,
-  | "authPrefix"
-  | "trustedProxyHeaders"
-  | "trustedProxyCount"
-  | "authRateLimitEnabled"
-  | "authRateLimits"
-  | "globalRateLimit"
->
-
-/**
- * The routes each AUTH_RATE_LIMITS bucket covers, by method and path under the auth prefix. A
- * route is matched here, not on the router, so a route this build does not serve yet is limited
- * the day it arrives.
- */
-export const limitedRoutes: ReadonlyArray<{ readonly bucket: RateLimitBucket; readonly path: string }> = [
-  { bucket: "login", path: "/login" },
-  { bucket: "register", path: "/register" },
-  { bucket: "password_reset", path: "/password-reset/request" },
-  { bucket: "password_reset", path: "/password-reset/confirm" },
-  { bucket: "verify_email", path: "/verify-email/request" },
-  { bucket: "verify_email", path: "/verify-email/confirm" },
-  { bucket: "passkey_auth", path: "/passkeys/authenticate/begin" },
-  { bucket: "passkey_auth", path: "/passkeys/authenticate/complete" },
-  { bucket: "refresh", path: "/refresh" },
-  { bucket: "oauth_callback", path: "/oauth/:provider/callback" }
-]
+import { routePattern } from "./routePattern.js"
 
 /** Load balancers probe these from one address; throttling them would take the service out of rotation. */
 const unlimitedPaths = new Set(["/healthz", "/readyz"])
 
-const toPattern = (path: string) =>
-  new RegExp(
-    `^${path
-      .toLowerCase()
-      .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-      .replace(/:[a-z_][a-z0-9_]*/g, "[^/]+")}$`
-  )
-
-/** Which bucket limits a request, if any, by method and normalised path (`routePath`): all limited routes are POST. */
-export const bucketOf = (authPrefix: string) => {
-  const table = limitedRoutes.map((route) => ({ bucket: route.bucket, pattern: toPattern(authPrefix + route.path) }))
+/**
+ * Which bucket limits a request, if any, by method and normalised path (`routePath`), among the
+ * limited routes of the features served: all limited routes are POST.
+ */
+export const bucketOf = (authPrefix: string, routes: ReadonlyArray<LimitedRoute>) => {
+  const table = routes.map((route) => ({ bucket: route.bucket, pattern: routePattern(authPrefix + route.path) }))
   return (method: string, path: string): RateLimitBucket | undefined =>
     method.toUpperCase() === "POST" ? table.find((route) => route.pattern.test(path))?.bucket : undefined
 }
@@ -79,28 +48,26 @@ const ruleOf = (limit: RateLimit): RateLimitRule => ({
   window: Duration.seconds(limit.windowSeconds)
 })
 
-/** Whole seconds, rounded up so that a client waiting that long is never early. */
-const wholeSeconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))
-
 /**
  * Client address and rate limits, ahead of everything else a request meets, body checks and
  * decoding included: every request to a limited route counts, valid or not, until the limit.
  *
  * The client address is resolved once (trusted proxy headers, else the socket) and becomes the
  * request's `remoteAddress` for everything downstream, such as the IP a session records. Each
- * request to a limited route counts against (bucket, client), IPv6 clients by their /64, and with
- * GLOBAL_RATE_LIMIT every request counts against (global, client) too. A refused request is not
- * counted and answers 429; an allowed one carries the RateLimit-* headers of its tightest
- * limit. A rate limiter that fails lets the request through, with a warning (fail open).
+ * request to a limited route of a served feature counts against (bucket, client), IPv6 clients
+ * by their /64, and with GLOBAL_RATE_LIMIT every request counts against (global, client) too. A
+ * refused request is not counted and answers 429; an allowed one carries the RateLimit-* headers
+ * of its tightest limit. A rate limiter that fails lets the request through, with a warning
+ * (fail open).
  */
-export const protections = (settings: ProtectionSettings) =>
+export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRoute>) =>
   Effect.map(RateLimiter, (limiter) => {
-    const proxies = { headers: settings.trustedProxyHeaders, count: settings.trustedProxyCount }
-    const routeBucket = bucketOf(settings.authPrefix)
-    const globalRule = Option.map(settings.globalRateLimit, ruleOf)
-    const bucketRules = new Map(
-      Object.entries(settings.authRateLimits).map(([name, limit]) => [name as RateLimitBucket, ruleOf(limit)])
-    )
+    const { server, limits } = settings
+    const proxies = { headers: server.trustedProxyHeaders, count: server.trustedProxyCount }
+    const routeBucket = bucketOf(server.authPrefix, routes)
+    const globalRule = Option.map(limits.globalRateLimit, ruleOf)
+    const bucketRules = new Map<RateLimitBucket, RateLimitRule>()
+    for (const route of routes) bucketRules.set(route.bucket, ruleOf(limits.authRateLimits[route.bucket]))
 
     const hit = (key: string, rule: RateLimitRule) =>
       limiter.hit(key, rule).pipe(
@@ -121,7 +88,7 @@ export const protections = (settings: ProtectionSettings) =>
         const path = routePath(request.url)
 
         const checks: Array<{ readonly key: string; readonly rule: RateLimitRule }> = []
-        const bucket = settings.authRateLimitEnabled ? routeBucket(request.method, path) : undefined
+        const bucket = limits.authRateLimitEnabled ? routeBucket(request.method, path) : undefined
         const bucketRule = bucket === undefined ? undefined : bucketRules.get(bucket)
         if (bucketRule !== undefined) checks.push({ key: `${bucket}:${client}`, rule: bucketRule })
         if (Option.isSome(globalRule) && !unlimitedPaths.has(path)) {

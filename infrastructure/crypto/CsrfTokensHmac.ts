@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Effect, Layer, type Redacted } from "effect"
 import { CsrfTokens } from "../../application/ports/CsrfTokens.js"
-import { deriveKey } from "./NodeCryptography.js"
+import { deriveKey } from "./CryptographyNode.js"
 
 const NONCE_BYTES = 16
 

@@ -1,8 +1,9 @@
 import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
+import { Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { tsImport } from "tsx/esm/api"
-import { type Deployment, deploymentProblems } from "../../config/Deployment.js"
+import { type Deployment, deploymentProblems } from "../../composition/features.js"
 import { StartupError } from "./startup.js"
 
 /** A CommonJS module's `export default` arrives as `{ default }` through ESM interop. */
@@ -40,3 +41,7 @@ export const loadDeployment = (path: Option.Option<string>) =>
         return deployment as Deployment
       })
   })
+
+/** The `--config` option of the commands a deployment module shapes, described for each. */
+export const deploymentOption = (description: string) =>
+  Options.file("config", { exists: "yes" }).pipe(Options.optional, Options.withDescription(description))

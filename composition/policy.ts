@@ -1,6 +1,8 @@
 import { Effect, Option, Schema } from "effect"
-import { customLoginField, type Deployment } from "../config/Deployment.js"
-import { PREFIX, type Settings } from "../config/Settings.js"
+import type { AuthPolicy } from "../application/AuthPolicy.js"
+import { customLoginField, type Deployment, profileRules } from "../config/Deployment.js"
+import { PREFIX } from "../config/reader.js"
+import type { Settings } from "../config/Settings.js"
 import { makePasswordPolicy, type PasswordPolicy } from "../domain/Password.js"
 import { PublicUser } from "../domain/User.js"
 
@@ -8,18 +10,18 @@ import { PublicUser } from "../domain/User.js"
  * The settings' password lengths merged with the deployment's validator options: the stricter
  * minimum applies, the maximum stays the setting's (it bounds hashing work).
  */
-export const passwordPolicy = (settings: Settings, deployment: Deployment): PasswordPolicy => {
+export const passwordPolicy = ({ accounts }: Settings, deployment: Deployment): PasswordPolicy => {
   const { min_length, ...rules } = deployment.passwordPolicy ?? {}
   return makePasswordPolicy({
     ...rules,
-    min_length: Math.max(settings.passwordMinLength, min_length ?? 0),
-    max_length: settings.passwordMaxLength
+    min_length: Math.max(accounts.passwordMinLength, min_length ?? 0),
+    max_length: accounts.passwordMaxLength
   })
 }
 
 /** Custom fields no two users may share: the login field, when it is a custom one. */
-export const uniqueFields = (settings: Settings, deployment: Deployment): ReadonlyArray<string> =>
-  Option.toArray(customLoginField(settings.loginField, deployment))
+export const uniqueFields = ({ accounts }: Settings, deployment: Deployment): ReadonlyArray<string> =>
+  Option.toArray(customLoginField(accounts.loginField, deployment))
 
 const JsonObject = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 const encodeUser = Schema.encodeSync(PublicUser)
@@ -46,10 +48,23 @@ export const customClaims = (deployment: Deployment) =>
       )
   )
 
+/**
+ * The rules the use cases follow: the settings' sections as they are, and what the deployment's
+ * code adds to them. The one place where settings become the application's policy.
+ */
+export const authPolicy = (settings: Settings, deployment: Deployment): AuthPolicy["Type"] => ({
+  tokens: settings.tokens,
+  accounts: settings.accounts,
+  lockout: settings.limits,
+  passwordPolicy: passwordPolicy(settings, deployment),
+  profile: profileRules(settings.accounts.loginField, deployment),
+  customClaims: customClaims(deployment)
+})
+
 /** LOGIN_FIELD names no field the deployment declares (email aside). */
-export const loginFieldProblems = (settings: Settings, deployment: Deployment): ReadonlyArray<string> =>
-  settings.loginField === "email" || Option.isSome(customLoginField(settings.loginField, deployment))
+export const loginFieldProblems = ({ accounts }: Settings, deployment: Deployment): ReadonlyArray<string> =>
+  accounts.loginField === "email" || Option.isSome(customLoginField(accounts.loginField, deployment))
     ? []
     : [
-        `${PREFIX}LOGIN_FIELD: ${settings.loginField} is not email nor a custom field the deployment declares (userFields)`
+        `${PREFIX}LOGIN_FIELD: ${accounts.loginField} is not email nor a custom field the deployment declares (userFields)`
       ]

@@ -1,5 +1,5 @@
 import { Layer, Logger, LogLevel } from "effect"
-import type { Settings } from "../config/Settings.js"
+import type { LoggingSettings } from "../config/sections/logging.js"
 
 const loggers = { json: Logger.json, logfmt: Logger.logFmt, pretty: Logger.pretty } as const
 const levels = {
@@ -13,5 +13,5 @@ const levels = {
 } as const
 
 /** LOG_FORMAT and LOG_LEVEL applied to Effect's logger. */
-export const layer = (settings: Pick<Settings, "logFormat" | "logLevel">) =>
+export const layer = (settings: LoggingSettings) =>
   Layer.merge(loggers[settings.logFormat], Logger.minimumLogLevel(levels[settings.logLevel]))

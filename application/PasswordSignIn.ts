@@ -1,0 +1,118 @@
+import { Duration, Effect, Option, type Redacted } from "effect"
+import { AuthEvent } from "../domain/Events.js"
+import { AccountLockedError, AuthenticationError, wholeSeconds } from "../domain/errors.js"
+import type { LoginResponse } from "../domain/Token.js"
+import { normaliseLogin, toPublicUser } from "../domain/User.js"
+import { AuthPolicy } from "./AuthPolicy.js"
+import { AttemptCounter, type LockoutRule } from "./ports/AttemptCounter.js"
+import { Events } from "./ports/Events.js"
+import { PasswordHasher } from "./ports/PasswordHasher.js"
+import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
+import { UserRepo } from "./ports/UserRepo.js"
+import { type ClientInfo, Sessions } from "./Sessions.js"
+
+/** Lockout fails open: a sign-in is not refused because the attempt store is down. */
+const failOpen =
+  <B>(what: string, fallback: B) =>
+  <A>(self: Effect.Effect<A, StoreUnavailableError>): Effect.Effect<A | B> =>
+    Effect.catchTag(self, "StoreUnavailableError", (error) =>
+      Effect.as(Effect.logWarning(`lockout skipped: could not ${what}`, error), fallback)
+    )
+
+/** Sign-in with the login field and a password, under the lockout rule. */
+export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/PasswordSignIn", {
+  effect: Effect.gen(function* () {
+    const users = yield* UserRepo
+    const hasher = yield* PasswordHasher
+    const sessions = yield* Sessions
+    const events = yield* Events
+    const attempts = yield* AttemptCounter
+    const { accounts, lockout } = yield* AuthPolicy
+
+    const lockoutRule: Option.Option<LockoutRule> = lockout.lockoutEnabled
+      ? Option.some({
+          maxAttempts: lockout.maxLoginAttempts,
+          duration: Duration.minutes(lockout.lockoutDurationMinutes)
+        })
+      : Option.none()
+
+    /** A stronger or current hash is stored on the way through; a failure to store it is not the user's. */
+    const upgradeHash = (userId: Parameters<typeof users.setPassword>[0], password: Redacted.Redacted<string>) =>
+      hasher.hash(password).pipe(
+        Effect.flatMap((hashed) => users.setPassword(userId, hashed)),
+        Effect.catchAll((error) => Effect.logWarning("could not store the upgraded password hash", error))
+      )
+
+    /**
+     * Every failure costs one password verification and answers the same AuthenticationError:
+     * unknown login, user without a password, wrong password, inactive account.
+     */
+    const verifyCredentials = Effect.fnUntraced(function* (login: string, password: Redacted.Redacted<string>) {
+      const found = yield* users.findByLogin(accounts.loginField, login)
+      const hashed = Option.flatMap(found, (user) => user.hashed_password)
+      if (Option.isNone(found) || Option.isNone(hashed)) {
+        yield* hasher.verifyNothing(password)
+        return yield* new AuthenticationError()
+      }
+      const user = found.value
+      const matches = yield* hasher.verify(hashed.value, password)
+      if (!matches || !user.is_active) return yield* new AuthenticationError()
+      if (hasher.needsRehash(hashed.value)) yield* upgradeHash(user.id, password)
+      return user
+    })
+
+    /**
+     * Counts the attempt before its password is verified, or refuses it while the identifier is
+     * locked; none when lockout is off or its store failed.
+     */
+    const startAttempt = (login: string) =>
+      Option.match(lockoutRule, {
+        onNone: () => Effect.succeedNone,
+        onSome: (rule) =>
+          attempts.attempt(login, rule).pipe(
+            failOpen("count the attempt", undefined),
+            Effect.flatMap((attempt) => {
+              if (attempt === undefined) return Effect.succeedNone
+              if (attempt._tag === "Locked") {
+                return new AccountLockedError({ retryAfterSeconds: wholeSeconds(attempt.retryAfter) })
+              }
+              return Effect.succeedSome({ ...attempt, rule })
+            })
+          )
+      })
+
+    /**
+     * Password sign-in. Attempts are counted per normalised identifier, known or not, so an
+     * unknown login locks exactly like a known one; while locked, the password is not even
+     * verified, for known and unknown identifiers alike. The failure that reaches the maximum
+     * still answers 401; a success clears the count.
+     */
+    const login = Effect.fn("PasswordSignIn.login")(function* (
+      identifier: string,
+      password: Redacted.Redacted<string>,
+      client: ClientInfo
+    ) {
+      const normalised = normaliseLogin(accounts.loginField, identifier)
+      const attempt = yield* startAttempt(normalised)
+      const user = yield* verifyCredentials(normalised, password).pipe(
+        Effect.tapErrorTag("AuthenticationError", () =>
+          Option.isSome(attempt) && attempt.value.locking
+            ? Effect.logWarning("sign-in locked after repeated failures").pipe(
+                Effect.annotateLogs({
+                  identifier: normalised,
+                  failures: attempt.value.attempts,
+                  locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
+                })
+              )
+            : Effect.void
+        )
+      )
+      if (Option.isSome(attempt)) yield* attempts.clear(normalised).pipe(failOpen("clear the attempts", undefined))
+      const pair = yield* sessions.start(user, client)
+      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
+      return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
+    })
+
+    return { login } as const
+  })
+}) {}

@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto"
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { type ConfigError, Effect, Layer, Option, Redacted } from "effect"
+import { AuthPolicy } from "../application/AuthPolicy.js"
+import type { Deployment } from "../config/Deployment.js"
+import type { Settings } from "../config/Settings.js"
+import type { DatabaseUrl } from "../config/sections/storage.js"
+import type { JwtAlgorithm } from "../config/sections/tokens.js"
+import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
+import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
+import * as PasswordHasherArgon2 from "../infrastructure/crypto/PasswordHasherArgon2.js"
+import * as TokenSignerJose from "../infrastructure/crypto/TokenSignerJose.js"
+import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
+import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
+import * as MailerSmtp from "../infrastructure/mail/MailerSmtp.js"
+import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
+import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
+import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
+import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
+import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
+import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
+import * as AttemptCounterRedis from "../infrastructure/redis/AttemptCounterRedis.js"
+import * as BlacklistRedis from "../infrastructure/redis/BlacklistRedis.js"
+import * as RateLimiterRedis from "../infrastructure/redis/RateLimiterRedis.js"
+import * as RedisClient from "../infrastructure/redis/RedisClient.js"
+import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
+import * as PgDatabase from "../infrastructure/sql/PgDatabase.js"
+import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
+import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
+import * as SqliteDatabase from "../infrastructure/sql/SqliteDatabase.js"
+import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
+import type { UserRepoOptions } from "../infrastructure/users.js"
+import { authPolicy, uniqueFields } from "./policy.js"
+
+/** SECRET_KEY, or a random key for this run when none is set. */
+export const resolveSecretKey = (settings: Settings): Redacted.Redacted<string> =>
+  Option.getOrElse(settings.tokens.secretKey, () => Redacted.make(randomBytes(48).toString("base64url")))
+
+/** A SQL database: the layer of its migrated connection, and its migration on a connection of its own. */
+interface SqlDatabase {
+  readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
+  readonly migrate: (
+    options: SchemaOptions
+  ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
+}
+
+/** The SQL database of DATABASE_URL; none for the memory store. */
+const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
+  switch (url.kind) {
+    case "memory":
+      return Option.none()
+    case "sqlite":
+      return Option.some({
+        layer: (options) => SqliteDatabase.layer(url.filename, options),
+        migrate: (options) => SqliteDatabase.prepare(options).pipe(Effect.provide(SqliteDatabase.client(url.filename)))
+      })
+    case "postgres":
+      return Option.some({
+        layer: (options) => PgDatabase.layer(url.url, options),
+        migrate: (options) =>
+          PgDatabase.prepare(options).pipe(Effect.provide(PgDatabase.client(url.url, { maxConnections: 1 })))
+      })
+  }
+}
+
+/**
+ * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields
+ * included) before they use it. Used by serve, by every CLI command that touches storage and by
+ * the tests' harness.
+ */
+export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) =>
+  Option.match(sqlDatabase(url), {
+    onNone: () => Layer.mergeAll(UserRepoMemory.layerWith(options), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer),
+    onSome: (sql) =>
+      Layer.mergeAll(UserRepoSql.layerWith(options), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
+        Layer.provide(sql.layer(options))
+      )
+  })
+
+/** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store. */
+export const migrate = (url: DatabaseUrl, options: SchemaOptions = {}) =>
+  Option.match(sqlDatabase(url), {
+    onNone: () => Effect.succeedNone,
+    onSome: (sql) => Effect.map(sql.migrate(options), Option.some)
+  })
+
+/** What every process of a deployment must agree on: in Redis when REDIS_URL is set, else in memory. */
+const sharedState = (redis: Option.Option<Layer.Layer<RedisClient.RedisClient>>) =>
+  Option.match(redis, {
+    onNone: () => Layer.mergeAll(BlacklistMemory.layer, RateLimiterMemory.layer, AttemptCounterMemory.layer),
+    onSome: (connection) =>
+      Layer.mergeAll(BlacklistRedis.layer, RateLimiterRedis.layer, AttemptCounterRedis.layer).pipe(
+        Layer.provide(connection)
+      )
+  })
+
+/** The built-in mailer: the log with MAILER=console, SMTP when SMTP_URL is set, else none. */
+export const mailer = ({ mail }: Settings) =>
+  Option.contains(mail.mailer, "console")
+    ? Option.some(MailerConsole.layer)
+    : Option.map(mail.smtpUrl, (url) => MailerSmtp.layer({ url, from: mail.mailFrom }))
+
+/** The deployment's event handlers, and the built-in mailer for the send events they leave to it. */
+const events = (settings: Settings, deployment: Deployment) => {
+  const layer = EventsInProcess.layer({ handlers: deployment.events ?? {}, publicUrl: settings.server.publicUrl })
+  return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
+}
+
+const isHmac = (algorithm: JwtAlgorithm): algorithm is TokenSignerJose.HmacAlgorithm => algorithm.startsWith("HS")
+
+const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) => {
+  const { tokens } = settings
+  return Layer.mergeAll(
+    PasswordHasherArgon2.layer(),
+    CryptographyNode.layer(secretKey),
+    CsrfTokensHmac.layer(secretKey),
+    // Start-up refuses the asymmetric algorithms this build cannot sign with yet (startup.ts).
+    isHmac(tokens.jwtAlgorithm)
+      ? TokenSignerJose.layer({
+          algorithm: tokens.jwtAlgorithm,
+          secretKey,
+          issuer: tokens.jwtIssuer,
+          audience: tokens.jwtAudience,
+          leewaySeconds: tokens.jwtLeewaySeconds
+        })
+      : Layer.die(new Error(`JWT_ALGORITHM=${tokens.jwtAlgorithm} is not supported by this version yet`))
+  )
+}
+
+/**
+ * Every port adapter the settings choose, and the rules the use cases follow. Redis-backed
+ * ports share one connection.
+ */
+export const ports = (settings: Settings, deployment: Deployment = {}) => {
+  const redis = Option.map(settings.storage.redisUrl, (url) => RedisClient.layer({ url }))
+  return Layer.mergeAll(
+    database(settings.storage.databaseUrl, {
+      idType: settings.storage.userIdType,
+      uniqueFields: uniqueFields(settings, deployment)
+    }),
+    sharedState(redis),
+    events(settings, deployment),
+    crypto(settings, resolveSecretKey(settings)),
+    Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
+  )
+}

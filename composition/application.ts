@@ -1,0 +1,34 @@
+import { Layer } from "effect"
+import { AccessControl } from "../application/AccessControl.js"
+import { Accounts } from "../application/Accounts.js"
+import { PasswordSignIn } from "../application/PasswordSignIn.js"
+import { Readiness } from "../application/Readiness.js"
+import { Sessions } from "../application/Sessions.js"
+import { Verification } from "../application/Verification.js"
+import type { Deployment } from "../config/Deployment.js"
+import type { Settings } from "../config/Settings.js"
+import { ports } from "./adapters.js"
+
+/**
+ * The use cases every feature shares, over whatever adapters are provided for their ports. A
+ * feature's own use cases come with its handlers (interfaces/http/features).
+ */
+export const useCases = Layer.mergeAll(
+  Accounts.Default,
+  PasswordSignIn.Default,
+  AccessControl.Default,
+  Readiness.Default
+).pipe(Layer.provideMerge(Layer.merge(Sessions.Default, Verification.Default)))
+
+/**
+ * The use cases over the adapters the settings choose, the ports exposed beside them. `overrides`
+ * replace some of those adapters (a failing store, a counting hasher in tests).
+ */
+export const application = <A = never, E = never>(
+  settings: Settings,
+  deployment: Deployment = {},
+  overrides?: Layer.Layer<A, E>
+) => {
+  const adapters = ports(settings, deployment)
+  return useCases.pipe(Layer.provideMerge(overrides === undefined ? adapters : Layer.merge(adapters, overrides)))
+}

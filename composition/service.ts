@@ -1,0 +1,44 @@
+import { HttpServer, OpenApi } from "@effect/platform"
+import { Layer } from "effect"
+import type { Deployment } from "../config/Deployment.js"
+import type { Settings } from "../config/Settings.js"
+import { httpLayer, keptFeatures, servedApi, servedFeatures } from "../interfaces/http/server.js"
+import { application } from "./application.js"
+import { features } from "./features.js"
+import { restoreRevocations } from "./startup.js"
+
+/**
+ * What the deployment serves of the table: the routes of the features it keeps that their settings
+ * turn on, shaped by its settings and code; the limits of every feature it keeps, so that a route
+ * answers the same 429 whether its feature is turned on or not.
+ */
+const served = (settings: Settings, deployment: Deployment) => ({
+  parts: servedFeatures(features, settings, deployment).map((feature) => feature.api({ settings, deployment })),
+  limits: keptFeatures(features, deployment).flatMap((feature) => feature.limits)
+})
+
+/** The deployment's HTTP API; needs the application and an HttpServer. */
+export const http = (settings: Settings, deployment: Deployment = {}) =>
+  httpLayer(settings, served(settings, deployment))
+
+/** The OpenAPI document of what the deployment serves. */
+export const openApiDocument = (settings: Settings, deployment: Deployment = {}) =>
+  OpenApi.fromApi(servedApi(served(settings, deployment)))
+
+/**
+ * The whole service on `server`: the HTTP API over the application, with the revocations the
+ * database records restored before it answers. The use cases and ports stay exposed (tests
+ * arrange through them); `overrides` replace some adapters.
+ */
+export const service = <S, E, R, A = never, EO = never>(
+  settings: Settings,
+  deployment: Deployment,
+  server: Layer.Layer<HttpServer.HttpServer | S, E, R>,
+  overrides?: Layer.Layer<A, EO>
+) =>
+  http(settings, deployment).pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(Layer.effectDiscard(restoreRevocations)),
+    Layer.provide(server),
+    Layer.provideMerge(application(settings, deployment, overrides))
+  )

@@ -1,0 +1,48 @@
+import { Effect, Option } from "effect"
+import { Sessions } from "../application/Sessions.js"
+import type { Deployment } from "../config/Deployment.js"
+import { PREFIX } from "../config/reader.js"
+import type { Settings } from "../config/Settings.js"
+import { sendEvents } from "../domain/Events.js"
+import { mailer } from "./adapters.js"
+import { features } from "./features.js"
+import { loginFieldProblems } from "./policy.js"
+
+/** The features the settings ask for that this build does not have, whatever the deployment. */
+export const missingFeatures = (settings: Settings): ReadonlyArray<string> => [
+  ...(settings.tokens.jwtAlgorithm.startsWith("HS")
+    ? []
+    : [`${PREFIX}JWT_ALGORITHM: ${settings.tokens.jwtAlgorithm} is not supported by this version yet`]),
+  ...features.flatMap((feature) => feature.unsupported?.(settings) ?? [])
+]
+
+/**
+ * Settings this build accepts as valid but cannot honour with this deployment. Refusing them at
+ * start-up is safer than ignoring them: a deployment asking for passkeys must not run without.
+ */
+export const notYetSupported = (settings: Settings, deployment: Deployment = {}): ReadonlyArray<string> => [
+  ...loginFieldProblems(settings, deployment),
+  ...missingFeatures(settings)
+]
+
+/** What start-up should warn about in how mail is handled. */
+export const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => {
+  if (Option.contains(settings.mail.mailer, "console")) {
+    return [`${PREFIX}MAILER=console: mails, tokens included, are written to the log instead of being sent`]
+  }
+  if (Option.isSome(mailer(settings))) return []
+  return sendEvents
+    .filter((name) => deployment.events?.[name] === undefined)
+    .map(
+      (name) =>
+        `${name} has no handler and no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console): its tokens are generated and dropped`
+    )
+}
+
+/** Rebuilds what an in-memory blacklist (or a Redis) lost in a restart; logs how much. A Redis down does not stop start-up. */
+export const restoreRevocations = Effect.flatMap(Sessions, (sessions) => sessions.restoreRevocations()).pipe(
+  Effect.tap((restored) => Effect.logInfo("revocations restored", { families: restored })),
+  Effect.catchTag("StoreUnavailableError", (error) =>
+    Effect.logWarning(`revocations not restored: the ${error.store} store is unavailable`)
+  )
+)

@@ -1,0 +1,21 @@
+import { Option, Redacted } from "effect"
+import * as F from "../forms.js"
+import { PREFIX, type SettingsReader } from "../reader.js"
+
+/** How the verification and reset mails go out: SMTP, the log, or not at all. */
+export const readMail = (read: SettingsReader) => {
+  const smtpUrl = read
+    .optional("SMTP_URL", F.url("smtp:", "smtps:"), { secret: true })
+    .pipe(Option.map((value) => Redacted.make(value.href)))
+  const mailer = read.optional("MAILER", F.oneOf("smtp", "console"))
+  if (Option.contains(mailer, "smtp") && Option.isNone(smtpUrl)) {
+    read.problem(`${PREFIX}MAILER=smtp needs ${PREFIX}SMTP_URL; expected smtp://… or smtps://…`)
+  }
+  return {
+    smtpUrl,
+    mailFrom: read.setting("MAIL_FROM", F.text, "no-reply@localhost"),
+    mailer
+  }
+}
+
+export type MailSettings = ReturnType<typeof readMail>
