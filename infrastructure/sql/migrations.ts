@@ -10,23 +10,19 @@ import { isUniqueViolation } from "./failures.js"
  * times are epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL), booleans are 0/1 on
  * SQLite and BOOLEAN on PostgreSQL, custom fields are TEXT or JSONB.
  */
-const columnTypes = (sql: SqlClient.SqlClient) =>
-  sql.onDialectOrElse({
-    pg: () => ({
-      millis: sql.literal("BIGINT"),
-      integer: sql.literal("BIGINT"),
-      trueByDefault: sql.literal("BOOLEAN NOT NULL DEFAULT TRUE"),
-      falseByDefault: sql.literal("BOOLEAN NOT NULL DEFAULT FALSE"),
-      emptyObject: sql.literal("JSONB NOT NULL DEFAULT '{}'::jsonb")
-    }),
-    orElse: () => ({
-      millis: sql.literal("INTEGER"),
-      integer: sql.literal("INTEGER"),
-      trueByDefault: sql.literal("INTEGER NOT NULL DEFAULT 1"),
-      falseByDefault: sql.literal("INTEGER NOT NULL DEFAULT 0"),
-      emptyObject: sql.literal("TEXT NOT NULL DEFAULT '{}'")
-    })
-  })
+const columns = {
+  millis: { pg: "BIGINT", sqlite: "INTEGER" },
+  integer: { pg: "BIGINT", sqlite: "INTEGER" },
+  trueByDefault: { pg: "BOOLEAN NOT NULL DEFAULT TRUE", sqlite: "INTEGER NOT NULL DEFAULT 1" },
+  falseByDefault: { pg: "BOOLEAN NOT NULL DEFAULT FALSE", sqlite: "INTEGER NOT NULL DEFAULT 0" },
+  emptyObject: { pg: "JSONB NOT NULL DEFAULT '{}'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '{}'" }
+} as const
+
+/** A column type of the client's dialect, as an SQL fragment. */
+const columnTypes = (sql: SqlClient.SqlClient) => {
+  const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
+  return (name: keyof typeof columns) => sql.literal(columns[name][dialect])
+}
 
 /** A migration body, given the client and the dialect's column types. */
 const migration = (
@@ -45,10 +41,10 @@ export const loader = Migrator.fromRecord({
         id TEXT PRIMARY KEY NOT NULL,
         email TEXT NOT NULL UNIQUE,
         hashed_password TEXT,
-        is_active ${type.trueByDefault},
-        is_verified ${type.falseByDefault},
-        is_superuser ${type.falseByDefault},
-        created_at ${type.millis} NOT NULL
+        is_active ${type("trueByDefault")},
+        is_verified ${type("falseByDefault")},
+        is_superuser ${type("falseByDefault")},
+        created_at ${type("millis")} NOT NULL
       )`.pipe(
       Effect.zipRight(sql`CREATE TABLE user_roles (
         user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -60,10 +56,10 @@ export const loader = Migrator.fromRecord({
         user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
         ip_address TEXT,
         user_agent TEXT,
-        created_at ${type.millis} NOT NULL,
-        last_used_at ${type.millis} NOT NULL,
-        expires_at ${type.millis} NOT NULL,
-        revoked_at ${type.millis}
+        created_at ${type("millis")} NOT NULL,
+        last_used_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL,
+        revoked_at ${type("millis")}
       )`),
       Effect.zipRight(sql`CREATE INDEX token_families_user ON token_families (user_id)`),
       Effect.zipRight(
@@ -72,9 +68,9 @@ export const loader = Migrator.fromRecord({
       Effect.zipRight(sql`CREATE TABLE refresh_tokens (
         digest TEXT PRIMARY KEY NOT NULL,
         family_id TEXT NOT NULL REFERENCES token_families(family_id) ON DELETE CASCADE,
-        issued_at ${type.millis} NOT NULL,
-        expires_at ${type.millis} NOT NULL,
-        rotated_at ${type.millis},
+        issued_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL,
+        rotated_at ${type("millis")},
         sealed_successor TEXT
       )`),
       Effect.zipRight(sql`CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id)`)
@@ -92,11 +88,11 @@ export const loader = Migrator.fromRecord({
     )
   ),
   // A deployment's custom user fields, as one JSON object per user (config/Deployment.ts).
-  "0003_user_fields": migration((sql, type) => sql`ALTER TABLE users ADD COLUMN fields ${type.emptyObject}`),
+  "0003_user_fields": migration((sql, type) => sql`ALTER TABLE users ADD COLUMN fields ${type("emptyObject")}`),
   // USER_ID_TYPE=integer: users.id stays TEXT (decimal text for integer ids), numbered from this
   // counter, which never goes back, so a deleted user's id is never given to another.
   "0004_user_id_sequence": migration((sql, type) =>
-    sql`CREATE TABLE id_sequences (name TEXT PRIMARY KEY NOT NULL, last_value ${type.integer} NOT NULL)`.pipe(
+    sql`CREATE TABLE id_sequences (name TEXT PRIMARY KEY NOT NULL, last_value ${type("integer")} NOT NULL)`.pipe(
       Effect.zipRight(
         sql.onDialectOrElse({
           pg: () => sql`INSERT INTO id_sequences (name, last_value)

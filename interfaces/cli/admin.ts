@@ -7,8 +7,8 @@ import { application } from "../../composition/application.js"
 import * as Logging from "../../composition/logging.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { Email } from "../../domain/User.js"
-import { deploymentOption, loadDeployment } from "./loadDeployment.js"
-import { loadSettings, loadSettingsFor, StartupError } from "./startup.js"
+import { deploymentOption, loadConfigured } from "./loadDeployment.js"
+import { loadSettings, StartupError } from "./startup.js"
 
 const decodeEmail = (value: string) =>
   Schema.decodeUnknown(Email)(value).pipe(
@@ -40,8 +40,7 @@ const config = deploymentOption(
 
 export const migrate = Command.make("migrate", { config }, ({ config }) =>
   Effect.gen(function* () {
-    const deployment = yield* loadDeployment(config)
-    const { settings } = yield* loadSettingsFor(Option.isSome(config) ? deployment : undefined)
+    const { deployment, settings } = yield* loadConfigured(config)
     const applied = yield* migrateDatabase(settings.storage.databaseUrl, {
       uniqueFields: uniqueFields(settings, deployment)
     }).pipe(Effect.orDie)

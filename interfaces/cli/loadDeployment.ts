@@ -4,7 +4,7 @@ import { Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { tsImport } from "tsx/esm/api"
 import { type Deployment, deploymentProblems } from "../../composition/features.js"
-import { StartupError } from "./startup.js"
+import { loadSettingsFor, StartupError } from "./startup.js"
 
 /** A CommonJS module's `export default` arrives as `{ default }` through ESM interop. */
 const withoutInterop = (value: unknown): unknown =>
@@ -45,3 +45,14 @@ export const loadDeployment = (path: Option.Option<string>) =>
 /** The `--config` option of the commands a deployment module shapes, described for each. */
 export const deploymentOption = (description: string) =>
   Options.file("config", { exists: "yes" }).pipe(Options.optional, Options.withDescription(description))
+
+/**
+ * The deployment module of `--config` and the settings, judged against that deployment when one
+ * is named (a custom LOGIN_FIELD must be one of its fields), else without one.
+ */
+export const loadConfigured = (config: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const deployment = yield* loadDeployment(config)
+    const resolved = yield* loadSettingsFor(Option.isSome(config) ? deployment : undefined)
+    return { deployment, ...resolved }
+  })

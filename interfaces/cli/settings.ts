@@ -4,8 +4,8 @@ import { Console, Effect, Either, Option, Redacted } from "effect"
 import { openApiDocument } from "../../composition/service.js"
 import { notYetSupported } from "../../composition/startup.js"
 import { parseSettings } from "../../config/Settings.js"
-import { deploymentOption, loadDeployment } from "./loadDeployment.js"
-import { loadSettingsFor, StartupError } from "./startup.js"
+import { deploymentOption, loadConfigured } from "./loadDeployment.js"
+import { StartupError } from "./startup.js"
 
 /** Settings as plain JSON: options unwrapped, secrets redacted, URLs as text. */
 const plain = (value: unknown): unknown => {
@@ -47,8 +47,7 @@ const config = deploymentOption(
 
 export const openapi = Command.make("openapi", { config }, ({ config }) =>
   Effect.gen(function* () {
-    const deployment = yield* loadDeployment(config)
-    const { settings } = yield* loadSettingsFor(Option.isSome(config) ? deployment : undefined)
+    const { deployment, settings } = yield* loadConfigured(config)
     yield* Console.log(JSON.stringify(openApiDocument(settings, deployment), null, 2))
   })
 ).pipe(Command.withDescription("Print the OpenAPI document."))

@@ -4,9 +4,9 @@ import { AccessControl } from "../../application/AccessControl.js"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { type Principal, Sessions } from "../../application/Sessions.js"
 import { AccessLevel, anyPermission, anyRole } from "../../domain/Access.js"
-import { AuthorizationError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
+import { AuthorizationError } from "../../domain/errors.js"
 import { CurrentPrincipal, resolvePrincipal } from "./Authentication.js"
-import { declared } from "./problems.js"
+import { declared, TokenFailure } from "./problems.js"
 
 export { AccessLevel, anyPermission, anyRole } from "../../domain/Access.js"
 export { Authentication, AuthenticationLive, CurrentPrincipal } from "./Authentication.js"
@@ -29,13 +29,7 @@ export { Authentication, AuthenticationLive, CurrentPrincipal } from "./Authenti
  */
 
 /** Every way an access level refuses a request: 401 for the token, 403 for the level. */
-export const AccessFailure = Schema.Union(
-  declared(TokenError),
-  declared(TokenExpiredError),
-  declared(TokenBlacklistedError),
-  declared(AuthorizationError),
-  declared(StoreUnavailableError)
-)
+export const AccessFailure = Schema.Union(TokenFailure, declared(AuthorizationError), declared(StoreUnavailableError))
 export type AccessFailure = typeof AccessFailure.Type
 
 /** What an access-level middleware does with the request's bearer token. */

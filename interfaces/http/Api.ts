@@ -1,5 +1,5 @@
-import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
-import { type Layer, Schema } from "effect"
+import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
+import { Layer, Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { ValidationError } from "../../domain/errors.js"
 import { API_ID, type ApiId, type FeatureApi } from "./Feature.js"
@@ -25,10 +25,18 @@ export type PortcullisApi = HttpApi.HttpApi<ApiId, HttpApiGroup.HttpApiGroup.Any
 
 const isPathSegment = (path: string): path is HttpApiEndpoint.PathSegment => path.startsWith("/")
 
+/** Where a feature's group lives, and how the OpenAPI document presents it. */
+export interface GroupPlacement {
+  readonly prefix: string
+  readonly title: string
+  readonly description: string
+}
+
 /**
- * A feature's group under the auth prefix, with the handlers built against an API holding just
- * that group (the same identifier and errors as the whole API): handlers register their routes
- * themselves, so each feature can be served or left out without the others knowing.
+ * A feature's group under its prefix, titled and described for the OpenAPI document, and its
+ * handlers, built against an API holding just that group (the same identifier and errors as the
+ * whole API): handlers register their routes themselves, so each feature can be served or left
+ * out without the others knowing.
  */
 export const featureApi = <
   Name extends string,
@@ -36,17 +44,28 @@ export const featureApi = <
   Error,
   R,
   TopLevel extends boolean,
-  HandlersR
+  Return
 >(
-  authPrefix: string,
+  placement: GroupPlacement,
   group: HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>,
-  handlers: (
-    api: HttpApi.HttpApi<ApiId, HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>, ApiError>
-  ) => Layer.Layer<HttpApiGroup.ApiGroup<ApiId, Name>, never, HandlersR>
-): FeatureApi<HandlersR> => {
-  const prefixed = isPathSegment(authPrefix) ? group.prefix(authPrefix) : group
-  return { group: prefixed, handlers: handlers(baseApi.add(prefixed)) }
+  build: (
+    handlers: HttpApiBuilder.Handlers.FromGroup<
+      ApiError,
+      never,
+      HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>
+    >
+  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
+) => {
+  const described = group.annotate(OpenApi.Title, placement.title).annotate(OpenApi.Description, placement.description)
+  const prefixed = isPathSegment(placement.prefix) ? described.prefix(placement.prefix) : described
+  return { group: prefixed, handlers: HttpApiBuilder.group(baseApi.add(prefixed), prefixed.identifier, build) }
 }
+
+/** A feature's API with the use cases of its own built into its handlers. */
+export const withUseCases = <R, A, RU>(
+  part: FeatureApi<R>,
+  useCases: Layer.Layer<A, never, RU>
+): FeatureApi<Exclude<R, A> | RU> => ({ group: part.group, handlers: Layer.provide(part.handlers, useCases) })
 
 /** The API of the groups served, plus the health group at the root, for load balancers. */
 export const assembleApi = (parts: ReadonlyArray<FeatureApi<unknown>>): PortcullisApi => {

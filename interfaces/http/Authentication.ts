@@ -2,20 +2,14 @@ import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { type Principal, Sessions } from "../../application/Sessions.js"
-import { TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
-import { declared } from "./problems.js"
+import { declared, TokenFailure } from "./problems.js"
 
 /** The user and access-token claims of the request, provided by Authentication. */
 export class CurrentPrincipal extends Context.Tag("http/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
 /** Bearer access tokens: verified, checked against revocations, resolved to an active user. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("http/Authentication", {
-  failure: Schema.Union(
-    declared(TokenError),
-    declared(TokenExpiredError),
-    declared(TokenBlacklistedError),
-    declared(StoreUnavailableError)
-  ),
+  failure: Schema.Union(TokenFailure, declared(StoreUnavailableError)),
   provides: CurrentPrincipal,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}

@@ -1,29 +1,26 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Readiness } from "../../application/Readiness.js"
 import { featureApi } from "./Api.js"
 
 /** Liveness and readiness, at the root whatever the auth prefix, for load balancers; always served. */
 export const health = featureApi(
-  "",
+  {
+    prefix: "",
+    title: "Health",
+    description: "Liveness (/healthz: the process answers) and readiness (/readyz: its stores answer)."
+  },
   HttpApiGroup.make("health")
     .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
     .add(
       HttpApiEndpoint.get("readyz", "/readyz")
         .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
         .annotate(OpenApi.Description, "200 when the database and the revocation store answer; 503 problem otherwise.")
-    )
-    .annotate(OpenApi.Title, "Health")
-    .annotate(
-      OpenApi.Description,
-      "Liveness (/healthz: the process answers) and readiness (/readyz: its stores answer)."
     ),
-  (api) =>
-    HttpApiBuilder.group(api, "health", (handlers) =>
-      Effect.map(Readiness, (readiness) =>
-        handlers
-          .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-          .handle("readyz", () => readiness.check.pipe(Effect.as({ status: "ready" as const })))
-      )
+  (handlers) =>
+    Effect.map(Readiness, (readiness) =>
+      handlers
+        .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+        .handle("readyz", () => readiness.check.pipe(Effect.as({ status: "ready" as const })))
     )
 )

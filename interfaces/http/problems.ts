@@ -1,7 +1,14 @@
 import { HttpApiSchema } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { FieldProblem, type FullAuthError, type RateLimitedError } from "../../domain/errors.js"
+import {
+  FieldProblem,
+  type FullAuthError,
+  type RateLimitedError,
+  TokenBlacklistedError,
+  TokenError,
+  TokenExpiredError
+} from "../../domain/errors.js"
 import type { CsrfError } from "./cookies.js"
 
 /** An RFC 9457 problem body. `code` names the error kind a client can branch on. */
@@ -174,3 +181,10 @@ export const declared = <A extends ErrorKind, I, R>(schema: Schema.Schema<A, I, 
       HttpApiSchema.annotations({ status: rules[schema._tag].status, description: rules[schema._tag].title })
     )
   )
+
+/** A token that does not verify, has expired or was revoked: 401 on every route that takes one. */
+export const TokenFailure = Schema.Union(
+  declared(TokenError),
+  declared(TokenExpiredError),
+  declared(TokenBlacklistedError)
+)

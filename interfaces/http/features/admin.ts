@@ -1,11 +1,11 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Effect, Schema } from "effect"
 import { Admin } from "../../../application/Admin.js"
 import { PermissionName } from "../../../domain/Access.js"
 import { UserNotFoundError } from "../../../domain/errors.js"
 import { isIntegerUserId, RoleName, UserId, type UserIdType } from "../../../domain/User.js"
 import { RequireSuperuser } from "../AccessLevels.js"
-import { featureApi, Message, strict } from "../Api.js"
+import { featureApi, Message, strict, withUseCases } from "../Api.js"
 import { CurrentPrincipal } from "../Authentication.js"
 import { feature } from "../Feature.js"
 import { declared } from "../problems.js"
@@ -66,41 +66,39 @@ export const admin = feature({
   name: "admin",
   limits: [],
   api: ({ settings }) =>
-    featureApi(
-      settings.server.authPrefix,
-      HttpApiGroup.make("admin")
-        .add(
-          HttpApiEndpoint.post("assignRole", "/admin/assign-role")
-            .setPayload(userRoleRequest(settings.storage.userIdType))
-            .addSuccess(Message)
-            .addError(declared(UserNotFoundError))
-        )
-        .add(
-          HttpApiEndpoint.post("removeRole", "/admin/remove-role")
-            .setPayload(userRoleRequest(settings.storage.userIdType))
-            .addSuccess(Message)
-            .addError(declared(UserNotFoundError))
-        )
-        .add(
-          HttpApiEndpoint.post("assignPermission", "/admin/assign-permission")
-            .setPayload(RolePermissionRequest)
-            .addSuccess(Message)
-        )
-        .add(
-          HttpApiEndpoint.post("removePermission", "/admin/remove-permission")
-            .setPayload(RolePermissionRequest)
-            .addSuccess(Message)
-        )
-        .add(
-          HttpApiEndpoint.get("rolePermissions", "/admin/roles/:role/permissions")
-            .setPath(Schema.Struct({ role: RoleField }))
-            .addSuccess(RolePermissions)
-        )
-        .middleware(RequireSuperuser)
-        .annotate(OpenApi.Title, "Admin")
-        .annotate(OpenApi.Description, "Roles and permissions, for superusers."),
-      (api) =>
-        HttpApiBuilder.group(api, "admin", (handlers) =>
+    withUseCases(
+      featureApi(
+        { prefix: settings.server.authPrefix, title: "Admin", description: "Roles and permissions, for superusers." },
+        HttpApiGroup.make("admin")
+          .add(
+            HttpApiEndpoint.post("assignRole", "/admin/assign-role")
+              .setPayload(userRoleRequest(settings.storage.userIdType))
+              .addSuccess(Message)
+              .addError(declared(UserNotFoundError))
+          )
+          .add(
+            HttpApiEndpoint.post("removeRole", "/admin/remove-role")
+              .setPayload(userRoleRequest(settings.storage.userIdType))
+              .addSuccess(Message)
+              .addError(declared(UserNotFoundError))
+          )
+          .add(
+            HttpApiEndpoint.post("assignPermission", "/admin/assign-permission")
+              .setPayload(RolePermissionRequest)
+              .addSuccess(Message)
+          )
+          .add(
+            HttpApiEndpoint.post("removePermission", "/admin/remove-permission")
+              .setPayload(RolePermissionRequest)
+              .addSuccess(Message)
+          )
+          .add(
+            HttpApiEndpoint.get("rolePermissions", "/admin/roles/:role/permissions")
+              .setPath(Schema.Struct({ role: RoleField }))
+              .addSuccess(RolePermissions)
+          )
+          .middleware(RequireSuperuser),
+        (handlers) =>
           Effect.gen(function* () {
             const admin = yield* Admin
             return handlers
@@ -128,6 +126,7 @@ export const admin = feature({
                 Effect.map(admin.rolePermissions(path.role), (permissions) => ({ role: path.role, permissions }))
               )
           })
-        ).pipe(Layer.provide(Admin.Default))
+      ),
+      Admin.Default
     )
 })

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Effect, type Redacted, Schema } from "effect"
 import { Accounts, Registration } from "../../../application/Accounts.js"
 import { PasswordSignIn } from "../../../application/PasswordSignIn.js"
@@ -8,9 +8,6 @@ import {
   AccountLockedError,
   AuthenticationError,
   InvalidPasswordError,
-  TokenBlacklistedError,
-  TokenError,
-  TokenExpiredError,
   UserAlreadyExistsError
 } from "../../../domain/errors.js"
 import { LoginResponse, TokenPair } from "../../../domain/Token.js"
@@ -20,7 +17,7 @@ import { Authentication, CurrentPrincipal } from "../Authentication.js"
 import { clientInfo } from "../clientInfo.js"
 import { CsrfError, SessionTransport } from "../cookies.js"
 import { feature } from "../Feature.js"
-import { declared } from "../problems.js"
+import { declared, TokenFailure } from "../problems.js"
 
 export const Credentials = Schema.Struct({ identifier: Schema.String, password: PasswordField })
 
@@ -95,31 +92,30 @@ export const auth = feature({
   ],
   api: ({ settings, deployment }) =>
     featureApi(
-      settings.server.authPrefix,
+      {
+        prefix: settings.server.authPrefix,
+        title: "Auth",
+        description: "Registration, password sign-in, token refresh and sign-out."
+      },
       HttpApiGroup.make("auth")
         .add(
           HttpApiEndpoint.post("register", "/register")
             .setPayload(registerPayload(settings.accounts.loginField, deployment))
             .addSuccess(PublicUser, { status: 201 })
             .addSuccess(Message, { status: 202 })
-            .addError(declared(InvalidPasswordError))
-            .addError(declared(UserAlreadyExistsError))
+            .addError(Schema.Union(declared(InvalidPasswordError), declared(UserAlreadyExistsError)))
         )
         .add(
           HttpApiEndpoint.post("login", "/login")
             .setPayload(loginPayload(settings.accounts.loginField))
             .addSuccess(LoginResponse)
-            .addError(declared(AuthenticationError))
-            .addError(declared(AccountLockedError))
+            .addError(Schema.Union(declared(AuthenticationError), declared(AccountLockedError)))
         )
         .add(
           HttpApiEndpoint.post("refresh", "/refresh")
             .setPayload(refreshPayload(settings.cookies.tokenTransport))
             .addSuccess(TokenPair)
-            .addError(declared(TokenError))
-            .addError(declared(TokenExpiredError))
-            .addError(declared(TokenBlacklistedError))
-            .addError(declared(CsrfError))
+            .addError(Schema.Union(TokenFailure, declared(CsrfError)))
             .annotate(
               OpenApi.Description,
               settings.cookies.tokenTransport === "cookie"
@@ -127,36 +123,32 @@ export const auth = feature({
                 : "Rotates the refresh token given in the body."
             )
         )
-        .add(HttpApiEndpoint.post("logout", "/logout").addSuccess(HttpApiSchema.NoContent).middleware(Authentication))
-        .annotate(OpenApi.Title, "Auth")
-        .annotate(OpenApi.Description, "Registration, password sign-in, token refresh and sign-out."),
-      (api) =>
-        HttpApiBuilder.group(api, "auth", (handlers) =>
-          Effect.gen(function* () {
-            const accounts = yield* Accounts
-            const signIn = yield* PasswordSignIn
-            const sessions = yield* Sessions
-            const transport = yield* SessionTransport
-            return handlers
-              .handle("register", ({ payload: { email, password, ...extra } }) =>
-                accounts
-                  .register(email, password, extra)
-                  .pipe(Effect.map(Registration.$match({ Accepted: () => accepted, Created: ({ user }) => user })))
+        .add(HttpApiEndpoint.post("logout", "/logout").addSuccess(HttpApiSchema.NoContent).middleware(Authentication)),
+      (handlers) =>
+        Effect.gen(function* () {
+          const accounts = yield* Accounts
+          const signIn = yield* PasswordSignIn
+          const sessions = yield* Sessions
+          const transport = yield* SessionTransport
+          return handlers
+            .handle("register", ({ payload: { email, password, ...extra } }) =>
+              accounts
+                .register(email, password, extra)
+                .pipe(Effect.map(Registration.$match({ Accepted: () => accepted, Created: ({ user }) => user })))
+            )
+            .handle("login", ({ payload, request }) =>
+              signIn
+                .login(payload.identifier, payload.password, clientInfo(request))
+                .pipe(Effect.flatMap(transport.deliver))
+            )
+            .handle("refresh", ({ payload, request }) =>
+              transport.refresh(request, payload?.refresh_token, (token) =>
+                sessions.refresh(token, clientInfo(request))
               )
-              .handle("login", ({ payload, request }) =>
-                signIn
-                  .login(payload.identifier, payload.password, clientInfo(request))
-                  .pipe(Effect.flatMap(transport.deliver))
-              )
-              .handle("refresh", ({ payload, request }) =>
-                transport.refresh(request, payload?.refresh_token, (token) =>
-                  sessions.refresh(token, clientInfo(request))
-                )
-              )
-              .handle("logout", () =>
-                Effect.flatMap(CurrentPrincipal, sessions.logout).pipe(Effect.zipRight(transport.clear))
-              )
-          })
-        )
+            )
+            .handle("logout", () =>
+              Effect.flatMap(CurrentPrincipal, sessions.logout).pipe(Effect.zipRight(transport.clear))
+            )
+        })
     )
 })

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiGroup } from "@effect/platform"
+import { HttpApiGroup } from "@effect/platform"
 import { PREFIX } from "../../../config/reader.js"
 import type { Settings } from "../../../config/Settings.js"
 import { featureApi } from "../Api.js"
@@ -17,7 +17,9 @@ export const oauth = feature({
   unsupported: (settings) =>
     configured(settings) ? [`${PREFIX}OAUTH_*: OAuth sign-in is not supported by this version yet`] : [],
   api: ({ settings }) =>
-    featureApi(settings.server.authPrefix, HttpApiGroup.make("oauth"), (api) =>
-      HttpApiBuilder.group(api, "oauth", (handlers) => handlers)
+    featureApi(
+      { prefix: settings.server.authPrefix, title: "OAuth", description: "Social sign-in and account linking." },
+      HttpApiGroup.make("oauth"),
+      (handlers) => handlers
     )
 })

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiGroup } from "@effect/platform"
+import { HttpApiGroup } from "@effect/platform"
 import { PREFIX } from "../../../config/reader.js"
 import { featureApi } from "../Api.js"
 import { feature } from "../Feature.js"
@@ -19,7 +19,9 @@ export const passkey = feature({
       ? [`${PREFIX}PASSKEY_ENABLED: passkey sign-in is not supported by this version yet`]
       : [],
   api: ({ settings }) =>
-    featureApi(settings.server.authPrefix, HttpApiGroup.make("passkey"), (api) =>
-      HttpApiBuilder.group(api, "passkey", (handlers) => handlers)
+    featureApi(
+      { prefix: settings.server.authPrefix, title: "Passkeys", description: "Passwordless sign-in with passkeys." },
+      HttpApiGroup.make("passkey"),
+      (handlers) => handlers
     )
 })

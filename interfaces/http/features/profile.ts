@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Accounts } from "../../../application/Accounts.js"
 import { type Deployment, profileRules } from "../../../config/Deployment.js"
@@ -34,7 +34,7 @@ export const profile = feature({
   limits: [],
   api: ({ settings, deployment }) =>
     featureApi(
-      settings.server.authPrefix,
+      { prefix: settings.server.authPrefix, title: "Profile", description: "The signed-in user's own account." },
       HttpApiGroup.make("profile")
         .add(HttpApiEndpoint.get("me", "/me").addSuccess(PublicUser))
         .add(HttpApiEndpoint.get("verifiedMe", "/me/verified").addSuccess(PublicUser).middleware(RequireVerified))
@@ -53,33 +53,24 @@ export const profile = feature({
               })
             )
             .addSuccess(Message)
-            .addError(declared(ReauthenticationError))
-            .addError(declared(InvalidPasswordError))
+            .addError(Schema.Union(declared(ReauthenticationError), declared(InvalidPasswordError)))
         )
-        .middleware(Authentication)
-        .annotate(OpenApi.Title, "Profile")
-        .annotate(OpenApi.Description, "The signed-in user's own account."),
-      (api) =>
-        HttpApiBuilder.group(api, "profile", (handlers) =>
-          Effect.gen(function* () {
-            const accounts = yield* Accounts
-            return handlers
-              .handle("me", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
-              .handle("verifiedMe", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
-              .handle("updateMe", ({ payload }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) => accounts.updateProfile(principal, payload))
-              )
-              .handle("deleteMe", () => Effect.flatMap(CurrentPrincipal, accounts.deleteAccount))
-              .handle("changePassword", ({ payload }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) =>
-                  accounts.changePassword(
-                    principal,
-                    Option.fromNullable(payload.current_password),
-                    payload.new_password
-                  )
-                ).pipe(Effect.as({ detail: "The password has been changed; your other sessions have ended." }))
-              )
-          })
-        )
+        .middleware(Authentication),
+      (handlers) =>
+        Effect.gen(function* () {
+          const accounts = yield* Accounts
+          return handlers
+            .handle("me", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
+            .handle("verifiedMe", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
+            .handle("updateMe", ({ payload }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) => accounts.updateProfile(principal, payload))
+            )
+            .handle("deleteMe", () => Effect.flatMap(CurrentPrincipal, accounts.deleteAccount))
+            .handle("changePassword", ({ payload }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) =>
+                accounts.changePassword(principal, Option.fromNullable(payload.current_password), payload.new_password)
+              ).pipe(Effect.as({ detail: "The password has been changed; your other sessions have ended." }))
+            )
+        })
     )
 })

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Sessions } from "../../../application/Sessions.js"
 import { SessionNotFoundError } from "../../../domain/errors.js"
@@ -19,7 +19,12 @@ export const sessions = feature({
   limits: [],
   api: ({ settings }) =>
     featureApi(
-      settings.server.authPrefix,
+      {
+        prefix: settings.server.authPrefix,
+        title: "Sessions",
+        description:
+          "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
+      },
       HttpApiGroup.make("sessions")
         .add(HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Array(SessionInfo)))
         .add(
@@ -29,27 +34,20 @@ export const sessions = feature({
             .addError(declared(SessionNotFoundError))
         )
         .add(HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others").addSuccess(RevokedSessions))
-        .middleware(Authentication)
-        .annotate(OpenApi.Title, "Sessions")
-        .annotate(
-          OpenApi.Description,
-          "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
-        ),
-      (api) =>
-        HttpApiBuilder.group(api, "sessions", (handlers) =>
-          Effect.gen(function* () {
-            const sessions = yield* Sessions
-            return handlers
-              .handle("list", () => Effect.flatMap(CurrentPrincipal, sessions.list))
-              .handle("revoke", ({ path }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) => sessions.end(principal, path.family_id))
+        .middleware(Authentication),
+      (handlers) =>
+        Effect.gen(function* () {
+          const sessions = yield* Sessions
+          return handlers
+            .handle("list", () => Effect.flatMap(CurrentPrincipal, sessions.list))
+            .handle("revoke", ({ path }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) => sessions.end(principal, path.family_id))
+            )
+            .handle("revokeOthers", () =>
+              Effect.flatMap(CurrentPrincipal, sessions.endOthers).pipe(
+                Effect.map((revoked) => ({ detail: "Every other session has ended; this one goes on.", revoked }))
               )
-              .handle("revokeOthers", () =>
-                Effect.flatMap(CurrentPrincipal, sessions.endOthers).pipe(
-                  Effect.map((revoked) => ({ detail: "Every other session has ended; this one goes on.", revoked }))
-                )
-              )
-          })
-        )
+            )
+        })
     )
 })

@@ -1,13 +1,13 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Effect, Schema } from "effect"
 import { PasswordReset } from "../../../application/PasswordReset.js"
 import { Verification } from "../../../application/Verification.js"
-import { InvalidPasswordError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../../../domain/errors.js"
+import { InvalidPasswordError } from "../../../domain/errors.js"
 import { Email } from "../../../domain/User.js"
-import { featureApi, Message, PasswordField, strict } from "../Api.js"
+import { featureApi, Message, PasswordField, strict, withUseCases } from "../Api.js"
 import { Authentication, CurrentPrincipal } from "../Authentication.js"
 import { feature } from "../Feature.js"
-import { declared } from "../problems.js"
+import { declared, TokenFailure } from "../problems.js"
 
 const TokenBody = (identifier: string) => strict({ token: Schema.String }).annotations({ identifier })
 
@@ -24,44 +24,41 @@ export const verify = feature({
     { bucket: "verify_email", path: "/verify-email/confirm" }
   ],
   api: ({ settings }) =>
-    featureApi(
-      settings.server.authPrefix,
-      HttpApiGroup.make("verify")
-        .add(
-          HttpApiEndpoint.post("requestVerification", "/verify-email/request")
-            .addSuccess(Message, { status: 202 })
-            .middleware(Authentication)
-        )
-        .add(
-          HttpApiEndpoint.post("confirmVerification", "/verify-email/confirm")
-            .setPayload(TokenBody("VerifyEmailConfirmRequest"))
-            .addSuccess(Message)
-            .addError(declared(TokenError))
-            .addError(declared(TokenExpiredError))
-            .addError(declared(TokenBlacklistedError))
-        )
-        .add(
-          HttpApiEndpoint.post("requestPasswordReset", "/password-reset/request")
-            .setPayload(strict({ email: Email }).annotations({ identifier: "PasswordResetRequest" }))
-            .addSuccess(Message, { status: 202 })
-        )
-        .add(
-          HttpApiEndpoint.post("confirmPasswordReset", "/password-reset/confirm")
-            .setPayload(
-              strict({ token: Schema.String, new_password: PasswordField }).annotations({
-                identifier: "PasswordResetConfirmRequest"
-              })
-            )
-            .addSuccess(Message)
-            .addError(declared(TokenError))
-            .addError(declared(TokenExpiredError))
-            .addError(declared(TokenBlacklistedError))
-            .addError(declared(InvalidPasswordError))
-        )
-        .annotate(OpenApi.Title, "Verify")
-        .annotate(OpenApi.Description, "Email verification and password reset by mailed, single-use tokens."),
-      (api) =>
-        HttpApiBuilder.group(api, "verify", (handlers) =>
+    withUseCases(
+      featureApi(
+        {
+          prefix: settings.server.authPrefix,
+          title: "Verify",
+          description: "Email verification and password reset by mailed, single-use tokens."
+        },
+        HttpApiGroup.make("verify")
+          .add(
+            HttpApiEndpoint.post("requestVerification", "/verify-email/request")
+              .addSuccess(Message, { status: 202 })
+              .middleware(Authentication)
+          )
+          .add(
+            HttpApiEndpoint.post("confirmVerification", "/verify-email/confirm")
+              .setPayload(TokenBody("VerifyEmailConfirmRequest"))
+              .addSuccess(Message)
+              .addError(TokenFailure)
+          )
+          .add(
+            HttpApiEndpoint.post("requestPasswordReset", "/password-reset/request")
+              .setPayload(strict({ email: Email }).annotations({ identifier: "PasswordResetRequest" }))
+              .addSuccess(Message, { status: 202 })
+          )
+          .add(
+            HttpApiEndpoint.post("confirmPasswordReset", "/password-reset/confirm")
+              .setPayload(
+                strict({ token: Schema.String, new_password: PasswordField }).annotations({
+                  identifier: "PasswordResetConfirmRequest"
+                })
+              )
+              .addSuccess(Message)
+              .addError(Schema.Union(TokenFailure, declared(InvalidPasswordError)))
+          ),
+        (handlers) =>
           Effect.gen(function* () {
             const verification = yield* Verification
             const reset = yield* PasswordReset
@@ -81,6 +78,7 @@ export const verify = feature({
                   .pipe(Effect.as({ detail: "The password has been reset; every session has ended." }))
               )
           })
-        ).pipe(Layer.provide(PasswordReset.Default))
+      ),
+      PasswordReset.Default
     )
 })
