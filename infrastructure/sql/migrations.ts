@@ -8,7 +8,7 @@ import { isUniqueViolation } from "./failures.js"
 /**
  * The column types that differ between the dialects, so that each migration is written once:
  * times are epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL), booleans are 0/1 on
- * SQLite and BOOLEAN on PostgreSQL, custom fields are TEXT or JSONB.
+ * SQLite and BOOLEAN on PostgreSQL, JSON values are TEXT or JSONB.
  */
 const columnTypes = (sql: SqlClient.SqlClient) =>
   sql.onDialectOrElse({
@@ -17,14 +17,16 @@ const columnTypes = (sql: SqlClient.SqlClient) =>
       integer: sql.literal("BIGINT"),
       trueByDefault: sql.literal("BOOLEAN NOT NULL DEFAULT TRUE"),
       falseByDefault: sql.literal("BOOLEAN NOT NULL DEFAULT FALSE"),
-      emptyObject: sql.literal("JSONB NOT NULL DEFAULT '{}'::jsonb")
+      emptyObject: sql.literal("JSONB NOT NULL DEFAULT '{}'::jsonb"),
+      emptyList: sql.literal("JSONB NOT NULL DEFAULT '[]'::jsonb")
     }),
     orElse: () => ({
       millis: sql.literal("INTEGER"),
       integer: sql.literal("INTEGER"),
       trueByDefault: sql.literal("INTEGER NOT NULL DEFAULT 1"),
       falseByDefault: sql.literal("INTEGER NOT NULL DEFAULT 0"),
-      emptyObject: sql.literal("TEXT NOT NULL DEFAULT '{}'")
+      emptyObject: sql.literal("TEXT NOT NULL DEFAULT '{}'"),
+      emptyList: sql.literal("TEXT NOT NULL DEFAULT '[]'")
     })
   })
 
@@ -107,6 +109,22 @@ export const loader = Migrator.fromRecord({
         })
       )
     )
+  ),
+  // A credential id belongs to one passkey across all users, never moved; its unique index also
+  // serves the sign-in's lookup, as passkeys_user serves the list.
+  "0006_passkeys": migration((sql, type) =>
+    sql`CREATE TABLE passkeys (
+      id TEXT PRIMARY KEY NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      credential_id TEXT NOT NULL UNIQUE,
+      public_key TEXT NOT NULL,
+      sign_count ${type.integer} NOT NULL,
+      transports ${type.emptyList},
+      backed_up ${type.falseByDefault},
+      device_name TEXT NOT NULL,
+      created_at ${type.millis} NOT NULL,
+      last_used_at ${type.millis}
+    )`.pipe(Effect.zipRight(sql`CREATE INDEX passkeys_user ON passkeys (user_id)`))
   )
 })
 
