@@ -25,7 +25,7 @@ export type CredentialId = typeof CredentialId.Type
 export const SignCount = Schema.NonNegativeInt.pipe(Schema.lessThanOrEqualTo(0xffff_ffff))
 
 /** A registered passkey as stored. */
-export class Passkey extends Schema.Class<Passkey>("Passkey")({
+export class Passkey extends Schema.Class<Passkey>("StoredPasskey")({
   id: PasskeyId,
   user_id: UserId,
   credential_id: CredentialId,
