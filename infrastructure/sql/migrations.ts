@@ -8,14 +8,15 @@ import { isUniqueViolation } from "./failures.js"
 /**
  * The column types that differ between the dialects, so that each migration is written once:
  * times are epoch milliseconds (INTEGER on SQLite, BIGINT on PostgreSQL), booleans are 0/1 on
- * SQLite and BOOLEAN on PostgreSQL, custom fields are TEXT or JSONB.
+ * SQLite and BOOLEAN on PostgreSQL, JSON values are TEXT or JSONB.
  */
 const columns = {
   millis: { pg: "BIGINT", sqlite: "INTEGER" },
   integer: { pg: "BIGINT", sqlite: "INTEGER" },
   trueByDefault: { pg: "BOOLEAN NOT NULL DEFAULT TRUE", sqlite: "INTEGER NOT NULL DEFAULT 1" },
   falseByDefault: { pg: "BOOLEAN NOT NULL DEFAULT FALSE", sqlite: "INTEGER NOT NULL DEFAULT 0" },
-  emptyObject: { pg: "JSONB NOT NULL DEFAULT '{}'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '{}'" }
+  emptyObject: { pg: "JSONB NOT NULL DEFAULT '{}'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '{}'" },
+  emptyList: { pg: "JSONB NOT NULL DEFAULT '[]'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '[]'" }
 } as const
 
 /** A column type of the client's dialect, as an SQL fragment. */
@@ -103,6 +104,22 @@ export const loader = Migrator.fromRecord({
         })
       )
     )
+  ),
+  // A credential id belongs to one passkey across all users, never moved; its unique index also
+  // serves the sign-in's lookup, as passkeys_user serves the list.
+  "0006_passkeys": migration((sql, type) =>
+    sql`CREATE TABLE passkeys (
+      id TEXT PRIMARY KEY NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      credential_id TEXT NOT NULL UNIQUE,
+      public_key TEXT NOT NULL,
+      sign_count ${type("integer")} NOT NULL,
+      transports ${type("emptyList")},
+      backed_up ${type("falseByDefault")},
+      device_name TEXT NOT NULL,
+      created_at ${type("millis")} NOT NULL,
+      last_used_at ${type("millis")}
+    )`.pipe(Effect.zipRight(sql`CREATE INDEX passkeys_user ON passkeys (user_id)`))
   )
 })
 
