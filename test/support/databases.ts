@@ -1,10 +1,13 @@
 import { Layer, Logger, LogLevel } from "effect"
+import type { OAuthAccountRepo } from "../../application/ports/OAuthAccountRepo.js"
 import type { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import type { RoleRepo } from "../../application/ports/RoleRepo.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
+import * as OAuthAccountRepoMemory from "../../infrastructure/memory/OAuthAccountRepoMemory.js"
 import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
+import * as OAuthAccountRepoSql from "../../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../../infrastructure/sql/RoleRepoSql.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
@@ -14,7 +17,7 @@ import * as Postgres from "./postgres.js"
 
 export const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
-type Repositories = UserRepo | RefreshTokenRepo | RoleRepo
+type Repositories = UserRepo | RefreshTokenRepo | RoleRepo | OAuthAccountRepo
 
 /** A database the contract suites run against. */
 export interface Database {
@@ -26,7 +29,12 @@ export interface Database {
 }
 
 const sqlRepositories = (options: UserRepoOptions) =>
-  Layer.mergeAll(UserRepoSql.layerWith(options), RefreshTokenRepoSql.layer, RoleRepoSql.layer)
+  Layer.mergeAll(
+    UserRepoSql.layerWith(options),
+    RefreshTokenRepoSql.layer,
+    RoleRepoSql.layer,
+    OAuthAccountRepoSql.layer
+  )
 
 /** The SQLite repositories over one migrated `:memory:` database, which stays reachable for checks. */
 export const sqliteWithClient = (options: UserRepoOptions = {}) =>
@@ -38,7 +46,12 @@ export const databases: ReadonlyArray<Database> = [
     name: "memory",
     skip: false,
     repositories: (options = {}) =>
-      Layer.mergeAll(UserRepoMemory.layerWith(options), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer)
+      Layer.mergeAll(
+        RefreshTokenRepoMemory.layer,
+        RoleRepoMemory.layer,
+        // Linked accounts follow the users of this very store.
+        OAuthAccountRepoMemory.layer.pipe(Layer.provideMerge(UserRepoMemory.layerWith(options)))
+      )
   },
   { name: "sqlite", skip: false, repositories: sqliteWithClient },
   {
