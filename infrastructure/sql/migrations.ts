@@ -105,6 +105,25 @@ export const loader = Migrator.fromRecord({
       )
     )
   ),
+  // Linked provider accounts. The unique pairs are the rules themselves (a provider account has
+  // one user, a user one account per provider), so racing links cannot both win; the second
+  // also serves a user's lookups.
+  "0005_oauth_accounts": migration(
+    (sql, type) =>
+      sql`CREATE TABLE oauth_accounts (
+      id TEXT PRIMARY KEY NOT NULL,
+      provider TEXT NOT NULL,
+      provider_user_id TEXT NOT NULL,
+      user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+      provider_email TEXT,
+      access_token TEXT,
+      refresh_token TEXT,
+      expires_at ${type("millis")},
+      created_at ${type("millis")} NOT NULL,
+      UNIQUE (provider, provider_user_id),
+      UNIQUE (user_id, provider)
+    )`
+  ),
   // A credential id belongs to one passkey across all users, never moved; its unique index also
   // serves the sign-in's lookup, as passkeys_user serves the list.
   "0006_passkeys": migration((sql, type) =>

@@ -1,12 +1,15 @@
 import { Layer, Logger, LogLevel } from "effect"
+import type { OAuthAccountRepo } from "../../application/ports/OAuthAccountRepo.js"
 import type { PasskeyRepo } from "../../application/ports/PasskeyRepo.js"
 import type { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import type { RoleRepo } from "../../application/ports/RoleRepo.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
+import * as OAuthAccountRepoMemory from "../../infrastructure/memory/OAuthAccountRepoMemory.js"
 import * as PasskeyRepoMemory from "../../infrastructure/memory/PasskeyRepoMemory.js"
 import * as RefreshTokenRepoMemory from "../../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
+import * as OAuthAccountRepoSql from "../../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as PasskeyRepoSql from "../../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../../infrastructure/sql/RoleRepoSql.js"
@@ -17,7 +20,7 @@ import * as Postgres from "./postgres.js"
 
 export const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
-type Repositories = UserRepo | RefreshTokenRepo | RoleRepo | PasskeyRepo
+type Repositories = UserRepo | RefreshTokenRepo | RoleRepo | PasskeyRepo | OAuthAccountRepo
 
 /** A database the contract suites run against. */
 export interface Database {
@@ -28,9 +31,9 @@ export interface Database {
   readonly repositories: (options?: UserRepoOptions) => Layer.Layer<Repositories, unknown>
 }
 
-/** The passkeys' repository reads owners through the users' one: the same instance. */
+/** The passkey and OAuth account repositories read owners through the users' one: the same instance. */
 const sqlRepositories = (options: UserRepoOptions) =>
-  Layer.mergeAll(RefreshTokenRepoSql.layer, RoleRepoSql.layer, PasskeyRepoSql.layer).pipe(
+  Layer.mergeAll(RefreshTokenRepoSql.layer, RoleRepoSql.layer, PasskeyRepoSql.layer, OAuthAccountRepoSql.layer).pipe(
     Layer.provideMerge(UserRepoSql.layerWith(options))
   )
 
@@ -44,9 +47,12 @@ export const databases: ReadonlyArray<Database> = [
     name: "memory",
     skip: false,
     repositories: (options = {}) =>
-      Layer.mergeAll(RefreshTokenRepoMemory.layer, RoleRepoMemory.layer, PasskeyRepoMemory.layer).pipe(
-        Layer.provideMerge(UserRepoMemory.layerWith(options))
-      )
+      Layer.mergeAll(
+        RefreshTokenRepoMemory.layer,
+        RoleRepoMemory.layer,
+        PasskeyRepoMemory.layer,
+        OAuthAccountRepoMemory.layer
+      ).pipe(Layer.provideMerge(UserRepoMemory.layerWith(options)))
   },
   { name: "sqlite", skip: false, repositories: sqliteWithClient },
   {

@@ -1,0 +1,245 @@
+import { Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import * as oauth from "oauth4webapi"
+import { type OAuthProviderClient, OAuthProviders } from "../../application/ports/OAuthProviders.js"
+import { OAuthError, OAuthProviderError } from "../../domain/errors.js"
+import { boundedFetch, providerFailure, tokenFailure, UnexpectedStatus } from "./providerCalls.js"
+import { kinds, type ProviderKind, type UserInfoSource } from "./providerKinds.js"
+
+/** One provider, with the fields of config/Settings.ts's OAuthProviderSettings. */
+export interface OAuthProviderConfig {
+  readonly name: string
+  readonly kind: ProviderKind
+  readonly clientId: string
+  readonly clientSecret: Redacted.Redacted<string>
+  /** The allow-list of callback URLs. */
+  readonly redirectUris: ReadonlyArray<string>
+  /** Replaces the kind's default scopes. */
+  readonly scopes: Option.Option<ReadonlyArray<string>>
+  /** Each replaces the kind's default; a custom provider has no defaults and needs all three. */
+  readonly authorizationEndpoint: Option.Option<string>
+  readonly tokenEndpoint: Option.Option<string>
+  readonly userinfoEndpoint: Option.Option<string>
+  /** GitHub: where the user's addresses are read. */
+  readonly emailsEndpoint: Option.Option<string>
+  /** A custom provider's own PKCE flag; the built-in kinds follow `Options.pkce`. */
+  readonly pkce: Option.Option<boolean>
+  /** A custom provider's map from OAuthUserInfo fields to userinfo keys. */
+  readonly claims: Readonly<Record<string, string>>
+}
+
+export interface Options {
+  readonly providers: ReadonlyArray<OAuthProviderConfig>
+  /** OAUTH_PKCE_ENABLED: PKCE for the built-in kinds. True by default. */
+  readonly pkce?: boolean
+  /** How long one call to a provider may take, its answer's body included. 10 seconds by default. */
+  readonly timeout?: Duration.DurationInput
+}
+
+/** Settings accept plain http only on these hosts, for local development and tests. */
+const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"])
+
+const normalisedUrl = (text: string) => (URL.canParse(text) ? new URL(text).href : undefined)
+
+const jsonObject = (text: string): Readonly<Record<string, unknown>> | undefined => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The token endpoint's answer as oauth4webapi should judge it. GitHub refuses a code with a 200
+ * and an OAuth error body: it becomes the 400 it means. An ID token is dropped unread: user info
+ * comes from the userinfo endpoint, and a custom or self-hosted provider's settings do not name
+ * the issuer its claims would be checked against.
+ */
+const judgeable = async (response: Response): Promise<Response> => {
+  if (response.status !== 200) return response
+  const text = await response.text()
+  const headers = { "content-type": response.headers.get("content-type") ?? "" }
+  const body = jsonObject(text)
+  // Not an object: oauth4webapi tells it malformed.
+  if (body === undefined) return new Response(text, { status: 200, headers })
+  const { id_token: _unread, ...granted } = body
+  return new Response(JSON.stringify(granted), { status: typeof granted.error === "string" ? 400 : 200, headers })
+}
+
+const client = (config: OAuthProviderConfig, options: Options, fetch: ReturnType<typeof boundedFetch>) => {
+  const kind = kinds[config.kind]
+  const endpoint = (override: Option.Option<string>, fallback: Option.Option<string>, what: string) =>
+    Option.getOrThrowWith(
+      Option.orElse(override, () => fallback),
+      () => new Error(`OAuth provider ${config.name} has no ${what} endpoint`)
+    )
+  const authorizationEndpoint = endpoint(config.authorizationEndpoint, kind.authorizationEndpoint, "authorization")
+  const tokenEndpoint = endpoint(config.tokenEndpoint, kind.tokenEndpoint, "token")
+  const userinfoEndpoint = endpoint(config.userinfoEndpoint, kind.userinfoEndpoint, "userinfo")
+  const server: oauth.AuthorizationServer = {
+    // Never compared: no ID token or issuer parameter is ever checked against it.
+    issuer: new URL(authorizationEndpoint).origin,
+    authorization_endpoint: authorizationEndpoint,
+    token_endpoint: tokenEndpoint,
+    userinfo_endpoint: userinfoEndpoint
+  }
+  const registration: oauth.Client = { client_id: config.clientId }
+  const secret = Redacted.value(config.clientSecret)
+  const clientAuthentication =
+    kind.clientAuthentication === "client_secret_basic"
+      ? oauth.ClientSecretBasic(secret)
+      : oauth.ClientSecretPost(secret)
+  const scopes = Option.getOrElse(config.scopes, () => kind.scopes)
+  const pkce = config.kind === "custom" ? Option.getOrElse(config.pkce, () => false) : (options.pkce ?? true)
+  const allowedRedirects = new Set(config.redirectUris.map(normalisedUrl))
+
+  const checkRedirect = (redirectUri: string) => {
+    const normalised = normalisedUrl(redirectUri)
+    return normalised !== undefined && allowedRedirects.has(normalised)
+      ? Effect.void
+      : Effect.fail(new OAuthError({ message: "The redirect_uri is not allowed for this provider." }))
+  }
+
+  const transport = (url: string, signal: AbortSignal) => {
+    const target = new URL(url)
+    return {
+      [oauth.customFetch]: fetch,
+      [oauth.allowInsecureRequests]: target.protocol === "http:" && loopbackHosts.has(target.hostname),
+      signal
+    }
+  }
+
+  /** One call to the provider; a failure is logged and answered in words safe for both. */
+  const call = <A, E extends OAuthError | OAuthProviderError>(
+    step: "token" | "userinfo",
+    failure: (provider: string, cause: unknown) => E,
+    run: (signal: AbortSignal) => Promise<A>
+  ) =>
+    Effect.tryPromise({ try: run, catch: (cause) => failure(config.name, cause) }).pipe(
+      // A refused code is the request's business; anything else may need the operator.
+      Effect.tapError((error) =>
+        (error._tag === "OAuthError" ? Effect.logInfo : Effect.logWarning)("OAuth provider call failed").pipe(
+          Effect.annotateLogs({ provider: config.name, step, failure: error.message })
+        )
+      )
+    )
+
+  const malformed = new OAuthProviderError({ message: `The OAuth provider ${config.name} answered invalid user info.` })
+
+  const userInfoSource = (accessToken: string): UserInfoSource => ({
+    oidcClaims: call("userinfo", providerFailure, async (signal) => {
+      const response = await oauth.userInfoRequest(
+        server,
+        registration,
+        accessToken,
+        transport(userinfoEndpoint, signal)
+      )
+      return oauth.processUserInfoResponse(server, registration, oauth.skipSubjectCheck, response)
+    }),
+    json: (url) =>
+      call("userinfo", providerFailure, async (signal) => {
+        const headers = new Headers({ accept: "application/json" })
+        const response = await oauth.protectedResourceRequest(
+          accessToken,
+          "GET",
+          new URL(url),
+          headers,
+          null,
+          transport(url, signal)
+        )
+        if (response.status !== 200) {
+          await response.body?.cancel()
+          throw new UnexpectedStatus(response.status)
+        }
+        return (await response.json()) as unknown
+      }),
+    decode: (schema, answer) =>
+      Effect.mapError(Schema.decodeUnknown(schema)(answer), () => malformed).pipe(
+        Effect.tapError(() =>
+          Effect.logWarning("OAuth provider call failed").pipe(
+            Effect.annotateLogs({ provider: config.name, step: "userinfo", failure: malformed.message })
+          )
+        )
+      ),
+    endpoints: {
+      userinfo: userinfoEndpoint,
+      emails: Option.orElse(config.emailsEndpoint, () => kind.emailsEndpoint)
+    },
+    claims: config.claims
+  })
+
+  return {
+    name: config.name,
+
+    authorizationUrl: ({ state, redirectUri, codeVerifier }) =>
+      Effect.gen(function* () {
+        yield* checkRedirect(redirectUri)
+        const url = new URL(authorizationEndpoint)
+        url.searchParams.set("response_type", "code")
+        url.searchParams.set("client_id", config.clientId)
+        url.searchParams.set("redirect_uri", redirectUri)
+        if (scopes.length > 0) url.searchParams.set("scope", scopes.join(" "))
+        url.searchParams.set("state", state)
+        if (pkce) {
+          const challenge = yield* Effect.promise(() => oauth.calculatePKCECodeChallenge(codeVerifier))
+          url.searchParams.set("code_challenge", challenge)
+          url.searchParams.set("code_challenge_method", "S256")
+        }
+        return url.href
+      }),
+
+    exchangeCode: ({ code, redirectUri, codeVerifier }) =>
+      Effect.gen(function* () {
+        yield* checkRedirect(redirectUri)
+        if (code === "") return yield* new OAuthError({ message: "The authorization code is missing." })
+        const granted = yield* call("token", tokenFailure, async (signal) => {
+          const callback = oauth.validateAuthResponse(
+            server,
+            registration,
+            new URLSearchParams({ code }),
+            oauth.skipStateCheck
+          )
+          const response = await oauth.authorizationCodeGrantRequest(
+            server,
+            registration,
+            clientAuthentication,
+            callback,
+            redirectUri,
+            pkce ? codeVerifier : oauth.nopkce,
+            transport(tokenEndpoint, signal)
+          )
+          return oauth.processAuthorizationCodeResponse(server, registration, await judgeable(response))
+        })
+        return {
+          access_token: Redacted.make(granted.access_token),
+          ...(granted.refresh_token === undefined ? {} : { refresh_token: Redacted.make(granted.refresh_token) }),
+          ...(granted.expires_in === undefined ? {} : { expires_in: granted.expires_in })
+        }
+      }),
+
+    userInfo: (accessToken) =>
+      Effect.map(kind.userInfo(userInfoSource(Redacted.value(accessToken))), (fields) => ({
+        provider: config.name,
+        ...fields
+      }))
+  } satisfies OAuthProviderClient
+}
+
+/**
+ * The configured providers, over oauth4webapi. Every call goes through one fetch that gives up
+ * after the timeout and never follows a redirect. A provider without an endpoint it needs (a
+ * custom one missing from its settings) stops the layer: settings never produce one.
+ */
+export const make = (options: Options) =>
+  Effect.sync(() => {
+    const fetch = boundedFetch(Duration.decode(options.timeout ?? Duration.seconds(10)))
+    const clients = new Map(options.providers.map((config) => [config.name, client(config, options, fetch)] as const))
+    return OAuthProviders.of({
+      names: options.providers.map((config) => config.name),
+      get: (name) => Option.fromNullable(clients.get(name))
+    })
+  })
+
+export const layer = (options: Options) => Layer.effect(OAuthProviders, make(options))
