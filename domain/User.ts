@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { hasControlCharacter } from "./Text.js"
 
 /** A user's identifier. UUID v7 by default; the repository chooses the form (USER_ID_TYPE). */
 export const UserId = Schema.String.pipe(Schema.nonEmptyString(), Schema.brand("UserId"))
@@ -28,16 +29,33 @@ export const UserIdJson = Schema.transform(Schema.Union(Schema.Int, Schema.Strin
   }
 })
 
+/** An email address as it is compared: trimmed, Unicode-normalised (NFC) and lower-cased. */
+export const normaliseEmail = (value: string) => value.trim().normalize("NFC").toLowerCase()
+
 /**
- * An email address as the service stores and compares it: trimmed and lower-cased, so that
- * `Alice@Example.com ` and `alice@example.com` are one account.
+ * One plain address, `local@domain` with a dot in the domain: no display name, no quotes,
+ * commas, angle brackets, brackets, parentheses, semicolons, colons, backslashes or spaces, so
+ * that nothing downstream (a mailer, a store) can read it as another address or as several.
  */
-export const Email = Schema.Trim.pipe(
-  Schema.compose(Schema.Lowercase),
-  Schema.maxLength(254, { message: () => "an email address has at most 254 characters" }),
-  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be an email address" }),
-  Schema.brand("Email")
-).annotations({ identifier: "Email", jsonSchema: { type: "string", format: "email", maxLength: 254 } })
+const plainAddress = /^[^\s@"(),:;<>[\]\\]+@[^\s@"(),:;<>[\]\\.]+(\.[^\s@"(),:;<>[\]\\.]+)+$/
+
+/**
+ * An email address as the service stores and compares it: normalised (normaliseEmail), so that
+ * `Alice@Example.com `, `alice@example.com` and its composed or decomposed Unicode spellings
+ * are one account.
+ */
+export const Email = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: normaliseEmail,
+  encode: (email) => email
+})
+  .pipe(
+    Schema.maxLength(254, { message: () => "an email address has at most 254 characters" }),
+    Schema.filter((email) => !hasControlCharacter(email), { message: () => "must not contain control characters" }),
+    Schema.pattern(plainAddress, { message: () => "must be one plain email address" }),
+    Schema.brand("Email")
+  )
+  .annotations({ identifier: "Email", jsonSchema: { type: "string", format: "email", maxLength: 254 } })
 export type Email = typeof Email.Type
 
 /** A role or permission name: short, printable, no spaces. */
@@ -86,8 +104,8 @@ export const toPublicUser = (user: User): PublicUser => ({
 })
 
 /**
- * A sign-in identifier as it is looked up and counted for lockout: emails trimmed and
- * lower-cased like the stored address, other login fields trimmed.
+ * A sign-in identifier as it is looked up and counted for lockout: emails normalised like the
+ * stored address, other login fields trimmed.
  */
 export const normaliseLogin = (field: string, value: string): string =>
-  field === "email" ? value.trim().toLowerCase() : value.trim()
+  field === "email" ? normaliseEmail(value) : value.trim()

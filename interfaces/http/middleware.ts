@@ -10,6 +10,13 @@ import {
 } from "@effect/platform"
 import { Cause, Effect, HashMap, Option } from "effect"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
+import {
+  type JsonShapeFault,
+  jsonShapeFault,
+  MAX_JSON_DEPTH,
+  pathHasControlCharacter,
+  withoutActualValue
+} from "./requestShape.js"
 import type { RouteTable } from "./routes.js"
 
 /** Larger bodies are refused with 413 before they are read; a body must state its length. */
@@ -41,14 +48,41 @@ const malformedJson = problem(422, "ValidationError", "Invalid request", "The re
 
 const validationProblem = (error: HttpApiError.HttpApiDecodeError) =>
   problem(422, "ValidationError", "Invalid request", "The request does not match the expected schema.", {
-    errors: error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }))
+    errors: error.issues.map((issue) => ({
+      path: issue.path.map(String).join("."),
+      message: withoutActualValue(issue.message)
+    }))
   })
+
+const jsonShapeProblems: Record<JsonShapeFault, Problem> = {
+  "too deep": problem(
+    422,
+    "ValidationError",
+    "Invalid request",
+    `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+    { errors: [{ path: "", message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }] }
+  ),
+  "NUL character": problem(422, "ValidationError", "Invalid request", "The request body holds a NUL character.", {
+    errors: [{ path: "", message: "holds a NUL character" }]
+  })
+}
+
+const controlCharacterInPath = problem(
+  422,
+  "ValidationError",
+  "Invalid request",
+  "The request path holds a control character.",
+  { errors: [{ path: "path", message: "must not contain control characters" }] }
+)
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) => Number(request.headers["content-length"] ?? 0) > 0
 
-/** No Content-Type is read as JSON; anything else must say JSON (`application/json`, `…+json`). */
+/**
+ * A body must say it is JSON (`application/json`, `…+json`): without a Content-Type it is not
+ * read at all, so that no cross-site "simple" request (which cannot set one) reaches a route.
+ */
 const isJson = (contentType: string | undefined) =>
-  contentType === undefined || /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType.trim())
+  contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType.trim())
 
 const isBodyDecodeFailure = (defect: unknown): defect is HttpServerError.RequestError =>
   defect instanceof HttpServerError.RequestError && defect.reason === "Decode"
@@ -84,7 +118,16 @@ export const problemResponses =
       if (request.headers["transfer-encoding"] !== undefined) return respond(lengthRequired)
       if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return respond(payloadTooLarge)
       if (hasBody(request) && !isJson(request.headers["content-type"])) return respond(unsupportedMediaType)
-      return yield* app.pipe(
+      if (pathHasControlCharacter(request.url)) return respond(controlCharacterInPath)
+      return yield* Effect.gen(function* () {
+        if (hasBody(request)) {
+          // Read once here (the request caches it for the route's decoding), so that its shape is
+          // judged before anything parses or decodes it.
+          const fault = jsonShapeFault(yield* Effect.orDie(request.text))
+          if (fault !== undefined) return respond(jsonShapeProblems[fault])
+        }
+        return yield* app
+      }).pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)

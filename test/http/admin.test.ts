@@ -362,7 +362,11 @@ for (const backend of TestApp.backends) {
             expect(problem.errors?.map((error) => error.path)).toContain(field)
           }
           expectProblem(
-            yield* call("POST", "/admin/assign-role", { raw: "{not json", token: admin.access }),
+            yield* call("POST", "/admin/assign-role", {
+              raw: "{not json",
+              token: admin.access,
+              headers: { "content-type": "application/json" }
+            }),
             422,
             "ValidationError"
           )

@@ -102,11 +102,109 @@ for (const backend of TestApp.backends) {
         })
       )
 
-      it.effect("a JSON body without Content-Type is read as JSON", () =>
+      it.effect("a body without Content-Type is 415 and is not read: no cross-site simple request gets in", () =>
         Effect.gen(function* () {
           const email = uniqueEmail()
-          const reply = yield* call("POST", "/register", { raw: JSON.stringify({ email, password }) })
-          expect(reply.status).toBe(202)
+          for (const path of ["/register", "/login"]) {
+            const reply = yield* call("POST", path, { raw: JSON.stringify({ email, password }) })
+            expectProblem(reply, 415, "UnsupportedMediaTypeError")
+          }
+          expectProblem(yield* login(email), 401, "AuthenticationError")
+        })
+      )
+
+      it.effect("JSON nested deeper than 32 levels is 422 before decoding, however deep", () =>
+        Effect.gen(function* () {
+          for (const depth of [33, 1_000, 20_000]) {
+            const raw = `{"email":${"[".repeat(depth - 1)}1${"]".repeat(depth - 1)},"password":"x"}`
+            const reply = yield* call("POST", "/register", { raw, headers: { "content-type": "application/json" } })
+            const problem = expectProblem(reply, 422, "ValidationError")
+            expect(problem.detail).toContain("nested deeper than 32")
+          }
+          const shallow = `{"email":${"[".repeat(31)}1${"]".repeat(31)},"password":"x"}`
+          const reply = yield* call("POST", "/register", {
+            raw: shallow,
+            headers: { "content-type": "application/json" }
+          })
+          expect(expectProblem(reply, 422, "ValidationError").detail).not.toContain("nested")
+        })
+      )
+
+      it.effect("a NUL character anywhere in a JSON body is 422, on every store", () =>
+        Effect.gen(function* () {
+          const bodies = [
+            { email: "a\u0000b@example.com", password },
+            { email: uniqueEmail(), password: `pass\u0000word-long-enough` }
+          ]
+          for (const json of bodies) {
+            for (const path of ["/register", "/login", "/password-reset/request"]) {
+              const raw = JSON.stringify(json)
+              const reply = yield* call("POST", path, { raw, headers: { "content-type": "application/json" } })
+              expectProblem(reply, 422, "ValidationError")
+            }
+          }
+        })
+      )
+
+      it.effect("control characters in an email, a login identifier or a path parameter are 422", () =>
+        Effect.gen(function* () {
+          for (const email of ["al\tice@example.com", "alice@exa\u007fmple.com", "bob\u0001@example.com"]) {
+            const problem = expectProblem(
+              yield* call("POST", "/register", { json: { email, password } }),
+              422,
+              "ValidationError"
+            )
+            expect(problem.errors?.map((error) => error.path)).toContain("email")
+            expectProblem(yield* call("POST", "/login", { json: { email, password } }), 422, "ValidationError")
+          }
+          const { access } = yield* signUp()
+          for (const id of ["%00", "abc%0Adef", "x%7F"]) {
+            expectProblem(yield* call("DELETE", `/sessions/${id}`, { token: access }), 422, "ValidationError")
+          }
+        })
+      )
+
+      it.effect("a 422 names the field and the rule, never the value sent", () =>
+        Effect.gen(function* () {
+          const secret = "Sup3r-Secret-Value-That-Must-Not-Echo"
+          const bodies: ReadonlyArray<readonly [ReadonlyArray<string>, unknown]> = [
+            [["/register", "/login"], { email: uniqueEmail(), password: secret.repeat(200) }],
+            [["/register", "/login"], { email: uniqueEmail(), password: [secret] }],
+            [["/register", "/login"], { email: uniqueEmail(), password: { value: secret } }],
+            [["/register", "/password-reset/request"], { email: `${secret}@@example.com`, password }]
+          ]
+          for (const [paths, json] of bodies) {
+            for (const path of paths) {
+              const reply = yield* call("POST", path, { json })
+              expectProblem(reply, 422, "ValidationError")
+              expect(reply.text).not.toContain(secret)
+            }
+          }
+        })
+      )
+
+      it.effect("one plain email address only, Unicode-normalised: no lists, display names or twin spellings", () =>
+        Effect.gen(function* () {
+          for (const email of [
+            "a,b@evil.example",
+            "<b@evil.example>",
+            "Bob <b@evil.example>",
+            '"b"@evil.example',
+            "b@evil"
+          ]) {
+            const problem = expectProblem(
+              yield* call("POST", "/register", { json: { email, password } }),
+              422,
+              "ValidationError"
+            )
+            expect(problem.errors?.map((error) => error.path)).toContain("email")
+          }
+          const local = uniqueEmail("jos\u00e9")
+          const decomposed = local.normalize("NFD")
+          expect(decomposed).not.toBe(local)
+          expect((yield* call("POST", "/register", { json: { email: local, password } })).status).toBe(202)
+          expect((yield* login(decomposed)).status).toBe(200)
+          expect((yield* login(local.toUpperCase())).status).toBe(200)
         })
       )
 

@@ -10,6 +10,7 @@ import {
   InvalidPasswordError,
   UserAlreadyExistsError
 } from "../../../domain/errors.js"
+import { hasControlCharacter } from "../../../domain/Text.js"
 import { LoginResponse, TokenPair } from "../../../domain/Token.js"
 import { Email, PublicUser } from "../../../domain/User.js"
 import { featureApi, Message, PasswordField, strict } from "../Api.js"
@@ -27,7 +28,13 @@ export const Credentials = Schema.Struct({ identifier: Schema.String, password: 
  */
 const loginPayload = (loginField: string) => {
   const fields: Record<string, Schema.Schema<string>> = {
-    [loginField]: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)),
+    [loginField]: Schema.String.pipe(
+      Schema.minLength(1),
+      Schema.maxLength(320),
+      Schema.filter((identifier) => !hasControlCharacter(identifier), {
+        message: () => "must not contain control characters"
+      })
+    ),
     password: Schema.String.pipe(Schema.maxLength(4096))
   }
   const wire = Schema.Struct(fields).annotations({
