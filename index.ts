@@ -18,7 +18,7 @@ export { application, useCases } from "./composition/application.js"
 export { type Deployment, deploymentProblems, features, type RouteGroupName } from "./composition/features.js"
 export { authPolicy } from "./composition/policy.js"
 export { http, openApiDocument, service } from "./composition/service.js"
-export { notYetSupported, restoreRevocations } from "./composition/startup.js"
+export { notYetSupported } from "./composition/startup.js"
 export type {
   EventHandlers,
   JsonObject,

@@ -5,7 +5,6 @@ import { decideRefresh, FamilyId, StoredRefreshToken, sessionList, TokenFamily }
 import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { Blacklist } from "./ports/Blacklist.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
@@ -34,14 +33,15 @@ const decodeSealedPair = Schema.decodeUnknownOption(Schema.parseJson(TokenPair))
 /**
  * Sessions, in the spec's sense: a session is one refresh-token family, the refresh tokens
  * rotated from one sign-in and the access tokens issued with them. Every way a session ends
- * (logout, DELETE /sessions, reuse, a password change or reset, deletion, deactivation) ends
- * its refresh side in the store and its access tokens in the blacklist together.
+ * (logout, DELETE /sessions, reuse, a password change or reset, deletion, deactivation) is
+ * recorded in the database, and every access token is checked against that record: no cache
+ * stands between them, so no cache lost, flushed or written by another process can revive an
+ * ended session.
  */
 export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
   effect: Effect.gen(function* () {
     const signer = yield* TokenSigner
     const families = yield* RefreshTokenRepo
-    const blacklist = yield* Blacklist
     const users = yield* UserRepo
     const crypto = yield* Cryptography
     const events = yield* Events
@@ -50,9 +50,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
     const refreshTokenTtl = Duration.days(rules.refreshTokenExpireDays)
     const reuseGrace = Duration.seconds(rules.refreshReuseGraceSeconds)
-    const leeway = Duration.seconds(rules.jwtLeewaySeconds)
-    /** Revocations must outlive every access token they cover, leeway included. */
-    const revocationLifetime = Duration.sum(accessTokenTtl, leeway)
     const expiresIn = Math.floor(Duration.toSeconds(accessTokenTtl))
 
     const issuePair = Effect.fnUntraced(function* (user: User, familyId: FamilyId, now: DateTime.Utc) {
@@ -87,18 +84,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         sealed_successor: Option.none()
       })
       return { pair, stored }
-    })
-
-    /** Marks families ended for their access tokens; the refresh side is the repository's. */
-    const blacklistFamilies = Effect.fnUntraced(function* (familyIds: ReadonlyArray<string>, now: DateTime.Utc) {
-      if (!rules.blacklistEnabled) return
-      const until = DateTime.addDuration(now, revocationLifetime)
-      yield* Effect.forEach(familyIds, (familyId) => blacklist.revokeFamily(familyId, until), { discard: true })
-    })
-
-    const endFamily = Effect.fnUntraced(function* (familyId: FamilyId, now: DateTime.Utc) {
-      yield* families.revokeFamily(familyId, now)
-      yield* blacklistFamilies([familyId], now)
     })
 
     /** Starts a session: a new family, its first refresh token and an access token. */
@@ -140,7 +125,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
               Effect.annotateLogs({ family_id: familyId })
             )
-            yield* endFamily(familyId, now)
+            yield* families.revokeFamily(familyId, now)
             return yield* new TokenBlacklistedError({ message: "Refresh token reuse detected; the session has ended." })
           }
           case "ReplaySuccessor":
@@ -180,38 +165,39 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return yield* rotate(crypto.digest(presented), false, client)
     })
 
-    /** The user and claims an access token speaks for, or why it is refused. */
+    /** Whether the session an access token belongs to has ended; never, with BLACKLIST_ENABLED=false. */
+    const sessionEnded = (claims: TokenPayload) =>
+      rules.blacklistEnabled && claims.family_id !== null
+        ? families.isEnded(FamilyId.make(claims.family_id))
+        : Effect.succeed(false)
+
+    /**
+     * The user and claims an access token speaks for, or why it is refused. The user and the
+     * session's record are read together.
+     */
     const authenticate = Effect.fnUntraced(function* (accessToken: string) {
       if (accessToken === "") return yield* new TokenError({ message: "A bearer token is required." })
       const claims = yield* signer.verify(accessToken, "access")
-      if (rules.blacklistEnabled && (yield* blacklist.isRevoked(claims.jti, claims.family_id))) {
-        return yield* new TokenBlacklistedError({ message: "The token has been revoked." })
-      }
-      const user = yield* users.findById(UserId.make(claims.sub))
+      const [user, ended] = yield* Effect.all([users.findById(UserId.make(claims.sub)), sessionEnded(claims)], {
+        concurrency: 2
+      })
       if (Option.isNone(user) || !user.value.is_active) {
         return yield* new TokenError({ message: "The account is no longer active." })
       }
+      if (ended) return yield* new TokenBlacklistedError({ message: "The token has been revoked." })
       return { user: user.value, claims } satisfies Principal
     })
 
-    /** Sign-out: ends the session of the request's access token, the token itself included. */
+    /** Sign-out: ends the session of the request's access token, the token itself with it. */
     const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
-      const now = yield* DateTime.now
-      if (rules.blacklistEnabled) {
-        const until = DateTime.addDuration(DateTime.unsafeMake(principal.claims.exp * 1000), leeway)
-        yield* blacklist.revokeToken(principal.claims.jti, until)
-      }
       const family = currentFamily(principal)
-      if (Option.isSome(family)) yield* endFamily(family.value, now)
+      if (Option.isSome(family)) yield* families.revokeFamily(family.value, yield* DateTime.now)
       yield* events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))
     })
 
     /** Ends every session of a user but `except`; answers the families it ended. */
     const endAll = Effect.fn("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
-      const now = yield* DateTime.now
-      const ended = yield* families.revokeFamiliesOfUser(userId, now, except)
-      yield* blacklistFamilies(ended, now)
-      return ended
+      return yield* families.revokeFamiliesOfUser(userId, yield* DateTime.now, except)
     })
 
     /** The caller's live sessions, most recently used first, their own marked current. */
@@ -227,10 +213,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * family's revocation covers the presented access token as well.
      */
     const end = Effect.fn("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
-      const now = yield* DateTime.now
-      const ended = yield* families.revokeFamilyOfUser(principal.user.id, familyId, now)
+      const ended = yield* families.revokeFamilyOfUser(principal.user.id, familyId, yield* DateTime.now)
       if (!ended) return yield* new SessionNotFoundError()
-      yield* blacklistFamilies([familyId], now)
     })
 
     /**
@@ -248,23 +232,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return ended.filter((familyId) => live.has(familyId)).length
     })
 
-    /**
-     * Re-marks recently ended families after a restart, so that a blacklist kept in memory does
-     * not forget a sign-out while the access tokens it covered are still unexpired.
-     */
-    const restoreRevocations = Effect.fn("Sessions.restoreRevocations")(function* () {
-      if (!rules.blacklistEnabled) return 0
-      const now = yield* DateTime.now
-      const recent = yield* families.revokedSince(DateTime.subtractDuration(now, revocationLifetime))
-      yield* Effect.forEach(
-        recent,
-        ({ family_id, revoked_at }) =>
-          blacklist.revokeFamily(family_id, DateTime.addDuration(revoked_at, revocationLifetime)),
-        { discard: true }
-      )
-      return recent.length
-    })
-
-    return { start, refresh, authenticate, logout, end, endOthers, endAll, list, restoreRevocations } as const
+    return { start, refresh, authenticate, logout, end, endOthers, endAll, list } as const
   })
 }) {}

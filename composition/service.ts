@@ -5,7 +5,6 @@ import type { Settings } from "../config/Settings.js"
 import { httpLayer, keptFeatures, servedApi, servedFeatures } from "../interfaces/http/server.js"
 import { application } from "./application.js"
 import { features } from "./features.js"
-import { restoreRevocations } from "./startup.js"
 
 /**
  * What the deployment serves of the table: the routes of the features it keeps that their settings
@@ -26,9 +25,8 @@ export const openApiDocument = (settings: Settings, deployment: Deployment = {})
   OpenApi.fromApi(servedApi(served(settings, deployment)))
 
 /**
- * The whole service on `server`: the HTTP API over the application, with the revocations the
- * database records restored before it answers. The use cases and ports stay exposed (tests
- * arrange through them); `overrides` replace some adapters.
+ * The whole service on `server`: the HTTP API over the application. The use cases and ports
+ * stay exposed (tests arrange through them); `overrides` replace some adapters.
  */
 export const service = <S, E, R, A = never, EO = never>(
   settings: Settings,
@@ -38,7 +36,6 @@ export const service = <S, E, R, A = never, EO = never>(
 ) =>
   http(settings, deployment).pipe(
     HttpServer.withLogAddress,
-    Layer.provide(Layer.effectDiscard(restoreRevocations)),
     Layer.provide(server),
     Layer.provideMerge(application(settings, deployment, overrides))
   )

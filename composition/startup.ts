@@ -1,5 +1,4 @@
-import { Effect, Option } from "effect"
-import { Sessions } from "../application/Sessions.js"
+import { Option } from "effect"
 import type { Deployment } from "../config/Deployment.js"
 import { PREFIX } from "../config/reader.js"
 import type { Settings } from "../config/Settings.js"
@@ -38,11 +37,3 @@ export const deliveryWarnings = (settings: Settings, deployment: Deployment): Re
         `${name} has no handler and no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console): its tokens are generated and dropped`
     )
 }
-
-/** Rebuilds what an in-memory blacklist (or a Redis) lost in a restart; logs how much. A Redis down does not stop start-up. */
-export const restoreRevocations = Effect.flatMap(Sessions, (sessions) => sessions.restoreRevocations()).pipe(
-  Effect.tap((restored) => Effect.logInfo("revocations restored", { families: restored })),
-  Effect.catchTag("StoreUnavailableError", (error) =>
-    Effect.logWarning(`revocations not restored: the ${error.store} store is unavailable`)
-  )
-)

@@ -58,10 +58,14 @@ export interface ClaimExpectations {
   readonly leewaySeconds: number
 }
 
+/** Purposes whose tokens belong to a session: they are refused without one, for it is what ends them. */
+const sessionPurposes: ReadonlySet<TokenPurpose> = new Set(["access", "refresh"])
+
 /**
  * The one rule for accepting a token whose signature is valid: right purpose, right issuer and
- * audience, not issued in the future, not expired. A token is expired from the instant
- * `exp + leeway` is reached (RFC 7519: the current time must be before `exp`).
+ * audience, a session for session tokens, not issued in the future, not expired. A token is
+ * expired from the instant `exp + leeway` is reached (RFC 7519: the current time must be before
+ * `exp`).
  */
 export const checkClaims = (
   payload: TokenPayload,
@@ -83,6 +87,9 @@ export const checkClaims = (
     return Either.left(new TokenError({ message: "The token was issued in the future." }))
   }
   if (nowMillis >= payload.exp * 1000 + leewayMillis) return Either.left(new TokenExpiredError())
+  if (sessionPurposes.has(payload.type) && payload.family_id === null) {
+    return Either.left(new TokenError({ message: "The token belongs to no session." }))
+  }
   return Either.right(payload)
 }
 

@@ -2,15 +2,15 @@ import { Context, type DateTime, type Effect } from "effect"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 
 /**
- * Revoked access tokens, by jti and by family, each kept until no token it covers can still be
- * valid. Consulted on every authenticated request, so it must answer in memory or one round trip.
+ * Single-use tokens (an OAuth state), each spent at most once until the instant after which it
+ * could not be used anyway. Spending is one atomic set-if-absent, so that of racing uses exactly
+ * one wins, on every worker when the store is shared. Ended sessions are not kept here: the
+ * database records them (RefreshTokenRepo), so no loss of this store revives one.
  */
 export class Blacklist extends Context.Tag("app/Blacklist")<
   Blacklist,
   {
-    readonly revokeToken: (jti: string, until: DateTime.Utc) => Effect.Effect<void, StoreUnavailableError>
-    readonly revokeFamily: (familyId: string, until: DateTime.Utc) => Effect.Effect<void, StoreUnavailableError>
-    /** True when the token or its family is revoked. */
-    readonly isRevoked: (jti: string, familyId: string | null) => Effect.Effect<boolean, StoreUnavailableError>
+    /** Spends the token until `until`: true when this call spent it, false when it was spent already. */
+    readonly burn: (jti: string, until: DateTime.Utc) => Effect.Effect<boolean, StoreUnavailableError>
   }
 >() {}

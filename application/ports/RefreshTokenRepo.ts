@@ -45,13 +45,11 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
       now: DateTime.Utc,
       except: Option.Option<FamilyId>
     ) => Effect.Effect<ReadonlyArray<FamilyId>, StoreUnavailableError>
-    /** Families ended at or after `since`, to rebuild a revocation list that does not persist. */
-    readonly revokedSince: (
-      since: DateTime.Utc
-    ) => Effect.Effect<
-      ReadonlyArray<{ readonly family_id: FamilyId; readonly revoked_at: DateTime.Utc }>,
-      StoreUnavailableError
-    >
+    /**
+     * Whether a family has ended (or never was): the record every access token of the family is
+     * checked against, so an ended session stays ended whatever happens to any cache.
+     */
+    readonly isEnded: (familyId: FamilyId) => Effect.Effect<boolean, StoreUnavailableError>
     /** The user's live families (not ended, not expired at `now`), in no particular order. */
     readonly liveFamiliesOf: (
       userId: UserId,

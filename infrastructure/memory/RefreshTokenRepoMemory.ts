@@ -1,4 +1,4 @@
-import { DateTime, Effect, Layer, Option } from "effect"
+import { type DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { type FamilyId, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 
@@ -59,14 +59,11 @@ export const make = Effect.sync(() => {
           .filter((family) => revoke(family, now))
           .map((family) => family.family_id)
       ),
-    revokedSince: (since) =>
-      Effect.sync(() =>
-        [...families.values()].flatMap((family) =>
-          Option.isSome(family.revoked_at) && DateTime.greaterThanOrEqualTo(family.revoked_at.value, since)
-            ? [{ family_id: family.family_id, revoked_at: family.revoked_at.value }]
-            : []
-        )
-      ),
+    isEnded: (familyId) =>
+      Effect.sync(() => {
+        const family = families.get(familyId)
+        return family === undefined || Option.isSome(family.revoked_at)
+      }),
     liveFamiliesOf: (userId, now) =>
       Effect.sync(() => [...families.values()].filter((family) => family.user_id === userId && isLive(family, now))),
     revokeFamilyOfUser: (userId, familyId, now) =>

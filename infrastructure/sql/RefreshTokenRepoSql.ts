@@ -23,7 +23,6 @@ const TokenWithFamilyRow = Schema.Struct({
   family_revoked_at: OptionalMillis
 })
 const decodeTokenWithFamily = Schema.decodeUnknown(Schema.Array(TokenWithFamilyRow))
-const decodeRevoked = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId, revoked_at: Millis })))
 const decodeFamilyIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId })))
 const decodeFamilies = Schema.decodeUnknown(
   Schema.Array(
@@ -145,9 +144,9 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    revokedSince: (since) =>
-      sql`SELECT family_id, revoked_at FROM token_families WHERE revoked_at >= ${since.epochMillis}`.pipe(
-        Effect.flatMap(decodeRevoked),
+    isEnded: (familyId) =>
+      sql`SELECT revoked_at FROM token_families WHERE family_id = ${familyId}`.pipe(
+        Effect.map((rows) => rows[0] === undefined || rows[0].revoked_at !== null),
         unavailable
       ),
 

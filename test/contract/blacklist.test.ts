@@ -40,165 +40,66 @@ for (const adapter of adapters) {
     })
 
   describe.skipIf(adapter.skip)(adapter.name, () => {
-    it.effect("nothing is revoked at first", () =>
+    it.effect("a token is spent once: the first burn answers true, every later one false", () =>
       withBlacklist((blacklist) =>
         Effect.gen(function* () {
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
-          expect(yield* blacklist.isRevoked("jti-1", "family-1")).toBe(false)
+          const until = yield* inFuture("5 minutes")
+          expect(yield* blacklist.burn("state-1", until)).toBe(true)
+          expect(yield* blacklist.burn("state-1", until)).toBe(false)
+          expect(yield* blacklist.burn("state-1", yield* inFuture("10 minutes"))).toBe(false)
+          expect(yield* blacklist.burn("state-2", until)).toBe(true)
         })
       )
     )
 
-    it.effect("a revoked jti is revoked until its `until`, and not from that instant on", () =>
+    it.effect("of twenty racing burns of one token, exactly one spends it", () =>
       withBlacklist((blacklist) =>
         Effect.gen(function* () {
-          yield* blacklist.revokeToken("jti-1", yield* inFuture("15 minutes"))
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(true)
-          yield* TestClock.adjust(Duration.millis(15 * 60_000 - 1))
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(true)
-          yield* TestClock.adjust(Duration.millis(1))
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
-          yield* TestClock.adjust("1 hour")
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
+          const until = yield* inFuture("5 minutes")
+          const spent = yield* Effect.all(
+            Array.from({ length: 20 }, () => blacklist.burn("state-race", until)),
+            { concurrency: "unbounded" }
+          )
+          expect(spent.filter(Boolean)).toHaveLength(1)
         })
       )
     )
 
-    it.effect("a revocation with an `until` already past revokes nothing", () =>
+    it.effect("a spent token stays spent until its `until`, to the millisecond on the test clock", () =>
       withBlacklist((blacklist) =>
         Effect.gen(function* () {
-          yield* blacklist.revokeToken("jti-1", yield* inFuture(Duration.zero))
-          yield* blacklist.revokeFamily("family-1", DateTime.unsafeMake(START - 1000))
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
-          expect(yield* blacklist.isRevoked("jti-2", "family-1")).toBe(false)
-        })
-      )
-    )
-
-    it.effect("a revoked jti covers that jti only, in any family", () =>
-      withBlacklist((blacklist) =>
-        Effect.gen(function* () {
-          yield* blacklist.revokeToken("jti-1", yield* inFuture("15 minutes"))
-          expect(yield* blacklist.isRevoked("jti-1", "family-1")).toBe(true)
-          expect(yield* blacklist.isRevoked("jti-2", null)).toBe(false)
-          expect(yield* blacklist.isRevoked("jti-2", "family-1")).toBe(false)
-        })
-      )
-    )
-
-    it.effect("a revoked family covers every jti that carries it, until its `until`", () =>
-      withBlacklist((blacklist) =>
-        Effect.gen(function* () {
-          yield* blacklist.revokeFamily("family-1", yield* inFuture("30 minutes"))
-          expect(yield* blacklist.isRevoked("jti-1", "family-1")).toBe(true)
-          expect(yield* blacklist.isRevoked("jti-any-other", "family-1")).toBe(true)
-          expect(yield* blacklist.isRevoked("jti-1", "family-2")).toBe(false)
-          yield* TestClock.adjust(Duration.millis(30 * 60_000 - 1))
-          expect(yield* blacklist.isRevoked("jti-9", "family-1")).toBe(true)
-          yield* TestClock.adjust(Duration.millis(1))
-          expect(yield* blacklist.isRevoked("jti-9", "family-1")).toBe(false)
-        })
-      )
-    )
-
-    it.effect("a token without a family is checked by its jti only", () =>
-      withBlacklist((blacklist) =>
-        Effect.gen(function* () {
-          yield* blacklist.revokeFamily("family-1", yield* inFuture("30 minutes"))
-          expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
-          // A family id that happens to equal a revoked jti, or the reverse, is not confused with it.
-          yield* blacklist.revokeToken("shared-name", yield* inFuture("30 minutes"))
-          expect(yield* blacklist.isRevoked("jti-2", "shared-name")).toBe(false)
-          expect(yield* blacklist.isRevoked("family-1", null)).toBe(false)
-        })
-      )
-    )
-
-    it.effect("a later `until` extends a revocation; an earlier one does not shorten it", () =>
-      withBlacklist((blacklist) =>
-        Effect.gen(function* () {
-          yield* blacklist.revokeToken("extended", yield* inFuture("1 minute"))
-          yield* blacklist.revokeToken("extended", yield* inFuture("10 minutes"))
-          yield* blacklist.revokeToken("kept", yield* inFuture("10 minutes"))
-          yield* blacklist.revokeToken("kept", yield* inFuture("1 minute"))
-          yield* blacklist.revokeFamily("family-extended", yield* inFuture("1 minute"))
-          yield* blacklist.revokeFamily("family-extended", yield* inFuture("10 minutes"))
-          yield* blacklist.revokeFamily("family-kept", yield* inFuture("10 minutes"))
-          yield* blacklist.revokeFamily("family-kept", yield* inFuture("1 minute"))
-
-          yield* TestClock.adjust("5 minutes")
-          expect(yield* blacklist.isRevoked("extended", null)).toBe(true)
-          expect(yield* blacklist.isRevoked("kept", null)).toBe(true)
-          expect(yield* blacklist.isRevoked("jti", "family-extended")).toBe(true)
-          expect(yield* blacklist.isRevoked("jti", "family-kept")).toBe(true)
-
-          yield* TestClock.adjust("5 minutes")
-          expect(yield* blacklist.isRevoked("extended", null)).toBe(false)
-          expect(yield* blacklist.isRevoked("kept", null)).toBe(false)
-          expect(yield* blacklist.isRevoked("jti", "family-extended")).toBe(false)
-          expect(yield* blacklist.isRevoked("jti", "family-kept")).toBe(false)
+          yield* blacklist.burn("state-1", yield* inFuture("5 minutes"))
+          yield* TestClock.adjust(Duration.millis(5 * 60_000 - 1))
+          expect(yield* blacklist.burn("state-1", yield* inFuture("5 minutes"))).toBe(false)
         })
       )
     )
 
     describe.runIf(adapter.sweeps)("the sweeper", () => {
-      // Once an entry has expired, isRevoked answers false whether or not it is still held. To see
-      // whether the sweeper dropped it, the tests move the TestClock back before its `until`: an
-      // entry still held shows as revoked again, a swept one does not.
+      // A burn after `until` may spend the token again whether or not the sweeper dropped the
+      // entry; to see whether it did, the tests move the TestClock back before `until`: an entry
+      // still held refuses the burn, a swept one does not.
 
       it.effect("keeps an expired entry until it runs (control)", () =>
         withBlacklist((blacklist) =>
           Effect.gen(function* () {
-            yield* blacklist.revokeToken("jti-1", yield* inFuture("10 seconds"))
+            yield* blacklist.burn("state-1", yield* inFuture("10 seconds"))
             yield* TestClock.adjust("20 seconds")
-            expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
             yield* TestClock.setTime(START + 5_000)
-            expect(yield* blacklist.isRevoked("jti-1", null)).toBe(true)
+            expect(yield* blacklist.burn("state-1", yield* inFuture("10 seconds"))).toBe(false)
           })
         )
       )
 
-      it.effect("drops expired entries once the sweep interval (1 minute) has passed", () =>
+      it.effect("drops expired entries once the sweep interval (1 minute) has passed, and keeps live ones", () =>
         withBlacklist((blacklist) =>
           Effect.gen(function* () {
-            yield* blacklist.revokeToken("jti-1", yield* inFuture("10 seconds"))
-            yield* blacklist.revokeFamily("family-1", yield* inFuture("10 seconds"))
+            yield* blacklist.burn("short", yield* inFuture("10 seconds"))
+            yield* blacklist.burn("long", yield* inFuture("1 hour"))
             yield* passSweepInterval
-            expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
-            expect(yield* blacklist.isRevoked("jti-2", "family-1")).toBe(false)
             yield* TestClock.setTime(START + 5_000)
-            expect(yield* blacklist.isRevoked("jti-1", null)).toBe(false)
-            expect(yield* blacklist.isRevoked("jti-2", "family-1")).toBe(false)
-          })
-        )
-      )
-
-      it.effect("keeps entries that have not expired yet", () =>
-        withBlacklist((blacklist) =>
-          Effect.gen(function* () {
-            yield* blacklist.revokeToken("short", yield* inFuture("10 seconds"))
-            yield* blacklist.revokeToken("long", yield* inFuture("1 hour"))
-            yield* blacklist.revokeFamily("family-long", yield* inFuture("1 hour"))
-            yield* passSweepInterval
-            expect(yield* blacklist.isRevoked("long", null)).toBe(true)
-            expect(yield* blacklist.isRevoked("jti", "family-long")).toBe(true)
-            yield* TestClock.adjust("1 hour")
-            expect(yield* blacklist.isRevoked("long", null)).toBe(false)
-            expect(yield* blacklist.isRevoked("jti", "family-long")).toBe(false)
-          })
-        )
-      )
-
-      it.effect("keeps sweeping at every interval, not only once", () =>
-        withBlacklist((blacklist) =>
-          Effect.gen(function* () {
-            yield* passSweepInterval
-            yield* passSweepInterval
-            const revokedAt = yield* DateTime.now
-            yield* blacklist.revokeToken("late", yield* inFuture("10 seconds"))
-            yield* passSweepInterval
-            yield* TestClock.setTime(DateTime.toEpochMillis(revokedAt) + 5_000)
-            expect(yield* blacklist.isRevoked("late", null)).toBe(false)
+            expect(yield* blacklist.burn("short", yield* inFuture("10 seconds"))).toBe(true)
+            expect(yield* blacklist.burn("long", yield* inFuture("10 seconds"))).toBe(false)
           })
         )
       )

@@ -443,33 +443,23 @@ for (const backend of databases) {
       )
     )
 
-    it.effect("revokedSince answers the families revoked at or after the instant, with when", () =>
+    it.effect("isEnded: an ended family and an unknown one are ended, a live or merely expired one is not", () =>
       run(
         Effect.gen(function* () {
           const users = yield* UserRepo
           const tokens = yield* RefreshTokenRepo
           const alice = yield* users.create(newUser("alice@example.com"))
-          for (const name of ["f1", "f2", "f3", "live"]) {
-            yield* tokens.startFamily(family(alice.id, name, at(0)), token(`digest-${name}`, name, at(0)))
+          for (const name of ["ended", "live", "expired"]) {
+            const created = name === "expired" ? at(-90 * 86_400_000) : at(0)
+            yield* tokens.startFamily(family(alice.id, name, created), token(`digest-${name}`, name, created))
           }
-          yield* tokens.revokeFamily(FamilyId.make("f1"), at(1_000))
-          yield* tokens.revokeFamily(FamilyId.make("f2"), at(2_000))
-          yield* tokens.revokeFamily(FamilyId.make("f3"), at(3_000))
-
-          const since = (instant: DateTime.Utc) =>
-            Effect.map(tokens.revokedSince(instant), (rows) =>
-              [...rows]
-                .map((row) => ({ family_id: row.family_id, revoked_at: DateTime.toEpochMillis(row.revoked_at) }))
-                .sort((a, b) => a.revoked_at - b.revoked_at)
-            )
-          expect(yield* since(at(2_000))).toEqual([
-            { family_id: "f2", revoked_at: START + 2_000 },
-            { family_id: "f3", revoked_at: START + 3_000 }
-          ])
-          expect(yield* since(at(1_999))).toHaveLength(2)
-          expect(yield* since(at(2_001))).toEqual([{ family_id: "f3", revoked_at: START + 3_000 }])
-          expect(yield* since(at(0))).toHaveLength(3)
-          expect(yield* since(at(3_001))).toEqual([])
+          yield* tokens.revokeFamily(FamilyId.make("ended"), at(1_000))
+          expect(yield* tokens.isEnded(FamilyId.make("ended"))).toBe(true)
+          expect(yield* tokens.isEnded(FamilyId.make("never-started"))).toBe(true)
+          expect(yield* tokens.isEnded(FamilyId.make("live"))).toBe(false)
+          expect(yield* tokens.isEnded(FamilyId.make("expired"))).toBe(false)
+          yield* tokens.revokeFamiliesOfUser(alice.id, at(2_000), Option.none())
+          expect(yield* tokens.isEnded(FamilyId.make("live"))).toBe(true)
         })
       )
     )

@@ -17,7 +17,7 @@ const payload = (overrides: Partial<TokenPayload> = {}): TokenPayload => ({
   type: "access",
   roles: [],
   extra: {},
-  family_id: null,
+  family_id: "family-1",
   iss: ISSUER,
   ...overrides
 })
@@ -46,6 +46,18 @@ const failureOf = (result: Either.Either<TokenPayload, TokenError | TokenExpired
 const at = (seconds: number) => TestClock.setTime(Math.round(seconds * 1000))
 
 describe("checkClaims", () => {
+  it.effect("refuses an access or refresh token that belongs to no session; other purposes need none", () =>
+    Effect.gen(function* () {
+      yield* at(IAT)
+      for (const purpose of ["access", "refresh"] as const) {
+        const result = yield* check(payload({ type: purpose, family_id: null }), { purpose })
+        expect(failureOf(result)).toBeInstanceOf(TokenError)
+      }
+      const verify = yield* check(payload({ type: "verify_email", family_id: null }), { purpose: "verify_email" })
+      expect(Either.isRight(verify)).toBe(true)
+    })
+  )
+
   it.effect("accepts a token of the right purpose, issuer and time, answering its payload", () =>
     Effect.gen(function* () {
       yield* at(IAT + 1)

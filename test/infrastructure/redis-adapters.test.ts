@@ -18,15 +18,13 @@ describe.skipIf(testRedisUrl === undefined)("the Redis adapters", () => {
     Effect.gen(function* () {
       const client = yield* RedisClient.RedisClient
       const now = yield* DateTime.now
-      yield* (yield* Blacklist).revokeToken("jti-1", DateTime.addDuration(now, "15 minutes"))
-      yield* (yield* Blacklist).revokeFamily("family-1", DateTime.addDuration(now, "30 minutes"))
+      yield* (yield* Blacklist).burn("state-1", DateTime.addDuration(now, "5 minutes"))
       yield* (yield* RateLimiter).hit("login:203.0.113.9", { limit: 5, window: Duration.minutes(1) })
       yield* (yield* AttemptCounter).attempt("a@example.com", { maxAttempts: 3, duration: Duration.minutes(15) })
 
       const keys = yield* Effect.promise(() => keysMatching(client.redis, client.key("*")))
       expect(keys.map((key) => key.slice(client.key("").length)).sort()).toEqual([
-        "blacklist:family:family-1",
-        "blacklist:jti:jti-1",
+        "blacklist:state-1",
         "lockout:a@example.com",
         "ratelimit:login:203.0.113.9"
       ])
@@ -35,8 +33,7 @@ describe.skipIf(testRedisUrl === undefined)("the Redis adapters", () => {
         expect(ms).toBeGreaterThan(max - 5_000)
         expect(ms).toBeLessThanOrEqual(max)
       }
-      within(yield* ttl("blacklist:jti:jti-1"), 15 * 60_000)
-      within(yield* ttl("blacklist:family:family-1"), 30 * 60_000)
+      within(yield* ttl("blacklist:state-1"), 5 * 60_000)
       within(yield* ttl("ratelimit:login:203.0.113.9"), 60_000)
       within(yield* ttl("lockout:a@example.com"), 15 * 60_000)
     }).pipe(Effect.provide(Layer.provideMerge(adapters, clientLayer())))
@@ -65,8 +62,7 @@ describe("a Redis that does not answer", () => {
       const results = yield* Effect.gen(function* () {
         const now = yield* DateTime.now
         const tried: Array<Either.Either<unknown, StoreUnavailableError>> = [
-          yield* Effect.either((yield* Blacklist).isRevoked("jti", "family")),
-          yield* Effect.either((yield* Blacklist).revokeToken("jti", DateTime.addDuration(now, "1 minute"))),
+          yield* Effect.either((yield* Blacklist).burn("state", DateTime.addDuration(now, "1 minute"))),
           yield* Effect.either((yield* RateLimiter).hit("k", { limit: 1, window: Duration.minutes(1) })),
           yield* Effect.either((yield* AttemptCounter).attempt("a", { maxAttempts: 1, duration: Duration.minutes(1) })),
           yield* Effect.either((yield* AttemptCounter).clear("a"))

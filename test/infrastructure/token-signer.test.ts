@@ -27,6 +27,7 @@ const claimsNow = (overrides: Partial<TokenClaims> = {}) =>
       sub: "user-42",
       jti: "jti-42",
       type: "access",
+      family_id: "family-42",
       ...tokenWindow(now, Duration.seconds(60)),
       ...overrides
     })
@@ -55,12 +56,14 @@ describe("TokenSignerJose", () => {
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       const signer = yield* TokenSignerJose.make(options())
-      const claims = yield* claimsNow()
+      const { sub, jti, iat, exp } = yield* claimsNow()
+      // A purpose outside sessions, so that no family is needed and its default shows.
+      const claims: TokenClaims = { sub, jti, iat, exp, type: "verify_email" }
       const token = yield* signer.sign(claims)
       expect(token.split(".")).toHaveLength(3)
       expect(decodePart(parts(token).header)).toEqual({ alg: "HS256", typ: "JWT" })
 
-      const payload = yield* signer.verify(token, "access")
+      const payload = yield* signer.verify(token, "verify_email")
       expect(payload).toEqual({ ...claims, iss: ISSUER, roles: [], extra: {}, family_id: null })
       expect(payload.aud).toBeUndefined()
     })
