@@ -1,12 +1,21 @@
-import { Data, Effect, Either, Option, type Redacted } from "effect"
+import { Data, Duration, Effect, Either, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import { type FieldProblem, ReauthenticationError, UserNotFoundError, ValidationError } from "../domain/errors.js"
+import {
+  type FieldProblem,
+  RateLimitedError,
+  ReauthenticationError,
+  UserNotFoundError,
+  ValidationError,
+  wholeSeconds
+} from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
-import { type Email, type PublicUser, toPublicUser } from "../domain/User.js"
+import { type Email, loginIdentifierOf, type PublicUser, toPublicUser } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { Lockout } from "./Lockout.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
+import { RateLimiter, type RateLimitRule } from "./ports/RateLimiter.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
 import { Verification } from "./Verification.js"
@@ -27,6 +36,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const sessions = yield* Sessions
     const verification = yield* Verification
     const events = yield* Events
+    const lockout = yield* Lockout
+    const limiter = yield* RateLimiter
     const policy = yield* AuthPolicy
 
     const acceptablePassword = (password: Redacted.Redacted<string>) => checkPassword(policy.passwordPolicy, password)
@@ -104,21 +115,58 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       yield* users.delete(principal.user.id)
     })
 
+    const changePasswordRule: RateLimitRule = {
+      limit: policy.limits.authRateLimits.change_password.count,
+      window: Duration.seconds(policy.limits.authRateLimits.change_password.windowSeconds)
+    }
+
+    /**
+     * The change_password limit, per user rather than per client address: a stolen access token
+     * must not make the route a password oracle, and each guess costs a hash. Fails open.
+     */
+    const limitChanges = (principal: Principal) =>
+      policy.limits.authRateLimitEnabled
+        ? limiter.hit(`change_password:${principal.user.id}`, changePasswordRule).pipe(
+            Effect.catchTag("StoreUnavailableError", (error) =>
+              Effect.as(Effect.logWarning("rate limit skipped: the rate limiter failed", error), undefined)
+            ),
+            Effect.flatMap((decision) =>
+              decision === undefined || decision.allowed
+                ? Effect.void
+                : Effect.fail(
+                    new RateLimitedError({ limit: decision.limit, resetSeconds: wholeSeconds(decision.resetAfter) })
+                  )
+            )
+          )
+        : Effect.void
+
+    /** The current password, checked under the lockout rule like a sign-in: failures lock the account alike. */
+    const checkCurrent = (principal: Principal, stored: string, current: Option.Option<Redacted.Redacted<string>>) =>
+      lockout.guard(
+        loginIdentifierOf(principal.user, policy.accounts.loginField),
+        Effect.flatMap(
+          Option.match(current, {
+            onNone: () => Effect.succeed(false),
+            onSome: (given) => hasher.verify(stored, given)
+          }),
+          (matches) => (matches ? Effect.void : Effect.fail(new ReauthenticationError()))
+        )
+      )
+
     /**
      * Sets a new password. The current one is required when there is one (OAuth-only users have
-     * none). Every other session ends; the caller's goes on.
+     * none), under the change_password limit and the lockout rule. Every other session ends; the
+     * caller's goes on.
      */
     const changePassword = Effect.fn("Accounts.changePassword")(function* (
       principal: Principal,
       currentPassword: Option.Option<Redacted.Redacted<string>>,
       newPassword: Redacted.Redacted<string>
     ) {
+      yield* limitChanges(principal)
       yield* acceptablePassword(newPassword)
       const stored = principal.user.hashed_password
-      if (Option.isSome(stored)) {
-        if (Option.isNone(currentPassword)) return yield* new ReauthenticationError()
-        if (!(yield* hasher.verify(stored.value, currentPassword.value))) return yield* new ReauthenticationError()
-      }
+      if (Option.isSome(stored)) yield* checkCurrent(principal, stored.value, currentPassword)
       yield* users.setPassword(principal.user.id, yield* hasher.hash(newPassword))
       yield* sessions.endAll(principal.user.id, currentFamily(principal))
       yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))

@@ -31,11 +31,22 @@ export interface AccountRules {
   readonly sendVerificationOnRegister: boolean
 }
 
-/** Failed sign-ins per identifier before it is locked, and for how long (the limits section). */
-export interface LockoutRules {
+/** A rate limit: at most `count` requests in `windowSeconds`. */
+export interface RateLimitRules {
+  readonly count: number
+  readonly windowSeconds: number
+}
+
+/**
+ * Failed password checks per identifier before it is locked, and for how long; the limits the
+ * use cases apply themselves, keyed by user rather than by client address (the limits section).
+ */
+export interface LimitRules {
   readonly lockoutEnabled: boolean
   readonly maxLoginAttempts: number
   readonly lockoutDurationMinutes: number
+  readonly authRateLimitEnabled: boolean
+  readonly authRateLimits: { readonly change_password: RateLimitRules }
 }
 
 /** The rules the use cases follow, as the deployment configured them. */
@@ -44,7 +55,7 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
   {
     readonly tokens: TokenRules
     readonly accounts: AccountRules
-    readonly lockout: LockoutRules
+    readonly limits: LimitRules
     /** The settings' password lengths merged with the deployment's validator options. */
     readonly passwordPolicy: PasswordPolicy
     /** The deployment's custom user fields. */

@@ -1,23 +1,14 @@
-import { Duration, Effect, Option, type Redacted } from "effect"
+import { Effect, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import { AccountLockedError, AuthenticationError, wholeSeconds } from "../domain/errors.js"
+import { AuthenticationError } from "../domain/errors.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseLogin, toPublicUser } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { AttemptCounter, type LockoutRule } from "./ports/AttemptCounter.js"
+import { Lockout } from "./Lockout.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
-import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type ClientInfo, Sessions } from "./Sessions.js"
-
-/** Lockout fails open: a sign-in is not refused because the attempt store is down. */
-const failOpen =
-  <B>(what: string, fallback: B) =>
-  <A>(self: Effect.Effect<A, StoreUnavailableError>): Effect.Effect<A | B> =>
-    Effect.catchTag(self, "StoreUnavailableError", (error) =>
-      Effect.as(Effect.logWarning(`lockout skipped: could not ${what}`, error), fallback)
-    )
 
 /** Sign-in with the login field and a password, under the lockout rule. */
 export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/PasswordSignIn", {
@@ -26,15 +17,8 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
     const hasher = yield* PasswordHasher
     const sessions = yield* Sessions
     const events = yield* Events
-    const attempts = yield* AttemptCounter
-    const { accounts, lockout } = yield* AuthPolicy
-
-    const lockoutRule: Option.Option<LockoutRule> = lockout.lockoutEnabled
-      ? Option.some({
-          maxAttempts: lockout.maxLoginAttempts,
-          duration: Duration.minutes(lockout.lockoutDurationMinutes)
-        })
-      : Option.none()
+    const lockout = yield* Lockout
+    const { accounts } = yield* AuthPolicy
 
     /** A stronger or current hash is stored on the way through; a failure to store it is not the user's. */
     const upgradeHash = (userId: Parameters<typeof users.setPassword>[0], password: Redacted.Redacted<string>) =>
@@ -62,26 +46,6 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
     })
 
     /**
-     * Counts the attempt before its password is verified, or refuses it while the identifier is
-     * locked; none when lockout is off or its store failed.
-     */
-    const startAttempt = (login: string) =>
-      Option.match(lockoutRule, {
-        onNone: () => Effect.succeedNone,
-        onSome: (rule) =>
-          attempts.attempt(login, rule).pipe(
-            failOpen("count the attempt", undefined),
-            Effect.flatMap((attempt) => {
-              if (attempt === undefined) return Effect.succeedNone
-              if (attempt._tag === "Locked") {
-                return new AccountLockedError({ retryAfterSeconds: wholeSeconds(attempt.retryAfter) })
-              }
-              return Effect.succeedSome({ ...attempt, rule })
-            })
-          )
-      })
-
-    /**
      * Password sign-in. Attempts are counted per normalised identifier, known or not, so an
      * unknown login locks exactly like a known one; while locked, the password is not even
      * verified, for known and unknown identifiers alike. The failure that reaches the maximum
@@ -93,21 +57,7 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
       client: ClientInfo
     ) {
       const normalised = normaliseLogin(accounts.loginField, identifier)
-      const attempt = yield* startAttempt(normalised)
-      const user = yield* verifyCredentials(normalised, password).pipe(
-        Effect.tapErrorTag("AuthenticationError", () =>
-          Option.isSome(attempt) && attempt.value.locking
-            ? Effect.logWarning("sign-in locked after repeated failures").pipe(
-                Effect.annotateLogs({
-                  identifier: normalised,
-                  failures: attempt.value.attempts,
-                  locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
-                })
-              )
-            : Effect.void
-        )
-      )
-      if (Option.isSome(attempt)) yield* attempts.clear(normalised).pipe(failOpen("clear the attempts", undefined))
+      const user = yield* lockout.guard(normalised, verifyCredentials(normalised, password))
       const pair = yield* sessions.start(user, client)
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type ConfigError, Effect, Layer, Option, Redacted } from "effect"
+import { type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
@@ -31,6 +31,7 @@ import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
 import * as SqliteDatabase from "../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
+import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { UserRepoOptions } from "../infrastructure/users.js"
 import { authPolicy, uniqueFields } from "./policy.js"
 
@@ -143,6 +144,7 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
     sharedState(redis),
     events(settings, deployment),
     crypto(settings, resolveSecretKey(settings)),
+    Layer.succeed(StoreTimeout, Duration.seconds(settings.storage.storeTimeoutSeconds)),
     Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
   )
 }

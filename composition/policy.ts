@@ -55,7 +55,7 @@ export const customClaims = (deployment: Deployment) =>
 export const authPolicy = (settings: Settings, deployment: Deployment): AuthPolicy["Type"] => ({
   tokens: settings.tokens,
   accounts: settings.accounts,
-  lockout: settings.limits,
+  limits: settings.limits,
   passwordPolicy: passwordPolicy(settings, deployment),
   profile: profileRules(settings.accounts.loginField, deployment),
   customClaims: customClaims(deployment)

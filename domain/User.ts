@@ -109,3 +109,10 @@ export const toPublicUser = (user: User): PublicUser => ({
  */
 export const normaliseLogin = (field: string, value: string): string =>
   field === "email" ? normaliseEmail(value) : value.trim()
+
+/**
+ * The identifier a user signs in with under LOGIN_FIELD, normalised as sign-in normalises it, so
+ * that lockout counts the failures of every check of the user's password together.
+ */
+export const loginIdentifierOf = (user: User, field: string): string =>
+  normaliseLogin(field, field === "email" ? user.email : String(user.fields[field] ?? ""))

@@ -2,8 +2,9 @@ import * as F from "../forms.js"
 import type { SettingsReader } from "../reader.js"
 
 /**
- * The rate-limit buckets AUTH_RATE_LIMITS may name, with their default limits per client. A
- * feature counts its limited routes in these buckets (interfaces/http/features).
+ * The rate-limit buckets AUTH_RATE_LIMITS may name, with their default limits. A feature counts
+ * its limited routes in these per client address (interfaces/http/features); change_password is
+ * counted per signed-in user, by the use case.
  */
 export const rateLimitBuckets = {
   login: { count: 5, windowSeconds: 60 },
@@ -12,7 +13,8 @@ export const rateLimitBuckets = {
   verify_email: { count: 3, windowSeconds: 60 },
   passkey_auth: { count: 10, windowSeconds: 60 },
   refresh: { count: 30, windowSeconds: 60 },
-  oauth_callback: { count: 10, windowSeconds: 60 }
+  oauth_callback: { count: 10, windowSeconds: 60 },
+  change_password: { count: 5, windowSeconds: 60 }
 } satisfies Record<string, F.RateLimit>
 export type RateLimitBucket = keyof typeof rateLimitBuckets
 

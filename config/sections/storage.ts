@@ -32,7 +32,9 @@ export const readStorage = (read: SettingsReader) => ({
   redisUrl: read
     .optional("REDIS_URL", F.url("redis:", "rediss:"), { secret: true })
     .pipe(Option.map((value) => Redacted.make(value.href))),
-  userIdType: read.setting("USER_ID_TYPE", F.oneOf("uuid", "integer", "string"), "uuid")
+  userIdType: read.setting("USER_ID_TYPE", F.oneOf("uuid", "integer", "string"), "uuid"),
+  /** How long one call to the database or Redis may take before the request answers 503. */
+  storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5)
 })
 
 export type StorageSettings = ReturnType<typeof readStorage>

@@ -6,7 +6,7 @@ import type { StoreUnavailableError } from "../../application/ports/StoreUnavail
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { Passkey, PasskeyCredentialTakenError, SignCount } from "../../domain/Passkey.js"
 import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
-import { isUniqueViolation, unavailable } from "./failures.js"
+import { boundedCall, isUniqueViolation, unavailable } from "./failures.js"
 
 const Transports = Schema.parseJson(Passkey.fields.transports)
 
@@ -58,7 +58,8 @@ export const make = Effect.gen(function* () {
           ${passkey.device_name}, ${passkey.created_at.epochMillis},
           ${Option.getOrNull(Option.map(passkey.last_used_at, (at) => at.epochMillis))})`.pipe(
         Effect.asVoid,
-        Effect.catchTag("SqlError", takenOr)
+        Effect.catchTag("SqlError", takenOr),
+        boundedCall
       ),
 
     findByCredentialId: (credentialId) =>

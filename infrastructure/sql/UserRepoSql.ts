@@ -9,7 +9,7 @@ import { CustomFieldValues, User, UserId } from "../../domain/User.js"
 import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
-import { isUniqueViolation, unavailable } from "./failures.js"
+import { boundedCall, isUniqueViolation, unavailable } from "./failures.js"
 
 /** A users row joined with its roles: the domain's User with storage encodings. */
 const UserRow = Schema.Struct({
@@ -73,7 +73,7 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
             ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})`.pipe(
             Effect.as(id)
           )
-        ).pipe(Effect.catchTag("SqlError", takenOr))
+        ).pipe(Effect.catchTag("SqlError", takenOr), boundedCall)
         return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
       }),
     findById: byId,
@@ -95,6 +95,7 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
       })
       return sql`UPDATE users SET fields = ${update} WHERE id = ${id}`.pipe(
         Effect.catchTag("SqlError", takenOr),
+        boundedCall,
         Effect.zipRight(byId(id))
       )
     },

@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { bounded } from "../storeTimeout.js"
 
 /** True when the database refused a row for breaking a unique constraint (SQLite or PostgreSQL). */
 export const isUniqueViolation = (error: SqlError): boolean => {
@@ -9,15 +10,20 @@ export const isUniqueViolation = (error: SqlError): boolean => {
   return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505"
 }
 
+/** A database call bounded in time (StoreTimeout): past it, an unavailable store. */
+export const boundedCall = bounded("database")
+
 /**
- * Any other database failure: logged with its cause for the operator, answered to the request
- * as an unavailable store (503), never as a crash.
+ * A database call, bounded in time; any failure of it is logged with its cause for the
+ * operator and answered to the request as an unavailable store (503), never as a crash.
  */
 export const unavailable = <A, R>(
   effect: Effect.Effect<A, SqlError | ParseError, R>
 ): Effect.Effect<A, StoreUnavailableError, R> =>
-  Effect.catchAll(effect, (error) =>
-    Effect.logError("database operation failed", error).pipe(
-      Effect.zipRight(Effect.fail(new StoreUnavailableError({ store: "database" })))
+  boundedCall(
+    Effect.catchAll(effect, (error) =>
+      Effect.logError("database operation failed", error).pipe(
+        Effect.zipRight(Effect.fail(new StoreUnavailableError({ store: "database" })))
+      )
     )
   )

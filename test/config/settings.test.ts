@@ -35,7 +35,8 @@ const rateLimitDefaults = {
   verify_email: { count: 3, windowSeconds: 60 },
   passkey_auth: { count: 10, windowSeconds: 60 },
   refresh: { count: 30, windowSeconds: 60 },
-  oauth_callback: { count: 10, windowSeconds: 60 }
+  oauth_callback: { count: 10, windowSeconds: 60 },
+  change_password: { count: 5, windowSeconds: 60 }
 }
 
 const goodKey = "k".repeat(32)
@@ -363,6 +364,15 @@ describe("parseSettings value forms", () => {
     for (const raw of ["sqlite:", "mysql://db/x", "portcullis.db"]) {
       expect(onlyProblem({ SERVICE_DATABASE_URL: raw })).toContain("SERVICE_DATABASE_URL")
     }
+  })
+})
+
+describe("parseSettings STORE_TIMEOUT_SECONDS", () => {
+  it("bounds every store call at 5 seconds by default, 1 to 60 when set", () => {
+    expect(settingsOf({}).storage.storeTimeoutSeconds).toBe(5)
+    expect(settingsOf({ SERVICE_STORE_TIMEOUT_SECONDS: "2" }).storage.storeTimeoutSeconds).toBe(2)
+    expect(onlyProblem({ SERVICE_STORE_TIMEOUT_SECONDS: "0" })).toContain("SERVICE_STORE_TIMEOUT_SECONDS")
+    expect(onlyProblem({ SERVICE_STORE_TIMEOUT_SECONDS: "61" })).toContain("from 1 to 60")
   })
 })
 

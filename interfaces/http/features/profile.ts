@@ -2,7 +2,13 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Accounts } from "../../../application/Accounts.js"
 import { type Deployment, profileRules } from "../../../config/Deployment.js"
-import { InvalidPasswordError, ReauthenticationError, UserAlreadyExistsError } from "../../../domain/errors.js"
+import {
+  AccountLockedError,
+  InvalidPasswordError,
+  RateLimitedError,
+  ReauthenticationError,
+  UserAlreadyExistsError
+} from "../../../domain/errors.js"
 import { PublicUser, toPublicUser } from "../../../domain/User.js"
 import { RequireVerified } from "../AccessLevels.js"
 import { featureApi, Message, PasswordField, strict } from "../Api.js"
@@ -53,7 +59,14 @@ export const profile = feature({
               })
             )
             .addSuccess(Message)
-            .addError(Schema.Union(declared(ReauthenticationError), declared(InvalidPasswordError)))
+            .addError(
+              Schema.Union(
+                declared(ReauthenticationError),
+                declared(InvalidPasswordError),
+                declared(AccountLockedError),
+                declared(RateLimitedError)
+              )
+            )
         )
         .middleware(Authentication),
       (handlers) =>

@@ -1,0 +1,25 @@
+import { Context, Duration, Effect } from "effect"
+import { StoreUnavailableError } from "../application/ports/StoreUnavailableError.js"
+
+/**
+ * How long one call to a store may take (STORE_TIMEOUT_SECONDS): past it the call fails as an
+ * unavailable store, so that a hung database answers 503 instead of holding the request.
+ */
+export class StoreTimeout extends Context.Reference<StoreTimeout>()("infrastructure/StoreTimeout", {
+  defaultValue: () => Duration.seconds(5)
+}) {}
+
+/** `effect`, bounded by the StoreTimeout of the fiber that runs it; a timeout is logged and fails as `store`. */
+export const bounded =
+  (store: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailableError, R> =>
+    Effect.flatMap(StoreTimeout, (timeout) =>
+      Effect.timeoutFail(effect, {
+        duration: timeout,
+        onTimeout: () => new StoreUnavailableError({ store })
+      }).pipe(
+        Effect.tapErrorTag("StoreUnavailableError", () =>
+          Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`)
+        )
+      )
+    )
