@@ -3,12 +3,12 @@ import {
   HttpApiError,
   HttpApp,
   HttpIncomingMessage,
-  HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, HashMap, Option } from "effect"
+import { Cause, Clock, Effect, Exit, HashMap, Option } from "effect"
+import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import {
   type JsonShapeFault,
@@ -155,7 +155,41 @@ export interface HeaderOptions {
   readonly hsts: boolean
   /** The interactive docs page, whose scripts and styles are inline. */
   readonly docsPath: string
+  /** Who may say who the client is, for the access log's client address. */
+  readonly proxies: TrustedProxies
 }
+
+/** Load balancers call these every few seconds: their lines are debug, not info. */
+const probePaths = new Set(["/healthz", "/readyz"])
+
+/**
+ * One access-log line per request: method, path without its query string (a mailed token may
+ * ride there), status, duration, client address and user agent; never a header's or a body's
+ * secret.
+ */
+const accessLog = (proxies: TrustedProxies, app: HttpApp.Default): HttpApp.Default =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const started = yield* Clock.currentTimeMillis
+    const exit = yield* Effect.exit(app)
+    const path = request.url.split(/[?#]/, 1)[0] ?? ""
+    const status = Exit.isSuccess(exit)
+      ? exit.value.status
+      : HttpServerError.causeResponseStripped(exit.cause)[0].status
+    const log = probePaths.has(path) ? Effect.logDebug : Effect.logInfo
+    yield* log("http request").pipe(
+      Effect.annotateLogs({
+        method: request.method,
+        path,
+        status,
+        duration_ms: (yield* Clock.currentTimeMillis) - started,
+        client_address:
+          resolveClientAddress(request.headers, Option.getOrUndefined(request.remoteAddress), proxies) ?? "unknown",
+        user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
+      })
+    )
+    return yield* exit
+  })
 
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
 const docsPolicy =
@@ -187,6 +221,6 @@ export const responseHeaders = (options: HeaderOptions) => {
           })
         )
       )
-      return yield* HttpMiddleware.logger(app).pipe(Effect.annotateLogs("request_id", requestId))
+      return yield* accessLog(options.proxies, app).pipe(Effect.annotateLogs("request_id", requestId))
     })
 }

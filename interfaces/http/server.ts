@@ -63,7 +63,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
       })
     )
   )
-  return HttpApiBuilder.serve(responseHeaders({ hsts: publicUrl.protocol === "https:", docsPath })).pipe(
+  const proxies = { headers: settings.server.trustedProxyHeaders, count: settings.server.trustedProxyCount }
+  return HttpApiBuilder.serve(responseHeaders({ hsts: publicUrl.protocol === "https:", docsPath, proxies })).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
     // Layers build bottom-up and each middleware wraps the ones added before it: this one wraps

@@ -1,0 +1,74 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, HashMap, Layer, Logger, LogLevel } from "effect"
+import { call, login, password, uniqueEmail } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+interface Line {
+  readonly level: string
+  readonly message: string
+  readonly annotations: Record<string, unknown>
+}
+
+const lines: Array<Line> = []
+const capture = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ logLevel, message, annotations }) => {
+    lines.push({
+      level: logLevel.label,
+      message: (Array.isArray(message) ? message : [message]).map(String).join(" "),
+      annotations: Object.fromEntries(HashMap.toEntries(annotations))
+    })
+  })
+)
+
+const service = TestApp.serve(
+  TestApp.settingsFor({
+    SERVICE_SECRET_KEY: TestApp.testSecretKey,
+    SERVICE_DATABASE_URL: "memory:",
+    SERVICE_TRUSTED_PROXY_HEADERS: "x-forwarded-for"
+  })
+).pipe(Layer.provide(capture), Layer.provide(Logger.minimumLogLevel(LogLevel.Debug)))
+
+describe("the access log", () => {
+  layer(service, { excludeTestServices: true })((it) => {
+    it.effect(
+      "one line a request: method, path without its query, status, duration, client; no token, no password",
+      () =>
+        Effect.gen(function* () {
+          const app = yield* TestApp.TestApp
+          lines.length = 0
+          const token = "eyJhbGciOiJIUzI1NiJ9.mailed-secret-token.signature"
+          yield* app.request("GET", `/verify-email?token=${token}`, { headers: { "x-forwarded-for": "203.0.113.5" } })
+          const email = uniqueEmail()
+          yield* call("POST", "/register", { json: { email, password } })
+          yield* login(email, password)
+          const requests = lines.filter((line) => line.message === "http request")
+          expect(requests).toHaveLength(3)
+          expect(requests[0]?.annotations).toMatchObject({
+            method: "GET",
+            path: "/verify-email",
+            status: 404,
+            client_address: "203.0.113.5"
+          })
+          expect(typeof requests[0]?.annotations.duration_ms).toBe("number")
+          expect(requests[0]?.annotations.request_id).toMatch(/^[0-9a-f-]{36}$/)
+          expect(requests[2]?.annotations).toMatchObject({ method: "POST", path: "/api/v1/auth/login", status: 200 })
+          const all = JSON.stringify(lines)
+          expect(all).not.toContain("mailed-secret-token")
+          expect(all).not.toContain("token=")
+          expect(all).not.toContain(password)
+        })
+    )
+
+    it.effect("health probes log at debug, so that they do not flood the info log", () =>
+      Effect.gen(function* () {
+        const app = yield* TestApp.TestApp
+        lines.length = 0
+        yield* app.request("GET", "/healthz")
+        yield* app.request("GET", "/readyz")
+        const probes = lines.filter((line) => line.message === "http request")
+        expect(probes.map((line) => line.level)).toEqual(["DEBUG", "DEBUG"])
+      })
+    )
+  })
+})
