@@ -3,7 +3,7 @@ import { AuthEvent } from "../domain/Events.js"
 import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { tokenWindow } from "../domain/Token.js"
-import { normaliseLogin, toPublicUser, type User, UserId } from "../domain/User.js"
+import { normaliseLogin, toPublicUser, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -27,21 +27,29 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     const sessions = yield* Sessions
     const policy = yield* AuthPolicy
 
-    const fingerprint = (user: User) => crypto.digest(`pwd:${Option.getOrElse(user.hashed_password, () => "")}`)
+    const fingerprint = (hashedPassword: Option.Option<string>) =>
+      crypto.digest(`pwd:${Option.getOrElse(hashedPassword, () => "")}`)
 
-    /** Mails a reset token when the address belongs to an active user; answers nothing either way. */
+    /**
+     * Mails a reset token when the address belongs to an active user; answers nothing either way.
+     * The token is signed whether or not there is anyone to mail it to, so that the answer takes
+     * as long for an unknown address as for a known one.
+     */
     const request = Effect.fn("PasswordReset.request")(function* (email: string) {
-      const found = yield* users.findByLogin("email", normaliseLogin("email", email))
-      if (Option.isNone(found) || !found.value.is_active) return
-      const user = found.value
+      const found = Option.filter(
+        yield* users.findByLogin("email", normaliseLogin("email", email)),
+        (user) => user.is_active
+      )
       const token = yield* signer.sign({
-        sub: user.id,
+        sub: Option.match(found, { onNone: () => "nobody", onSome: (user) => user.id }),
         type: "password_reset",
         jti: yield* crypto.randomId,
         ...tokenWindow(yield* DateTime.now, Duration.minutes(policy.tokens.passwordResetExpireMinutes)),
-        pwd: fingerprint(user)
+        pwd: fingerprint(Option.flatMap(found, (user) => user.hashed_password))
       })
-      yield* events.emit(AuthEvent.send_password_reset_email({ email: user.email, token }))
+      if (Option.isSome(found)) {
+        yield* events.emit(AuthEvent.send_password_reset_email({ email: found.value.email, token }))
+      }
     })
 
     /**
@@ -57,7 +65,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
       if (Option.isNone(found) || !found.value.is_active) {
         return yield* new TokenError({ message: "The token does not belong to an active account." })
       }
-      if (claims.pwd !== fingerprint(found.value)) {
+      if (claims.pwd !== fingerprint(found.value.hashed_password)) {
         return yield* new TokenBlacklistedError({ message: "The token has already been used." })
       }
       yield* checkPassword(policy.passwordPolicy, newPassword)
