@@ -13,8 +13,8 @@ import {
 import { type PrivatePostgres, privatePostgres, privatePostgresPossible } from "../support/privatePostgres.js"
 import { killAll, type RunningServer, startServer } from "../support/processes.js"
 
-/** Longer than the store timeout (5 s) plus what answering takes: every request caught in it must give up. */
-const frozenForMs = 9_000
+/** Longer than the store timeout (5 s): every request caught in it has to give up and answer 503. */
+const frozenForMs = 8_000
 
 describe.skipIf(!privatePostgresPossible)("PostgreSQL faults under load", () => {
   let database: PrivatePostgres | undefined

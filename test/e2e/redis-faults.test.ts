@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   type Account,
   Client,
@@ -207,8 +207,6 @@ const underLoad = async (persistent: boolean, fault: (context: Fault) => Promise
 
 // Runs where Redis suites run (TEST_REDIS_URL set: redis-server is installed), each case on a Redis of its own.
 describe.skipIf(testRedisUrl === undefined)("Redis faults under load", () => {
-  afterEach(killAll)
-
   it(
     "stopped, then started again with what it kept: 503 while down, and no ended session comes back",
     () =>
