@@ -167,8 +167,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       yield* acceptablePassword(newPassword)
       const stored = principal.user.hashed_password
       if (Option.isSome(stored)) yield* checkCurrent(principal, stored.value, currentPassword)
-      yield* users.setPassword(principal.user.id, yield* hasher.hash(newPassword))
+      const hashed = yield* hasher.hash(newPassword)
+      // The other sessions end before the password changes: if the store fails in between, the
+      // old password still works and nothing is half done but a sign-out.
       yield* sessions.endAll(principal.user.id, currentFamily(principal))
+      yield* users.setPassword(principal.user.id, hashed)
       yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))
     })
 

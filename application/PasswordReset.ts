@@ -69,9 +69,12 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
         return yield* new TokenBlacklistedError({ message: "The token has already been used." })
       }
       yield* checkPassword(policy.passwordPolicy, newPassword)
-      yield* users.setPassword(found.value.id, yield* hasher.hash(newPassword))
-      const updated = yield* users.setFlags(found.value.id, { is_verified: true })
+      const hashed = yield* hasher.hash(newPassword)
+      // Every session ends before the password changes: if the store fails in between, the token
+      // still works for a retry and no session outlives the new password.
       yield* sessions.endAll(found.value.id, Option.none())
+      yield* users.setPassword(found.value.id, hashed)
+      const updated = yield* users.setFlags(found.value.id, { is_verified: true })
       yield* events.emit(
         AuthEvent.after_password_reset({ user: toPublicUser(Option.getOrElse(updated, () => found.value)) })
       )

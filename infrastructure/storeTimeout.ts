@@ -9,12 +9,16 @@ export class StoreTimeout extends Context.Reference<StoreTimeout>()("infrastruct
   defaultValue: () => Duration.seconds(5)
 }) {}
 
-/** `effect`, bounded by the StoreTimeout of the fiber that runs it; a timeout is logged and fails as `store`. */
+/**
+ * `effect`, bounded by the StoreTimeout of the fiber that runs it; a timeout is logged and fails
+ * as `store`. The call is disconnected: a driver that cannot be interrupted at once (a query on
+ * a frozen connection) is left to finish in the background instead of holding the answer.
+ */
 export const bounded =
   (store: string) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailableError, R> =>
     Effect.flatMap(StoreTimeout, (timeout) =>
-      Effect.timeoutFail(effect, {
+      Effect.timeoutFail(Effect.disconnect(effect), {
         duration: timeout,
         onTimeout: () => new StoreUnavailableError({ store })
       }).pipe(

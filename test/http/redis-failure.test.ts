@@ -1,64 +1,23 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { connect } from "node:net"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Logger } from "effect"
 import { call, expectProblem, login, me, password, register, uniqueEmail } from "../support/flows.js"
-import { exited, freePort } from "../support/processes.js"
+import { type PrivateRedis, privateRedis } from "../support/privateRedis.js"
 import { testRedisUrl } from "../support/redis.js"
 import * as TestApp from "../support/TestApp.js"
 
-/** True once something on `port` answers PING with PONG. */
-const pong = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1")
-    socket.setTimeout(500)
-    socket.once("connect", () => socket.write("PING\r\n"))
-    socket.once("data", (data) => {
-      socket.destroy()
-      resolve(data.toString().startsWith("+PONG"))
-    })
-    socket.once("error", () => resolve(false))
-    socket.once("timeout", () => {
-      socket.destroy()
-      resolve(false)
-    })
-  })
-
 /** A redis-server of this test's own on a spare port, without persistence, that it can stop and start. */
-class PrivateRedis extends Context.Tag("test/PrivateRedis")<
-  PrivateRedis,
-  { readonly url: string; readonly stop: Effect.Effect<void>; readonly start: Effect.Effect<void> }
->() {}
+class OwnRedis extends Context.Tag("test/OwnRedis")<OwnRedis, PrivateRedis>() {}
 
-const privateRedis = Layer.scoped(
-  PrivateRedis,
-  Effect.gen(function* () {
-    const port = yield* Effect.promise(freePort)
-    let child: ChildProcess | undefined
-    const start = Effect.promise(async () => {
-      child = spawn(
-        "redis-server",
-        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        {
-          stdio: "ignore"
-        }
-      )
-      const deadline = Date.now() + 10_000
-      while (!(await pong(port))) {
-        if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port}`)
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-    })
-    const stop = Effect.promise(async () => {
-      const running = child
-      child = undefined
-      if (running === undefined) return
-      running.kill("SIGKILL")
-      await exited(running, 5_000)
-    })
-    yield* Effect.acquireRelease(start, () => stop)
-    return { url: `redis://127.0.0.1:${port}`, stop, start }
-  })
+const ownRedis = Layer.scoped(
+  OwnRedis,
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const redis = await privateRedis()
+      await redis.start()
+      return redis
+    }),
+    (redis) => Effect.promise(redis.remove)
+  )
 )
 
 const warnings: Array<string> = []
@@ -71,7 +30,7 @@ const captureWarnings = Logger.replace(
 
 /** The service with REDIS_URL on the private Redis and every rate limit on. */
 const withPrivateRedis = Layer.unwrapEffect(
-  Effect.map(PrivateRedis, (redis) =>
+  Effect.map(OwnRedis, (redis) =>
     TestApp.serve(
       TestApp.settingsFor({
         SERVICE_SECRET_KEY: TestApp.testSecretKey,
@@ -81,7 +40,7 @@ const withPrivateRedis = Layer.unwrapEffect(
       })
     )
   )
-).pipe(Layer.provideMerge(privateRedis), Layer.provide(captureWarnings))
+).pipe(Layer.provideMerge(ownRedis), Layer.provide(captureWarnings))
 
 // Runs where Redis suites run (TEST_REDIS_URL set: redis-server is installed), on a Redis of its own.
 describe.skipIf(testRedisUrl === undefined)("a Redis that goes away and comes back", () => {
@@ -90,7 +49,7 @@ describe.skipIf(testRedisUrl === undefined)("a Redis that goes away and comes ba
       "while down: signed-in requests go on from the database's record, rate limits and lockout fail open with a warning; afterwards everything works again without a restart",
       () =>
         Effect.gen(function* () {
-          const redis = yield* PrivateRedis
+          const redis = yield* OwnRedis
           const app = yield* TestApp.TestApp
           const email = uniqueEmail()
           expect((yield* register(email)).status).toBe(202)
@@ -103,7 +62,7 @@ describe.skipIf(testRedisUrl === undefined)("a Redis that goes away and comes ba
           const before = (yield* login(email, password)).body as { access_token: string }
           expect((yield* call("POST", "/logout", { token: before.access_token })).status).toBe(204)
 
-          yield* redis.stop
+          yield* Effect.promise(redis.kill)
           warnings.length = 0
 
           expect((yield* me(access)).status).toBe(200)
@@ -119,7 +78,7 @@ describe.skipIf(testRedisUrl === undefined)("a Redis that goes away and comes ba
           const during = (yield* login(email, password)).body as { access_token: string }
           expect((yield* call("POST", "/logout", { token: during.access_token })).status).toBe(204)
 
-          yield* redis.start
+          yield* Effect.promise(redis.start)
           // The connection is retried in the background: no restart, only a little patience.
           let again = yield* login(email, password)
           for (let i = 0; i < 100 && again.headers.get("ratelimit-limit") === null; i++) {
