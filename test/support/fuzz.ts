@@ -9,7 +9,7 @@ import type { Answer } from "./rawHttp.js"
  * placeholder, filled in when they are sent, so that generation stays deterministic for a seed.
  */
 
-export type Schema = { readonly [key: string]: unknown }
+type Schema = { readonly [key: string]: unknown }
 
 interface OperationObject {
   readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string; readonly schema?: Schema }>
@@ -23,7 +23,7 @@ export interface OpenApiDocument {
   readonly components?: { readonly schemas?: Record<string, Schema> }
 }
 
-export interface Parameter {
+interface Parameter {
   readonly name: string
   readonly in: "path" | "query"
   readonly schema: Schema
@@ -78,7 +78,7 @@ const segmentsOf = (target: string) =>
     })
 
 /** The operations whose path template the target's path matches, whatever their method. */
-export const operationsAt = (operations: ReadonlyArray<Operation>, target: string) => {
+const operationsAt = (operations: ReadonlyArray<Operation>, target: string) => {
   const segments = segmentsOf(target)
   return operations.filter((operation) => {
     const template = operation.path.split("/").filter((segment) => segment !== "")
@@ -102,7 +102,7 @@ const placeholderPattern = /\uE000(\w+):(\d+|self)\uE000/g
  * A value of one of the pool's sessions, filled in when the request is sent; `self` is the
  * request's own session, so that its token, ids and cookies mostly belong together.
  */
-export const slotValue = (field: SlotField | "forged", slot: number | "self") => `${MARK}${field}:${slot}${MARK}`
+const slotValue = (field: SlotField | "forged", slot: number | "self") => `${MARK}${field}:${slot}${MARK}`
 
 const fill = (text: string, self: number, lookup: (field: string, slot: number) => string) =>
   text.replace(placeholderPattern, (_, field: string, slot: string) =>
@@ -129,7 +129,7 @@ export const slotsNamed = (request: FuzzRequest): ReadonlySet<number> => {
 // Generated requests
 
 /** A request sent through an HTTP client: well-formed HTTP, any content. */
-export interface HttpFuzz {
+interface HttpFuzz {
   readonly kind: "http"
   readonly method: string
   readonly target: string
@@ -147,7 +147,7 @@ export interface HttpFuzz {
 }
 
 /** Bytes written on a connection of their own: what no HTTP client sends. */
-export interface BytesFuzz {
+interface BytesFuzz {
   readonly kind: "bytes"
   /** Latin-1: one character a byte. */
   readonly bytes: string
@@ -231,7 +231,7 @@ const notableStrings = [
   "\t\r\n"
 ]
 
-/** Words that appear in the service's own messages whatever is sent: never taken for an echo. */
+/** Words the service's own messages may hold whatever is sent ("actual undefined"): never taken for an echo. */
 const keywords = ["null", "true", "false", "undefined", "NaN", "Infinity", "constructor", "__proto__", "prototype"]
 
 const repeated = fc
@@ -252,7 +252,7 @@ const emailish = fc.oneof(
 )
 
 /** Strings no well-behaved client sends. */
-export const weirdString: fc.Arbitrary<string> = weighted(
+const weirdString: fc.Arbitrary<string> = weighted(
   [2, fc.string({ maxLength: 24 })],
   [2, fc.string({ unit: "binary", maxLength: 24 })],
   [1, fc.string({ unit: "grapheme-composite", maxLength: 12 })],
@@ -323,7 +323,7 @@ const patternString = (pattern: string) => {
 }
 
 /** A value the schema accepts, or close to it. */
-export const plausible = (context: FuzzContext, raw: Schema, name = ""): fc.Arbitrary<unknown> => {
+const plausible = (context: FuzzContext, raw: Schema, name = ""): fc.Arbitrary<unknown> => {
   const known = knownField(context, name)
   if (known !== undefined) return known
   const schema = resolve(context, raw)
@@ -617,7 +617,7 @@ const otherTypes = [
 ]
 
 /** Percent-encodes every byte of the UTF-8 form but the unreserved ones (lone surrogates become U+FFFD). */
-export const percentEncode = (value: string) =>
+const percentEncode = (value: string) =>
   [...new TextEncoder().encode(value)]
     .map((byte) =>
       /[A-Za-z0-9\-._~]/.test(String.fromCharCode(byte))
@@ -715,7 +715,7 @@ const unknownTarget = (context: FuzzContext) =>
       })
     )
 
-const otherMethods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "PROPFIND", "FOO", "get"]
+const otherMethods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "PROPFIND", "PURGE", "FOO"]
 
 const bearerGarbage = (context: FuzzContext) =>
   fc.oneof(
@@ -965,15 +965,25 @@ const bytesRequest = (context: FuzzContext): fc.Arbitrary<BytesFuzz> =>
 const truncated = (text: string, length = 300) =>
   text.length <= length ? text : `${text.slice(0, length)}… (${text.length} characters)`
 
-const bodyText = (body: string | Uint8Array | undefined) =>
-  body === undefined ? "(none)" : typeof body === "string" ? body : `bytes ${Buffer.from(body).toString("hex")}`
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/** A body as text, or as hex when it is not UTF-8. */
+const bodyText = (body: string | Uint8Array | undefined) => {
+  if (body === undefined) return "(none)"
+  if (typeof body === "string") return body
+  try {
+    return strictUtf8.decode(body)
+  } catch {
+    return `bytes ${Buffer.from(body).toString("hex")}`
+  }
+}
 
 const describeHead = (method: string, target: string, headers: ReadonlyArray<readonly [string, string]>) => [
   `${method} ${truncated(target, 200)}`,
   ...headers.map(([name, value]) => `  ${name}: ${JSON.stringify(truncated(value, 200))}`)
 ]
 
-/** A generated request, placeholders and all, as fast-check prints a counterexample. */
+/** A generated request as fast-check prints a counterexample, its placeholders as `{{access:self}}`. */
 const describeRequest = (request: FuzzRequest) =>
   request.kind === "bytes"
     ? describeSent(request)
@@ -981,8 +991,11 @@ const describeRequest = (request: FuzzRequest) =>
         ...describeHead(request.method, request.target, request.headers),
         ...(request.chunked ? ["  (body sent chunked)"] : []),
         ...(request.claims === undefined ? [] : [`  forged token claims: ${truncated(request.claims)}`]),
-        `  body: ${JSON.stringify(truncated(bodyText(request.body)))}`
-      ].join("\n")
+        `  body: ${JSON.stringify(truncated(bodyText(request.body)))}`,
+        `  (self is pool session ${request.self})`
+      ]
+        .join("\n")
+        .replace(placeholderPattern, "{{$1:$2}}")
 
 /** A request as it went out, enough to replay it. */
 export const describeSent = (sent: Ready | BytesFuzz) =>
@@ -990,7 +1003,7 @@ export const describeSent = (sent: Ready | BytesFuzz) =>
     ? `raw bytes ${JSON.stringify(truncated(sent.bytes, 400))}`
     : [
         ...describeHead(sent.method, sent.target, sent.headers),
-        `  body: ${JSON.stringify(truncated(bodyText(sent.body && new TextDecoder().decode(sent.body))))}`
+        `  body: ${JSON.stringify(truncated(bodyText(sent.body)))}`
       ].join("\n")
 
 /** An answer, its body cut short. */
@@ -1044,14 +1057,16 @@ export const ready = (request: HttpFuzz, lookup: Lookup, secret: string) => {
         : [["content-length", String(body.length)] as const]
   return {
     method: request.method,
-    target: filled(request.target),
+    // A variant spelling (upper case, an escaped letter) may have broken a placeholder: what is
+    // left of it goes out escaped.
+    target: filled(request.target).replace(/[^\x21-\x7e]/g, percentEncode),
     headers: [...headers, ...framing],
     body,
     parameters: request.parameters.map(filled)
   }
 }
 
-export type Ready = ReturnType<typeof ready>
+type Ready = ReturnType<typeof ready>
 
 // ---------------------------------------------------------------------------------------------
 // The rules every answer keeps

@@ -120,9 +120,9 @@ export interface Failure {
 }
 
 /**
- * Fuzzing the running service of the context: its routes from its own OpenAPI document (plus
- * the document and the docs page, served beside it), a pool of live sessions, and `attempt`,
- * which sends one request and answers what is wrong with its answer, if anything.
+ * Fuzzing the TestApp's service: the context requests are generated from (its routes read from
+ * its own OpenAPI document, plus the document and the docs page served beside it), a pool of
+ * live sessions, and `run`, which sends a batch and answers what is wrong with the answers.
  */
 export const fuzzDriver = (concurrency: number) =>
   Effect.gen(function* () {
