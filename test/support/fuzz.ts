@@ -814,48 +814,71 @@ const originValues = (context: FuzzContext) =>
     fc.string({ unit: "binary-ascii", maxLength: 40 }).map(latin1)
   )
 
-const method = (operation: Operation | undefined) =>
-  weighted([17, fc.constant(operation?.method ?? "GET")], [3, fc.constantFrom(...otherMethods)])
+const oddHeaders = fc.oneof(
+  fc.string({ unit: "binary-ascii", maxLength: 200 }).map((text) => ["user-agent", latin1(text)] as const),
+  fc.integer({ min: 1000, max: 8000 }).map((count) => ["user-agent", "Mozilla/5.0 ".repeat(count / 12)] as const),
+  fc.constantFrom(
+    ["accept", "text/html;q=0, */*;q=abc"] as const,
+    ["accept-encoding", "gzip;q=2, br, *"] as const,
+    ["content-encoding", "gzip"] as const,
+    ["expect", "100-continue"] as const,
+    ["x-request-id", "\u00e9 forged"] as const,
+    ["host", "evil.example"] as const,
+    ["host", "[::1"] as const,
+    ["x-http-method-override", "DELETE"] as const
+  )
+)
 
-const httpRequest = (context: FuzzContext): fc.Arbitrary<HttpFuzz> =>
-  fc.gen().map((g): HttpFuzz => {
-    const { operations } = context
-    const place = g(fc.integer, { min: 0, max: 19 })
-    const chosen = g(fc.constantFrom, ...operations)
-    let target = g(() => documentedTarget(context, chosen))
-    if (place === 0) target = g(() => unknownTarget(context))
-    else if (place <= 2) target = g(() => variant(target))
-    const verb = g(() => method(target.operation))
+/** An Authorization header, and the claims to sign when it names the forged token. */
+const credentials = (context: FuzzContext, secured: boolean) =>
+  weighted<{ readonly header?: string; readonly claims?: string }>(
+    [secured ? 3 : 6, fc.constant({})],
+    [secured ? 5 : 2, slot(context, "access").map((token) => ({ header: `Bearer ${token}` }))],
+    [
+      1,
+      claimsArbitrary(context).map((claims) => ({
+        header: `Bearer ${slotValue("forged", 0)}`,
+        claims: stringify(claims)
+      }))
+    ],
+    [2, bearerGarbage(context).map((header) => ({ header }))]
+  )
 
-    const headers: Array<readonly [string, string]> = []
-    const wantsBody = chosen.body !== undefined && target.operation !== undefined
-    const bodyChance = wantsBody ? 0.85 : 0.15
-    const body =
-      g(fc.double, { min: 0, max: 1, noNaN: true }) < bodyChance ? g(() => bodyFor(context, chosen)) : undefined
-    const contentType =
-      body === undefined
-        ? g(() => weighted([17, fc.constant(undefined)], [3, fc.constantFrom(...jsonTypes, ...otherTypes)]))
-        : g(() => weighted([17, fc.constantFrom(...jsonTypes)], [3, fc.option(fc.constantFrom(...otherTypes))]))
-    if (contentType !== undefined && contentType !== null) headers.push(["content-type", contentType])
-
-    const credential = g(() =>
-      weighted<string | undefined>(
-        [chosen.secured ? 3 : 6, fc.constant(undefined)],
-        [chosen.secured ? 5 : 2, slot(context, "access").map((token) => `Bearer ${token}`)],
-        [1, fc.constant(`Bearer ${slotValue("forged", 0)}`)],
-        [2, bearerGarbage(context)]
+/**
+ * Every request aimed at one operation: its path (or another spelling of it, or a path nothing
+ * serves), its method or another, a body mostly when it takes one, and the headers. Built once
+ * per operation, as building arbitraries costs more than drawing from them.
+ */
+const operationRequest = (context: FuzzContext, operation: Operation): fc.Arbitrary<HttpFuzz> => {
+  const documented = documentedTarget(context, operation)
+  const takesBody = operation.body !== undefined
+  const bodyAndType = weighted<readonly [string | Uint8Array | undefined, string | undefined]>(
+    [
+      takesBody ? 17 : 3,
+      fc.tuple(
+        bodyFor(context, operation),
+        weighted<string | undefined>(
+          [17, fc.constantFrom(...jsonTypes)],
+          [3, fc.option(fc.constantFrom(...otherTypes), { nil: undefined })]
+        )
       )
-    )
-    if (credential !== undefined) headers.push(["authorization", credential])
-    const claims = credential?.includes(slotValue("forged", 0))
-      ? stringify(g(() => claimsArbitrary(context)))
-      : undefined
-    if (g(fc.double, { min: 0, max: 1, noNaN: true }) < 0.1) {
-      headers.push(["authorization", g(() => bearerGarbage(context))])
-    }
-
-    const cookies = g(() =>
-      weighted<ReadonlyArray<string>>(
+    ],
+    [
+      takesBody ? 3 : 17,
+      fc.tuple(
+        fc.constant(undefined),
+        weighted<string | undefined>([17, fc.constant(undefined)], [3, fc.constantFrom(...jsonTypes, ...otherTypes)])
+      )
+    ]
+  )
+  return fc
+    .record({
+      target: weighted([17, documented], [1, unknownTarget(context)], [2, documented.chain(variant)]),
+      method: weighted([17, fc.constant(operation.method)], [3, fc.constantFrom(...otherMethods)]),
+      bodyAndType,
+      credential: credentials(context, operation.secured),
+      secondCredential: fc.option(bearerGarbage(context), { freq: 10, nil: undefined }),
+      cookies: weighted<ReadonlyArray<string>>(
         [14, fc.constant([])],
         [
           3,
@@ -864,63 +887,52 @@ const httpRequest = (context: FuzzContext): fc.Arbitrary<HttpFuzz> =>
           ])
         ],
         [3, fc.array(cookieGarbage, { minLength: 1, maxLength: 4 })]
-      )
-    )
-    for (const cookie of cookies) headers.push(["cookie", cookie])
-    const csrf = g(() =>
-      weighted<string | undefined>(
+      ),
+      csrf: weighted<string | undefined>(
         [6, fc.constant(undefined)],
         [3, slot(context, "csrf")],
         [1, fc.string({ unit: "binary-ascii", maxLength: 60 }).map(latin1)]
-      )
-    )
-    if (csrf !== undefined) headers.push(["x-csrf-token", csrf])
+      ),
+      clientAddress: fc.option(addresses, { freq: 6, nil: undefined }),
+      forwarded: fc.option(forwarded, { freq: 10, nil: undefined }),
+      origin: fc.option(originValues(context), { freq: 4, nil: undefined }),
+      preflight: fc.option(fc.constantFrom("POST", "GET", "DELETE", "PATCH", "FOO"), { freq: 2, nil: undefined }),
+      odd: fc.option(oddHeaders, { freq: 5, nil: undefined }),
+      chunked: fc.integer({ min: 0, max: 39 }).map((draw) => draw === 0),
+      self: fc.nat(context.slots - 1)
+    })
+    .map((drawn): HttpFuzz => {
+      const [body, contentType] = drawn.bodyAndType
+      const headers: Array<readonly [string, string]> = []
+      const add = (name: string, value: string | undefined) => {
+        if (value !== undefined) headers.push([name, value])
+      }
+      add("content-type", contentType)
+      add("authorization", drawn.credential.header)
+      add("authorization", drawn.secondCredential)
+      for (const cookie of drawn.cookies) add("cookie", cookie)
+      add("x-csrf-token", drawn.csrf)
+      add("x-forwarded-for", drawn.clientAddress)
+      add("forwarded", drawn.forwarded)
+      add("origin", drawn.origin)
+      if (drawn.method === "OPTIONS") add("access-control-request-method", drawn.preflight)
+      if (drawn.odd !== undefined) headers.push(drawn.odd)
+      return {
+        kind: "http",
+        method: drawn.method,
+        target: drawn.target.target,
+        headers,
+        body,
+        chunked: body !== undefined && drawn.chunked,
+        claims: drawn.credential.claims,
+        parameters: drawn.target.parameters,
+        self: drawn.self
+      }
+    })
+}
 
-    const clientAddress = g(() => fc.option(addresses, { freq: 6 }))
-    if (clientAddress !== null) headers.push(["x-forwarded-for", clientAddress])
-    const forwardedFor = g(() => fc.option(forwarded, { freq: 10 }))
-    if (forwardedFor !== null) headers.push(["forwarded", forwardedFor])
-    const origin = g(() => fc.option(originValues(context), { freq: 4 }))
-    if (origin !== null) headers.push(["origin", origin])
-    if (verb === "OPTIONS" && g(fc.boolean)) {
-      headers.push(["access-control-request-method", g(fc.constantFrom, "POST", "GET", "DELETE", "PATCH", "FOO")])
-    }
-    const odd = g(() =>
-      fc.option(
-        fc.oneof(
-          fc.string({ unit: "binary-ascii", maxLength: 200 }).map((text) => ["user-agent", latin1(text)] as const),
-          fc
-            .integer({ min: 1000, max: 8000 })
-            .map((count) => ["user-agent", "Mozilla/5.0 ".repeat(count / 12)] as const),
-          fc.constantFrom(
-            ["accept", "text/html;q=0, */*;q=abc"] as const,
-            ["accept-encoding", "gzip;q=2, br, *"] as const,
-            ["content-encoding", "gzip"] as const,
-            ["expect", "100-continue"] as const,
-            ["x-request-id", "\u00e9 forged"] as const,
-            ["host", "evil.example"] as const,
-            ["host", "[::1"] as const,
-            ["x-http-method-override", "DELETE"] as const
-          )
-        ),
-        { freq: 5 }
-      )
-    )
-    if (odd !== null) headers.push(odd)
-
-    const chunked = body !== undefined && g(fc.integer, { min: 0, max: 39 }) === 0
-    return {
-      kind: "http",
-      method: verb,
-      target: target.target,
-      headers,
-      body,
-      chunked,
-      claims,
-      parameters: target.parameters,
-      self: g(fc.nat, context.slots - 1)
-    }
-  })
+const httpRequest = (context: FuzzContext): fc.Arbitrary<HttpFuzz> =>
+  fc.oneof(...context.operations.map((operation) => operationRequest(context, operation)))
 
 const rawTemplates = (prefix: string) => [
   `GET ${prefix}/me\u0000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
