@@ -58,7 +58,10 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
     ) {
       const normalised = normaliseLogin(accounts.loginField, identifier)
       const user = yield* lockout.guard(normalised, verifyCredentials(normalised, password))
-      const pair = yield* sessions.start(user, client)
+      // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
+      const pair = yield* sessions
+        .start(user, client)
+        .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     })

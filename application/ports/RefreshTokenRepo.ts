@@ -1,4 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { UserNotFoundError } from "../../domain/errors.js"
 import type { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import type { UserId } from "../../domain/User.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
@@ -24,7 +25,11 @@ export interface Rotation {
 export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
   RefreshTokenRepo,
   {
-    readonly startFamily: (family: TokenFamily, first: StoredRefreshToken) => Effect.Effect<void, StoreUnavailableError>
+    /** Starts a family with its first token; UserNotFoundError when its user no longer exists. */
+    readonly startFamily: (
+      family: TokenFamily,
+      first: StoredRefreshToken
+    ) => Effect.Effect<void, UserNotFoundError | StoreUnavailableError>
     readonly findByDigest: (
       digest: string
     ) => Effect.Effect<

@@ -1,9 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { SqlMillis } from "./columns.js"
-import { unavailable } from "./failures.js"
+import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
 
 const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
@@ -62,7 +64,16 @@ export const make = Effect.gen(function* () {
             insertToken(first)
           )
         )
-        .pipe(Effect.asVoid, unavailable),
+        .pipe(
+          Effect.asVoid,
+          // The user was deleted between signing in and now: no session for nobody.
+          Effect.catchTag(
+            "SqlError",
+            (error): Effect.Effect<never, UserNotFoundError | StoreUnavailableError> =>
+              isForeignKeyViolation(error) ? Effect.fail(new UserNotFoundError()) : unavailable(Effect.fail(error))
+          ),
+          boundedCall
+        ),
 
     findByDigest: (digest) =>
       sql`SELECT t.digest, t.family_id, t.issued_at, t.expires_at, t.rotated_at, t.sealed_successor,

@@ -10,6 +10,12 @@ export const isUniqueViolation = (error: SqlError): boolean => {
   return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505"
 }
 
+/** True when the database refused a row whose reference is gone (a user deleted meanwhile). */
+export const isForeignKeyViolation = (error: SqlError): boolean => {
+  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
+  return code === "SQLITE_CONSTRAINT_FOREIGNKEY" || code === "23503"
+}
+
 /** A database call bounded in time (StoreTimeout): past it, an unavailable store. */
 export const boundedCall = bounded("database")
 

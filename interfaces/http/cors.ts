@@ -1,5 +1,6 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { targetPath } from "./requestShape.js"
 import type { RouteTable } from "./routes.js"
 
 /** The request headers a browser page may send: bearer tokens, JSON bodies and the CSRF echo. */
@@ -44,7 +45,7 @@ export const cors =
       const origin = request.headers.origin
       const isAllowed = origin !== undefined && allowed.has(origin)
       if (isAllowed && request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined) {
-        const methods = options.routes.allowedMethods(new URL(request.url, "http://localhost").pathname)
+        const methods = options.routes.allowedMethods(targetPath(request.url))
         if (methods.length > 0) {
           return HttpServerResponse.empty({
             status: 204,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
 import {
+  Headers,
   HttpApiError,
   HttpApp,
   HttpIncomingMessage,
@@ -15,6 +16,7 @@ import {
   jsonShapeFault,
   MAX_JSON_DEPTH,
   pathHasControlCharacter,
+  targetPath,
   withoutActualValue
 } from "./requestShape.js"
 import type { RouteTable } from "./routes.js"
@@ -84,6 +86,20 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) => Number(request
 const isJson = (contentType: string | undefined) =>
   contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType.trim())
 
+/**
+ * The request as the API decodes it: a body is read as JSON whichever JSON type it names
+ * (`…+json` included), and a request without a body names none, so that no other reader (a
+ * multipart one, waiting for parts that never come) is ever chosen by the client.
+ */
+const asJson = (request: HttpServerRequest.HttpServerRequest) => {
+  const contentType = request.headers["content-type"]
+  if (contentType === undefined) return request
+  if (!hasBody(request)) return request.modify({ headers: Headers.remove(request.headers, "content-type") })
+  return /^application\/json\s*(;|$)/i.test(contentType.trim())
+    ? request
+    : request.modify({ headers: Headers.set(request.headers, "content-type", "application/json") })
+}
+
 const isBodyDecodeFailure = (defect: unknown): defect is HttpServerError.RequestError =>
   defect instanceof HttpServerError.RequestError && defect.reason === "Decode"
 
@@ -94,9 +110,14 @@ const unexpected = (cause: Cause.Cause<unknown>) =>
     return problem(500, "InternalError", "Internal error", `An unexpected error occurred (request id ${requestId}).`)
   })
 
+/**
+ * 404, or 405 with the methods the path accepts. The router and this table may read an odd path
+ * differently (dot segments, broken escapes, an over-long parameter); when the table would allow
+ * the very method the router found no route for, the route as the router read it does not exist.
+ */
 const notFound = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
-  const allowed = routes.allowedMethods(new URL(request.url, "http://localhost").pathname)
-  return allowed.length === 0
+  const allowed = routes.allowedMethods(targetPath(request.url))
+  return allowed.length === 0 || allowed.includes(request.method)
     ? problem(404, "NotFoundError", "Not found", "No route matches this path.")
     : problem(405, "MethodNotAllowedError", "Method not allowed", `This route accepts ${allowed.join(", ")}.`, {
         headers: { allow: allowed.join(", ") }
@@ -119,15 +140,17 @@ export const problemResponses =
       if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return respond(payloadTooLarge)
       if (hasBody(request) && !isJson(request.headers["content-type"])) return respond(unsupportedMediaType)
       if (pathHasControlCharacter(request.url)) return respond(controlCharacterInPath)
+      const json = asJson(request)
       return yield* Effect.gen(function* () {
-        if (hasBody(request)) {
+        if (hasBody(json)) {
           // Read once here (the request caches it for the route's decoding), so that its shape is
           // judged before anything parses or decodes it.
-          const fault = jsonShapeFault(yield* Effect.orDie(request.text))
+          const fault = jsonShapeFault(yield* Effect.orDie(json.text))
           if (fault !== undefined) return respond(jsonShapeProblems[fault])
         }
         return yield* app
       }).pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, json),
         HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
@@ -172,7 +195,7 @@ const accessLog = (proxies: TrustedProxies, app: HttpApp.Default): HttpApp.Defau
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = yield* Clock.currentTimeMillis
     const exit = yield* Effect.exit(app)
-    const path = request.url.split(/[?#]/, 1)[0] ?? ""
+    const path = targetPath(request.url)
     const status = Exit.isSuccess(exit)
       ? exit.value.status
       : HttpServerError.causeResponseStripped(exit.cause)[0].status

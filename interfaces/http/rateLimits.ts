@@ -9,6 +9,7 @@ import { addressBucket, resolveClientAddress } from "./clientAddress.js"
 import type { LimitedRoute } from "./Feature.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
+import { targetPath } from "./requestShape.js"
 import { routePattern } from "./routePattern.js"
 
 /** Load balancers probe these from one address; throttling them would take the service out of rotation. */
@@ -31,9 +32,7 @@ export const bucketOf = (authPrefix: string, routes: ReadonlyArray<LimitedRoute>
  * count a request that finds no route.
  */
 export const routePath = (url: string) => {
-  let path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "")
-  const end = path.search(/[?;#]/)
-  if (end >= 0) path = path.slice(0, end)
+  let path = targetPath(url).split(";", 1)[0] ?? ""
   try {
     path = decodeURIComponent(path)
   } catch {

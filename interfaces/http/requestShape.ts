@@ -43,12 +43,17 @@ export const jsonShapeFault = (text: string): JsonShapeFault | undefined => {
 }
 
 /**
+ * The path of a request target as sent: what precedes its query or fragment, without the scheme
+ * and host of an absolute target. Never throws, whatever the target (`new URL` does on `//%7F`).
+ */
+export const targetPath = (url: string) => url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").split(/[?#]/, 1)[0] ?? ""
+
+/**
  * Whether a request path, its escapes decoded, holds a control character: no route parameter
  * takes one, and passed on to a store it could only fail there.
  */
 export const pathHasControlCharacter = (url: string) => {
-  const end = url.search(/[?#]/)
-  const path = end >= 0 ? url.slice(0, end) : url
+  const path = targetPath(url)
   try {
     return hasControlCharacter(decodeURIComponent(path))
   } catch {
