@@ -17,15 +17,21 @@ import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
 import * as MailerSmtp from "../infrastructure/mail/MailerSmtp.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
+import * as ChallengeStoreMemory from "../infrastructure/memory/ChallengeStoreMemory.js"
+import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRepoMemory.js"
+import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.js"
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
 import * as AttemptCounterRedis from "../infrastructure/redis/AttemptCounterRedis.js"
 import * as BlacklistRedis from "../infrastructure/redis/BlacklistRedis.js"
+import * as ChallengeStoreRedis from "../infrastructure/redis/ChallengeStoreRedis.js"
 import * as RateLimiterRedis from "../infrastructure/redis/RateLimiterRedis.js"
 import * as RedisClient from "../infrastructure/redis/RedisClient.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
+import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
+import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as PgDatabase from "../infrastructure/sql/PgDatabase.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
@@ -67,17 +73,32 @@ const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
 }
 
 /**
+ * Every repository over the store's own adapters. The passkey and OAuth account repositories read
+ * owners through the users' one, so it is the same instance.
+ */
+export const memoryRepositories = (options: UserRepoOptions = {}) =>
+  Layer.mergeAll(
+    RefreshTokenRepoMemory.layer,
+    RoleRepoMemory.layer,
+    PasskeyRepoMemory.layer,
+    OAuthAccountRepoMemory.layer
+  ).pipe(Layer.provideMerge(UserRepoMemory.layerWith(options)))
+
+/** Every repository over a SQL client, SQLite or PostgreSQL alike. */
+export const sqlRepositories = (options: UserRepoOptions = {}) =>
+  Layer.mergeAll(RefreshTokenRepoSql.layer, RoleRepoSql.layer, PasskeyRepoSql.layer, OAuthAccountRepoSql.layer).pipe(
+    Layer.provideMerge(UserRepoSql.layerWith(options))
+  )
+
+/**
  * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields
  * included) before they use it. Used by serve, by every CLI command that touches storage and by
  * the tests' harness.
  */
 export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) =>
   Option.match(sqlDatabase(url), {
-    onNone: () => Layer.mergeAll(UserRepoMemory.layerWith(options), RefreshTokenRepoMemory.layer, RoleRepoMemory.layer),
-    onSome: (sql) =>
-      Layer.mergeAll(UserRepoSql.layerWith(options), RefreshTokenRepoSql.layer, RoleRepoSql.layer).pipe(
-        Layer.provide(sql.layer(options))
-      )
+    onNone: () => memoryRepositories(options),
+    onSome: (sql) => sqlRepositories(options).pipe(Layer.provide(sql.layer(options)))
   })
 
 /** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store. */
@@ -96,6 +117,19 @@ const sharedState = (redis: Option.Option<Layer.Layer<RedisClient.RedisClient>>)
         Layer.provide(connection)
       )
   })
+
+/**
+ * Where passkey challenges live (PASSKEY_CHALLENGE_BACKEND): memory is per process, so several
+ * workers need Redis, on the one shared connection.
+ */
+const challengeStore = (settings: Settings, redis: Option.Option<Layer.Layer<RedisClient.RedisClient>>) =>
+  Option.match(
+    Option.filter(redis, () => settings.passkeys.passkeyChallengeBackend === "redis"),
+    {
+      onNone: () => ChallengeStoreMemory.layer,
+      onSome: (connection) => ChallengeStoreRedis.layer.pipe(Layer.provide(connection))
+    }
+  )
 
 /** The built-in mailer: the log with MAILER=console, SMTP when SMTP_URL is set, else none. */
 export const mailer = ({ mail }: Settings) =>
@@ -142,6 +176,7 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
       uniqueFields: uniqueFields(settings, deployment)
     }),
     sharedState(redis),
+    challengeStore(settings, redis),
     events(settings, deployment),
     crypto(settings, resolveSecretKey(settings)),
     Layer.succeed(StoreTimeout, Duration.seconds(settings.storage.storeTimeoutSeconds)),
