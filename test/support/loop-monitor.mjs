@@ -1,25 +1,24 @@
 /**
  * Preloaded into a server process (NODE_OPTIONS="--import <this file>") so that it measures
- * itself without any change to the product: every LOOP_MONITOR_INTERVAL_MS (1000) it appends
- * a JSON line to LOOP_MONITOR_FILE with the event-loop delay of that interval and of the
- * current phase, and the process's memory.
+ * itself without any change to the product: every second it appends a JSON line to
+ * LOOP_MONITOR_FILE with the event-loop delay of that second and of the current phase, and the
+ * process's memory.
  *
- * SIGUSR2 ends a phase: its delay figures are taken at once and a new phase starts; then the
- * heap is collected in full, and again once V8 has had a second to hand the freed pages back to
- * the system, and a line marked `mark: true` gives the memory that is still in use. Without the
- * collection, RSS follows how far V8 let garbage pile up before its last collection, which
- * depends on how busy the machine was, not on what the server keeps.
+ * SIGUSR2 ends a phase: its delay figures and loop utilisation are taken at once; then the heap is collected in
+ * full, twice a second apart, and a second later, once V8 has handed the freed pages back to
+ * the system, a line marked `mark: true` gives them with the memory still in use, and the next
+ * phase starts. Without the collection, RSS follows how far V8 let garbage pile up before its
+ * last collection, which depends on how busy the machine was, not on what the server keeps.
  *
  * Plain JavaScript: node 20 preloads no TypeScript.
  */
 import { appendFileSync } from "node:fs"
-import { monitorEventLoopDelay } from "node:perf_hooks"
+import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 
 const file = process.env.LOOP_MONITOR_FILE
 if (file !== undefined && file !== "") {
-  const every = Number(process.env.LOOP_MONITOR_INTERVAL_MS ?? "1000")
   // A collector for this file only: a context made after the flag is set has `gc`, the server's does not.
   setFlagsFromString("--expose-gc")
   const collect = runInNewContext("gc")
@@ -32,6 +31,8 @@ if (file !== undefined && file !== "") {
   interval.enable()
   phase.enable()
   let phaseNumber = 0
+  // The share of the phase the loop spent running callbacks rather than waiting for I/O.
+  let phaseStart = performance.eventLoopUtilization()
 
   const ms = (nanoseconds) => Math.max(0, Math.round(nanoseconds / 1e4 - resolution * 100) / 100)
   const figures = (histogram) =>
@@ -64,17 +65,25 @@ if (file !== undefined && file !== "") {
   setInterval(() => {
     write({})
     interval.reset()
-  }, every).unref()
+  }, 1_000).unref()
 
   process.on("SIGUSR2", () => {
-    const ended = { mark: true, phase: phaseNumber, run: figures(phase) }
+    const ended = {
+      mark: true,
+      phase: phaseNumber,
+      run: figures(phase),
+      utilization: performance.eventLoopUtilization(phaseStart).utilization
+    }
     phaseNumber++
     collect()
     setTimeout(() => {
       collect()
-      interval.reset()
-      phase.reset()
-      write(ended)
+      setTimeout(() => {
+        interval.reset()
+        phase.reset()
+        phaseStart = performance.eventLoopUtilization()
+        write(ended)
+      }, 1_000)
     }, 1_000)
   })
 }
