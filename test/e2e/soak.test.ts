@@ -210,6 +210,9 @@ describe.skipIf(process.platform !== "linux")("soak: a server process under a st
         if (user.ended.length > 5) user.ended.shift()
       }
 
+      // Weights out of 186. Reads and refreshes dominate, as in real traffic; logins, failed
+      // logins and registrations, with the logins of a user whose sessions have all ended, come
+      // to about one request in twenty: the share that hashes.
       const actions: ReadonlyArray<readonly [number, (user: VirtualUser, session: Session) => Promise<unknown>]> = [
         [90, (_, session) => send("me", 200, "GET", "/me", { token: session.access })],
         [
@@ -218,8 +221,11 @@ describe.skipIf(process.platform !== "linux")("soak: a server process under a st
             const reply = await send("sessions", 200, "GET", "/sessions", { token: session.access })
             const listed = reply.body as unknown as ReadonlyArray<{ current: boolean }>
             const own = user.sessions.filter((s) => s.email === session.email).length
-            if (reply.ok && (listed.length !== own || listed.filter((s) => s.current).length !== 1)) {
-              tally.unexpected.push(`sessions: listed ${listed.length} with one current, expected ${own}`)
+            const current = reply.ok ? listed.filter((s) => s.current).length : 1
+            if (reply.ok && (listed.length !== own || current !== 1)) {
+              tally.unexpected.push(
+                `sessions: listed ${listed.length} (${current} current), expected ${own} (1 current)`
+              )
             }
           }
         ],
@@ -350,7 +356,9 @@ describe.skipIf(process.platform !== "linux")("soak: a server process under a st
       const rssWarm = afterWarmup.rss
       const rssEnd = loop.rss
       const { requests, hashing, statuses, unexpected, latencies } = measured.tally
-      const fivexx = [...statuses].filter(([status]) => status >= 500 || status === 0)
+      const fivexx = [warm, measured, burst].flatMap((run) =>
+        [...run.tally.statuses].filter(([status]) => status >= 500 || status === 0)
+      )
       console.log(
         [
           `soak: ${requests} requests in ${measured.elapsed.toFixed(0)} s after a ${warmupSeconds} s warm-up = ${(requests / measured.elapsed).toFixed(0)} requests/s at ${concurrency} concurrent clients`,
@@ -362,7 +370,7 @@ describe.skipIf(process.platform !== "linux")("soak: a server process under a st
         ].join("\n")
       )
 
-      expect(fivexx, "no 5xx and no failed request").toEqual([])
+      expect(fivexx, "no 5xx and no failed request in any phase").toEqual([])
       expect(unexpected, "every answer as expected").toEqual([])
       expect(warm.tally.unexpected, "every warm-up answer as expected").toEqual([])
       expect(burst.tally.unexpected, "every answer of the hashing burst as expected").toEqual([])
