@@ -61,6 +61,12 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
   // them, PostgreSQL's row lock on the counter holds until the drawing transaction ends.
   const withId = <A, E, R>(insert: (id: UserId) => Effect.Effect<A, E, R>) =>
     idType === "integer" ? sql.withTransaction(Effect.flatMap(nextIntegerId, insert)) : insert(randomUserId(idType))
+  // With random ids, a taken address is written over with itself instead of refused: the
+  // registration then commits one durable write (a sync of the log) as a new account does, so
+  // that how long it takes does not tell the address is taken. The answer tells by the id: ours
+  // for a new row, another for the address's owner. Integer ids keep the refused insert, which
+  // gives the drawn number back.
+  const onTakenEmail = idType === "integer" ? sql`` : sql`ON CONFLICT (email) DO UPDATE SET email = users.email`
 
   return UserRepo.of({
     create: (fields) =>
@@ -68,10 +74,15 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
         const now = yield* DateTime.now
         const custom = { ...fields.fields }
         const id = yield* withId((id) =>
-          sql`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
+          sql<{
+            readonly id: string
+          }>`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
           VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
-            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})`.pipe(
-            Effect.as(id)
+            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})
+          ${onTakenEmail} RETURNING id`.pipe(
+            Effect.flatMap((rows) =>
+              rows[0]?.id === id ? Effect.succeed(id) : Effect.fail(new UserAlreadyExistsError())
+            )
           )
         ).pipe(Effect.catchTag("SqlError", takenOr), boundedCall)
         return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
