@@ -80,7 +80,10 @@ export const make = (options: RedisClientOptions) =>
       available = false
       const message = error instanceof Error ? error.message : String(error)
       log(
-        Effect.logWarning("redis unavailable: single-use tokens (verify, reset) fail closed, rate limits and lockout fail open", message)
+        Effect.logWarning(
+          "redis unavailable: single-use tokens (verify, reset) fail closed, rate limits and lockout fail open",
+          message
+        )
       )
     })
     redis.on("ready", () => {
