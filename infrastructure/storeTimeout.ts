@@ -1,4 +1,4 @@
-import { Context, Duration, Effect } from "effect"
+import { Context, Duration, Effect, Option } from "effect"
 import { StoreUnavailableError } from "../application/ports/StoreUnavailableError.js"
 
 /**
@@ -18,12 +18,15 @@ export const bounded =
   (store: string) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailableError, R> =>
     Effect.flatMap(StoreTimeout, (timeout) =>
-      Effect.timeoutFail(Effect.disconnect(effect), {
-        duration: timeout,
-        onTimeout: () => new StoreUnavailableError({ store })
-      }).pipe(
-        Effect.tapErrorTag("StoreUnavailableError", () =>
-          Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`)
+      Effect.timeoutOption(Effect.disconnect(effect), timeout).pipe(
+        Effect.flatMap(
+          Option.match({
+            onSome: Effect.succeed,
+            onNone: () =>
+              Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
+                Effect.zipRight(Effect.fail(new StoreUnavailableError({ store })))
+              )
+          })
         )
       )
     )

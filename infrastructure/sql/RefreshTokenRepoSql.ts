@@ -5,7 +5,7 @@ import type { StoreUnavailableError } from "../../application/ports/StoreUnavail
 import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { SqlMillis } from "./columns.js"
-import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
+import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
 
 const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
@@ -55,25 +55,23 @@ export const make = Effect.gen(function* () {
 
   return RefreshTokenRepo.of({
     startFamily: (family, first) =>
-      sql
-        .withTransaction(
-          Effect.zipRight(
-            sql`INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
+      transaction(sql)(
+        Effect.zipRight(
+          sql`INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
               VALUES (${family.family_id}, ${family.user_id}, ${family.ip_address}, ${family.user_agent},
                 ${family.created_at.epochMillis}, ${family.last_used_at.epochMillis}, ${family.expires_at.epochMillis})`,
-            insertToken(first)
-          )
+          insertToken(first)
         )
-        .pipe(
-          Effect.asVoid,
-          // The user was deleted between signing in and now: no session for nobody.
-          Effect.catchTag(
-            "SqlError",
-            (error): Effect.Effect<never, UserNotFoundError | StoreUnavailableError> =>
-              isForeignKeyViolation(error) ? Effect.fail(new UserNotFoundError()) : unavailable(Effect.fail(error))
-          ),
-          boundedCall
+      ).pipe(
+        Effect.asVoid,
+        // The user was deleted between signing in and now: no session for nobody.
+        Effect.catchTag(
+          "SqlError",
+          (error): Effect.Effect<never, UserNotFoundError | StoreUnavailableError> =>
+            isForeignKeyViolation(error) ? Effect.fail(new UserNotFoundError()) : unavailable(Effect.fail(error))
         ),
+        boundedCall
+      ),
 
     findByDigest: (digest) =>
       sql`SELECT t.digest, t.family_id, t.issued_at, t.expires_at, t.rotated_at, t.sealed_successor,
@@ -112,31 +110,29 @@ export const make = Effect.gen(function* () {
     // committed row and claims nothing: exactly one winner. The family row is updated under the
     // same re-check, so a session ended while this rotation ran makes it roll back and lose.
     rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const claimed = yield* sql`UPDATE refresh_tokens
+      transaction(sql)(
+        Effect.gen(function* () {
+          const claimed = yield* sql`UPDATE refresh_tokens
               SET rotated_at = ${now.epochMillis}, sealed_successor = ${nullable(sealedSuccessor)}
               WHERE digest = ${presented} AND rotated_at IS NULL
                 AND family_id IN (SELECT family_id FROM token_families WHERE revoked_at IS NULL)
               RETURNING family_id`
-            const family = claimed[0]?.family_id
-            if (family === undefined) return false
-            yield* insertToken(successor)
-            const touched = yield* sql`UPDATE token_families
+          const family = claimed[0]?.family_id
+          if (family === undefined) return false
+          yield* insertToken(successor)
+          const touched = yield* sql`UPDATE token_families
               SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
                 ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
                 user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
               WHERE family_id = ${family} AND revoked_at IS NULL
               RETURNING family_id`
-            if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
-            return true
-          })
-        )
-        .pipe(
-          Effect.catchTag("FamilyEnded", () => Effect.succeed(false)),
-          unavailable
-        ),
+          if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
+          return true
+        })
+      ).pipe(
+        Effect.catchTag("FamilyEnded", () => Effect.succeed(false)),
+        unavailable
+      ),
 
     revokeFamily: (familyId, now) =>
       sql`UPDATE token_families SET revoked_at = ${now.epochMillis}

@@ -9,7 +9,7 @@ import { CustomFieldValues, User, UserId } from "../../domain/User.js"
 import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
-import { boundedCall, isUniqueViolation, unavailable } from "./failures.js"
+import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
 
 /** A users row joined with its roles: the domain's User with storage encodings. */
 const UserRow = Schema.Struct({
@@ -60,7 +60,7 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
   // back; concurrent registrations wait for the counter: SQLite's single connection serialises
   // them, PostgreSQL's row lock on the counter holds until the drawing transaction ends.
   const withId = <A, E, R>(insert: (id: UserId) => Effect.Effect<A, E, R>) =>
-    idType === "integer" ? sql.withTransaction(Effect.flatMap(nextIntegerId, insert)) : insert(randomUserId(idType))
+    idType === "integer" ? transaction(sql)(Effect.flatMap(nextIntegerId, insert)) : insert(randomUserId(idType))
   // With random ids, a taken address is written over with itself instead of refused: the
   // registration then commits one durable write (a sync of the log) as a new account does, so
   // that how long it takes does not tell the address is taken. The answer tells by the id: ours

@@ -1,5 +1,6 @@
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { bounded } from "../storeTimeout.js"
@@ -33,3 +34,19 @@ export const unavailable = <A, R>(
       )
     )
   )
+
+/**
+ * `sql.withTransaction`, where a COMMIT or ROLLBACK that fails (the connection dropped under
+ * it) fails as the SqlError it is: @effect/sql makes it a defect, which would reach the client
+ * as a 500 instead of the 503 of an unavailable store.
+ */
+export const transaction =
+  (sql: SqlClient) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    sql
+      .withTransaction(effect)
+      .pipe(
+        Effect.catchSomeDefect((defect) =>
+          defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none()
+        )
+      )

@@ -80,22 +80,19 @@ describe.skipIf(!privatePostgresPossible)("PostgreSQL faults under load", () => 
     } finally {
       await Promise.all(running.map((loop) => loop.stop()))
     }
-    const counts: Record<string, number> = {}
-    for (const a of ledger.client.answers) {
-      const k = `${a.method} ${a.path.replace(/sessions\/.*/, "sessions/x")} ${a.status}`
-      counts[k] = (counts[k] ?? 0) + 1
-    }
-    console.log(
-      JSON.stringify(counts),
-      ledger.accounts.length,
-      ledger.ended.length,
-      ledger.uncertain.length,
-      Math.max(...ledger.client.answers.map((a) => a.ms))
-    )
     const problems = [...ledger.problems, ...(await ledger.verify())]
     if (server.child.exitCode !== null || server.child.signalCode !== null) problems.push("the server process ended")
     // Every answer counts, the verification's included.
-    expect([...problems, ...faultsIn(ledger.client.answers)]).toEqual([])
+    const faults = [...problems, ...faultsIn(ledger.client.answers)]
+    if (faults.length > 0)
+      console.error(
+        server
+          .output()
+          .split("\n")
+          .filter((line) => /ERROR|FATAL|defect|500/i.test(line))
+          .join("\n")
+      )
+    expect(faults).toEqual([])
   }
 
   it(
