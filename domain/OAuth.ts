@@ -1,4 +1,5 @@
 import { Data, Option, Schema } from "effect"
+import { canSignIn, type SignInMethods } from "./SignInMethods.js"
 import { Email, type User, UserId } from "./User.js"
 
 /** A user as an OAuth provider describes them, mapped from its user info. */
@@ -127,17 +128,6 @@ export const decideLink = (facts: LinkFacts): LinkDecision => {
   }
   return Option.isSome(facts.callersAccount) ? LinkDecision.ProviderAlreadyLinked() : LinkDecision.Link()
 }
-
-/** The ways a user can sign in. */
-export interface SignInMethods {
-  readonly hasPassword: boolean
-  readonly linkedProviders: ReadonlyArray<string>
-  readonly passkeys: number
-}
-
-/** Whether any way to sign in is left. */
-export const canSignIn = (methods: SignInMethods): boolean =>
-  methods.hasPassword || methods.linkedProviders.length > 0 || methods.passkeys > 0
 
 export type UnlinkDecision = Data.TaggedEnum<{
   Unlink: {}

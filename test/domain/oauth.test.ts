@@ -12,9 +12,9 @@ import {
   OAuthUserInfo,
   providerEmail,
   type SignInFacts,
-  type SignInMethods,
   type StateExpectation
 } from "../../domain/OAuth.js"
+import type { SignInMethods } from "../../domain/SignInMethods.js"
 import { Email, User, UserId } from "../../domain/User.js"
 
 const ALICE = UserId.make("0190f0c2-0000-7000-8000-00000000000a")
