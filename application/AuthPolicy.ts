@@ -49,6 +49,13 @@ export interface LimitRules {
   readonly authRateLimits: { readonly change_password: RateLimitRules }
 }
 
+/** Social sign-in's account and state rules (the oauth section). */
+export interface OAuthRules {
+  /** Link a provider account to the user holding the address the provider vouches for. */
+  readonly oauthAutoLinkByEmail: boolean
+  readonly oauthStateExpireSeconds: number
+}
+
 /** The rules the use cases follow, as the deployment configured them. */
 export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
   AuthPolicy,
@@ -56,6 +63,7 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
     readonly tokens: TokenRules
     readonly accounts: AccountRules
     readonly limits: LimitRules
+    readonly oauth: OAuthRules
     /** The settings' password lengths merged with the deployment's validator options. */
     readonly passwordPolicy: PasswordPolicy
     /** The deployment's custom user fields. */

@@ -5,6 +5,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import type { Deployment } from "../config/Deployment.js"
+import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
 import type { DatabaseUrl } from "../config/sections/storage.js"
 import type { JwtAlgorithm } from "../config/sections/tokens.js"
@@ -24,6 +25,7 @@ import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.j
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
+import * as OAuthProvidersOauth4webapi from "../infrastructure/oauth/OAuthProvidersOauth4webapi.js"
 import * as AttemptCounterRedis from "../infrastructure/redis/AttemptCounterRedis.js"
 import * as BlacklistRedis from "../infrastructure/redis/BlacklistRedis.js"
 import * as ChallengeStoreRedis from "../infrastructure/redis/ChallengeStoreRedis.js"
@@ -164,6 +166,13 @@ const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) => {
   )
 }
 
+/** The OAuth providers of the settings and of the deployment's code; calls to them time out after 10 s. */
+const oauthProviderClients = (settings: Settings, deployment: Deployment) =>
+  OAuthProvidersOauth4webapi.layer({
+    providers: oauthProviders(settings, deployment),
+    pkce: settings.oauth.oauthPkceEnabled
+  })
+
 /**
  * Every port adapter the settings choose, and the rules the use cases follow. Redis-backed
  * ports share one connection.
@@ -178,6 +187,7 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
     sharedState(redis),
     challengeStore(settings, redis),
     events(settings, deployment),
+    oauthProviderClients(settings, deployment),
     crypto(settings, resolveSecretKey(settings)),
     Layer.succeed(StoreTimeout, Duration.seconds(settings.storage.storeTimeoutSeconds)),
     Layer.succeed(AuthPolicy, authPolicy(settings, deployment))

@@ -56,6 +56,7 @@ export const authPolicy = (settings: Settings, deployment: Deployment): AuthPoli
   tokens: settings.tokens,
   accounts: settings.accounts,
   limits: settings.limits,
+  oauth: settings.oauth,
   passwordPolicy: passwordPolicy(settings, deployment),
   profile: profileRules(settings.accounts.loginField, deployment),
   customClaims: customClaims(deployment)

@@ -1,5 +1,6 @@
 import { Option } from "effect"
 import type { Deployment } from "../config/Deployment.js"
+import { oauthProviders, providerClashes } from "../config/oauthProviders.js"
 import { PREFIX } from "../config/reader.js"
 import type { Settings } from "../config/Settings.js"
 import { sendEvents } from "../domain/Events.js"
@@ -21,11 +22,12 @@ export const missingFeatures = (settings: Settings): ReadonlyArray<string> => [
  */
 export const notYetSupported = (settings: Settings, deployment: Deployment = {}): ReadonlyArray<string> => [
   ...loginFieldProblems(settings, deployment),
+  ...providerClashes(settings, deployment),
   ...missingFeatures(settings)
 ]
 
 /** What start-up should warn about in how mail is handled. */
-export const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => {
+const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => {
   if (Option.contains(settings.mail.mailer, "console")) {
     return [`${PREFIX}MAILER=console: mails, tokens included, are written to the log instead of being sent`]
   }
@@ -37,3 +39,17 @@ export const deliveryWarnings = (settings: Settings, deployment: Deployment): Re
         `${name} has no handler and no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console): its tokens are generated and dropped`
     )
 }
+
+/** OAuth states are burned through the blacklist: without it, a state can be replayed. */
+const oauthWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> =>
+  !settings.tokens.blacklistEnabled && oauthProviders(settings, deployment).length > 0
+    ? [
+        `${PREFIX}BLACKLIST_ENABLED=false: OAuth states are not burned at the callback, so whoever holds a state and its binding can replay it within ${PREFIX}OAUTH_STATE_EXPIRE_SECONDS`
+      ]
+    : []
+
+/** What start-up should warn about: settings this deployment runs with that weaken or drop something. */
+export const startupWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => [
+  ...deliveryWarnings(settings, deployment),
+  ...oauthWarnings(settings, deployment)
+]

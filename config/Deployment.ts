@@ -2,6 +2,7 @@ import { Option, Schema } from "effect"
 import { eventNames } from "../domain/Events.js"
 import { type FieldSchema, type ProfileRules, protectedUserFields } from "../domain/Profile.js"
 import type { PublicUser } from "../domain/User.js"
+import { type CustomOAuthProvider, customProviderProblems } from "./oauthProviders.js"
 
 /** The user as event handlers and custom claims receive it: the JSON user object of the API. */
 export type UserJson = typeof PublicUser.Encoded
@@ -79,6 +80,11 @@ export interface Deployment<GroupName extends string = string> {
    * a JSON object computed from the user object. Changes reach clients at their next refresh.
    */
   readonly customClaims?: (user: UserJson) => JsonObject | Promise<JsonObject>
+  /**
+   * OAuth providers added in code, beside the SERVICE_OAUTH_ settings' ones: any provider
+   * following the standard authorization-code flow.
+   */
+  readonly oauthProviders?: ReadonlyArray<CustomOAuthProvider>
   /** The route groups to expose (all by default). `auth` cannot be left out. */
   readonly routeGroups?: ReadonlyArray<GroupName>
 }
@@ -90,6 +96,7 @@ const options = [
   "protectedFields",
   "passwordPolicy",
   "customClaims",
+  "oauthProviders",
   "routeGroups"
 ] as const
 
@@ -213,6 +220,7 @@ export const deploymentProblems = (value: unknown, groups: RouteGroups): Readonl
   if (deployment.customClaims !== undefined && typeof deployment.customClaims !== "function") {
     problems.push("customClaims is not a function")
   }
+  problems.push(...customProviderProblems(deployment.oauthProviders))
   problems.push(...routeGroupProblems(deployment.routeGroups, groups))
   return problems
 }

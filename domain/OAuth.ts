@@ -1,5 +1,6 @@
 import { Data, Option, Schema } from "effect"
 import { canSignIn, type SignInMethods } from "./SignInMethods.js"
+import type { TokenPayload } from "./Token.js"
 import { Email, type User, UserId } from "./User.js"
 
 /** A user as an OAuth provider describes them, mapped from its user info. */
@@ -155,10 +156,25 @@ export const OAuthStateClaims = Schema.Struct({
   binding_digest: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
   nonce: Schema.NonEmptyString,
   provider: Schema.NonEmptyString,
+  /** The callback URL of the authorization request: the code exchange must name it again. */
+  redirect_uri: Schema.NonEmptyString,
   /** Link states only: the user who started the link. Never the subject, so it is never a sign-in. */
   link_user_id: Schema.optional(UserId)
 })
 export type OAuthStateClaims = typeof OAuthStateClaims.Type
+
+const decodeStateClaims = Schema.decodeUnknownOption(OAuthStateClaims)
+
+/** The state claims of a verified token; none when the token is no complete OAuth state. */
+export const stateClaimsOf = (payload: TokenPayload): Option.Option<OAuthStateClaims> =>
+  decodeStateClaims({
+    purpose: payload.type,
+    binding_digest: payload.binding_digest,
+    nonce: payload.nonce,
+    provider: payload.provider,
+    redirect_uri: payload.redirect_uri,
+    ...(payload.link_user_id === undefined ? {} : { link_user_id: payload.link_user_id })
+  })
 
 /** What a callback expects of the state it receives. */
 export type StateExpectation =

@@ -32,7 +32,17 @@ export const TokenPayload = Schema.Struct({
   /** verify_email: the address the token verifies. */
   email: Schema.optional(Schema.String),
   /** password_reset: fingerprint of the password hash the token may replace, so it works once. */
-  pwd: Schema.optional(Schema.String)
+  pwd: Schema.optional(Schema.String),
+  /** OAuth states: hex SHA-256 of the binding the client keeps. */
+  binding_digest: Schema.optional(Schema.String),
+  /** OAuth states: the flow's random nonce, from which its PKCE verifier is derived. */
+  nonce: Schema.optional(Schema.String),
+  /** OAuth states: the provider the flow was started with. */
+  provider: Schema.optional(Schema.String),
+  /** OAuth states: the callback URL the authorization request named, which the code exchange repeats. */
+  redirect_uri: Schema.optional(Schema.String),
+  /** OAuth link states: the user who started the link; never the subject, so it is never a sign-in. */
+  link_user_id: Schema.optional(Schema.String)
 })
 export type TokenPayload = typeof TokenPayload.Type
 

@@ -95,6 +95,21 @@ export class OAuthProviderAlreadyLinkedError extends Schema.TaggedError<OAuthPro
   {}
 ) {}
 
+/** No provider of this name is configured. */
+export class OAuthProviderNotFoundError extends Schema.TaggedError<OAuthProviderNotFoundError>()(
+  "OAuthProviderNotFoundError",
+  {}
+) {}
+
+/** The user has linked no account of this provider. */
+export class LinkedAccountNotFoundError extends Schema.TaggedError<LinkedAccountNotFoundError>()(
+  "LinkedAccountNotFoundError",
+  {}
+) {}
+
+/** Removing this way to sign in (a linked provider, a passkey) would leave the user none. */
+export class LastSignInMethodError extends Schema.TaggedError<LastSignInMethodError>()("LastSignInMethodError", {}) {}
+
 /** The spec's OAuthError base: every OAuth failure kind. */
 export type OAuthFailure =
   | OAuthError
@@ -117,6 +132,9 @@ export type FullAuthError =
   | AccountLockedError
   | ValidationError
   | OAuthFailure
+  | OAuthProviderNotFoundError
+  | LinkedAccountNotFoundError
+  | LastSignInMethodError
 
 /** A wait in whole seconds, rounded up so that a client retrying then is never early. */
 export const wholeSeconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))

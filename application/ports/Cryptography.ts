@@ -8,6 +8,13 @@ export class Cryptography extends Context.Tag("app/Cryptography")<
     readonly digest: (token: string) => string
     /** A random identifier from a cryptographic source (UUID v4). */
     readonly randomId: Effect.Effect<string>
+    /** 256 random bits from a cryptographic source, base64url: a secret a client keeps. */
+    readonly randomSecret: Effect.Effect<string>
+    /**
+     * HMAC-SHA256 of `message` under a key for `use` alone, derived from SECRET_KEY; base64url
+     * (43 characters). The same message gives the same value for the same use and key.
+     */
+    readonly mac: (use: string, message: string) => string
     /** Authenticated encryption of a short secret for storage at rest. */
     readonly seal: (plaintext: string) => Effect.Effect<string>
     /** The plaintext, or none when the box was tampered with or sealed under another key. */

@@ -29,6 +29,8 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     /** Finds a user by the login field (`email`, or a deployment's field), by exact normalised value. */
     readonly findByLogin: (field: string, value: string) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
     readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
+    /** Leaves the user without a password: only its other ways to sign in remain. */
+    readonly clearPassword: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
     /**
      * Sets some of the user's custom fields (JSON form), keeping the others; the updated user, or
      * none when it does not exist. Fails with UserAlreadyExistsError when a unique field's value

@@ -1,34 +1,19 @@
 import { Either, Option, Redacted, Schema } from "effect"
+import {
+  isProviderName,
+  type OAuthKind,
+  type OAuthProviderRegistration,
+  oauthKinds
+} from "../../domain/OAuthProvider.js"
 import * as F from "../forms.js"
 import { PREFIX, type SettingsReader } from "../reader.js"
-
-/** The built-in OAuth provider kinds, each enabled by its SERVICE_OAUTH_<KIND>_CLIENT_ID. */
-export const oauthKinds = ["google", "github", "discord", "gitlab"] as const
-export type OAuthKind = (typeof oauthKinds)[number]
 
 /** Kinds that read the verified email from a call of its own, whose endpoint is configurable too. */
 const withEmailsEndpoint: ReadonlySet<OAuthKind> = new Set(["github"])
 
-export interface OAuthProviderSettings {
-  readonly name: string
-  readonly kind: OAuthKind | "custom"
-  readonly clientId: string
-  readonly clientSecret: Redacted.Redacted<string>
-  readonly redirectUris: ReadonlyArray<string>
-  readonly scopes: Option.Option<ReadonlyArray<string>>
-  readonly authorizationEndpoint: Option.Option<string>
-  readonly tokenEndpoint: Option.Option<string>
-  readonly userinfoEndpoint: Option.Option<string>
-  readonly emailsEndpoint: Option.Option<string>
-  /** A custom provider's own PKCE flag; built-in kinds follow OAUTH_PKCE_ENABLED. */
-  readonly pkce: Option.Option<boolean>
-  /** A custom provider's map from OAuthUserInfo fields to userinfo keys. */
-  readonly claims: Readonly<Record<string, string>>
-}
-
 const CustomProviders = Schema.Array(
   Schema.Struct({
-    name: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_-]{0,31}$/)),
+    name: Schema.String.pipe(Schema.filter(isProviderName)),
     authorization_endpoint: Schema.String,
     token_endpoint: Schema.String,
     userinfo_endpoint: Schema.String,
@@ -41,8 +26,8 @@ const CustomProviders = Schema.Array(
   })
 )
 
-/** An endpoint override: https anywhere, plain http only on a loopback host (local test providers). */
-const endpoint: F.Form<string> = {
+/** An endpoint: https anywhere, plain http only on a loopback host (local test providers). */
+export const oauthEndpoint: F.Form<string> = {
   expected: "an https:// URL (http:// only on localhost or 127.0.0.1)",
   read: (raw) =>
     Either.flatMap(F.url("http:", "https:").read(raw), (value) =>
@@ -52,17 +37,17 @@ const endpoint: F.Form<string> = {
     )
 }
 
-const builtInProvider = (read: SettingsReader, kind: OAuthKind): Option.Option<OAuthProviderSettings> => {
+const builtInProvider = (read: SettingsReader, kind: OAuthKind): Option.Option<OAuthProviderRegistration> => {
   const name = `OAUTH_${kind.toUpperCase()}`
   const clientId = read.optional(`${name}_CLIENT_ID`, F.text)
   const clientSecret = read.secret(`${name}_CLIENT_SECRET`)
   const redirectUris = read.optional(`${name}_REDIRECT_URIS`, F.list(F.url("http:", "https:")))
   const scopes = read.optional(`${name}_SCOPES`, F.list(F.text))
-  const authorizationEndpoint = read.optional(`${name}_AUTHORIZATION_ENDPOINT`, endpoint)
-  const tokenEndpoint = read.optional(`${name}_TOKEN_ENDPOINT`, endpoint)
-  const userinfoEndpoint = read.optional(`${name}_USERINFO_ENDPOINT`, endpoint)
+  const authorizationEndpoint = read.optional(`${name}_AUTHORIZATION_ENDPOINT`, oauthEndpoint)
+  const tokenEndpoint = read.optional(`${name}_TOKEN_ENDPOINT`, oauthEndpoint)
+  const userinfoEndpoint = read.optional(`${name}_USERINFO_ENDPOINT`, oauthEndpoint)
   const emailsEndpoint = withEmailsEndpoint.has(kind)
-    ? read.optional(`${name}_EMAILS_ENDPOINT`, endpoint)
+    ? read.optional(`${name}_EMAILS_ENDPOINT`, oauthEndpoint)
     : Option.none()
   if (Option.isNone(clientId)) {
     if (Option.isSome(clientSecret) || Option.isSome(redirectUris)) {
@@ -91,14 +76,15 @@ const builtInProvider = (read: SettingsReader, kind: OAuthKind): Option.Option<O
     userinfoEndpoint,
     emailsEndpoint,
     pkce: Option.none(),
-    claims: {}
+    claims: {},
+    mapUserInfo: Option.none()
   })
 }
 
 const customProviders = (
   read: SettingsReader,
-  builtIn: ReadonlyArray<OAuthProviderSettings>
-): ReadonlyArray<OAuthProviderSettings> => {
+  builtIn: ReadonlyArray<OAuthProviderRegistration>
+): ReadonlyArray<OAuthProviderRegistration> => {
   const value = read.optional("OAUTH_CUSTOM_PROVIDERS", F.json, { secret: true })
   if (Option.isNone(value)) return []
   const decoded = Schema.decodeUnknownEither(CustomProviders)(value.value, { onExcessProperty: "error" })
@@ -108,20 +94,20 @@ const customProviders = (
     )
     return []
   }
-  const providers: Array<OAuthProviderSettings> = []
+  const providers: Array<OAuthProviderRegistration> = []
   for (const custom of decoded.right) {
     if ([...builtIn, ...providers].some((provider) => provider.name === custom.name)) {
       read.problem(`${PREFIX}OAUTH_CUSTOM_PROVIDERS names ${custom.name} twice; expected unique names`)
       continue
     }
     const endpoints = [custom.authorization_endpoint, custom.token_endpoint, custom.userinfo_endpoint].map(
-      endpoint.read
+      oauthEndpoint.read
     )
     const redirects = custom.redirect_uris.map((uri) => Either.map(F.url("http:", "https:").read(uri), String))
     const bad = [...endpoints, ...redirects].find(Either.isLeft)
     if (bad !== undefined) {
       read.problem(
-        `${PREFIX}OAUTH_CUSTOM_PROVIDERS gives ${custom.name} an endpoint or redirect URI that ${bad.left}; expected ${endpoint.expected}`
+        `${PREFIX}OAUTH_CUSTOM_PROVIDERS gives ${custom.name} an endpoint or redirect URI that ${bad.left}; expected ${oauthEndpoint.expected}`
       )
       continue
     }
@@ -137,7 +123,8 @@ const customProviders = (
       userinfoEndpoint: Option.some(custom.userinfo_endpoint),
       emailsEndpoint: Option.none(),
       pkce: Option.some(custom.pkce),
-      claims: custom.claims
+      claims: custom.claims,
+      mapUserInfo: Option.none()
     })
   }
   return providers

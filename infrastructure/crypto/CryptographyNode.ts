@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from "node:crypto"
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  randomUUID
+} from "node:crypto"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Cryptography } from "../../application/ports/Cryptography.js"
 
@@ -11,9 +19,19 @@ const TAG_LENGTH = 16
 
 export const make = (secretKey: Redacted.Redacted<string>) => {
   const sealKey = deriveKey(secretKey, "seal/v1")
+  const macKeys = new Map<string, Buffer>()
+  const macKey = (use: string) => {
+    const known = macKeys.get(use)
+    if (known !== undefined) return known
+    const key = deriveKey(secretKey, `mac/${use}`)
+    macKeys.set(use, key)
+    return key
+  }
   return Cryptography.of({
     digest: (token) => createHash("sha256").update(token).digest("hex"),
     randomId: Effect.sync(() => randomUUID()),
+    randomSecret: Effect.sync(() => randomBytes(32).toString("base64url")),
+    mac: (use, message) => createHmac("sha256", macKey(use)).update(message).digest("base64url"),
     seal: (plaintext) =>
       Effect.sync(() => {
         const iv = randomBytes(12)

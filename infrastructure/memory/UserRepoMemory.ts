@@ -54,6 +54,11 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         const user = byId.get(id)
         if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
       }),
+    clearPassword: (id) =>
+      Effect.sync(() => {
+        const user = byId.get(id)
+        if (user !== undefined) replace(user, { hashed_password: Option.none() })
+      }),
     setFields: (id, fields) =>
       Effect.suspend(() => {
         const user = byId.get(id)

@@ -2,33 +2,12 @@ import { Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as oauth from "oauth4webapi"
 import { type OAuthProviderClient, OAuthProviders } from "../../application/ports/OAuthProviders.js"
 import { OAuthError, OAuthProviderError } from "../../domain/errors.js"
+import type { OAuthProviderRegistration } from "../../domain/OAuthProvider.js"
 import { boundedFetch, providerFailure, tokenFailure, UnexpectedStatus } from "./providerCalls.js"
-import { kinds, type ProviderKind, type UserInfoSource } from "./providerKinds.js"
-
-/** One provider, with the fields of config/Settings.ts's OAuthProviderSettings. */
-export interface OAuthProviderConfig {
-  readonly name: string
-  readonly kind: ProviderKind
-  readonly clientId: string
-  readonly clientSecret: Redacted.Redacted<string>
-  /** The allow-list of callback URLs. */
-  readonly redirectUris: ReadonlyArray<string>
-  /** Replaces the kind's default scopes. */
-  readonly scopes: Option.Option<ReadonlyArray<string>>
-  /** Each replaces the kind's default; a custom provider has no defaults and needs all three. */
-  readonly authorizationEndpoint: Option.Option<string>
-  readonly tokenEndpoint: Option.Option<string>
-  readonly userinfoEndpoint: Option.Option<string>
-  /** GitHub: where the user's addresses are read. */
-  readonly emailsEndpoint: Option.Option<string>
-  /** A custom provider's own PKCE flag; the built-in kinds follow `Options.pkce`. */
-  readonly pkce: Option.Option<boolean>
-  /** A custom provider's map from OAuthUserInfo fields to userinfo keys. */
-  readonly claims: Readonly<Record<string, string>>
-}
+import { kinds, type UserInfoSource } from "./providerKinds.js"
 
 export interface Options {
-  readonly providers: ReadonlyArray<OAuthProviderConfig>
+  readonly providers: ReadonlyArray<OAuthProviderRegistration>
   /** OAUTH_PKCE_ENABLED: PKCE for the built-in kinds. True by default. */
   readonly pkce?: boolean
   /** How long one call to a provider may take, its answer's body included. 10 seconds by default. */
@@ -68,7 +47,7 @@ const judgeable = async (response: Response): Promise<Response> => {
   return new Response(JSON.stringify(granted), { status: typeof granted.error === "string" ? 400 : 200, headers })
 }
 
-const client = (config: OAuthProviderConfig, options: Options, fetch: ReturnType<typeof boundedFetch>) => {
+const client = (config: OAuthProviderRegistration, options: Options, fetch: ReturnType<typeof boundedFetch>) => {
   const kind = kinds[config.kind]
   const endpoint = (override: Option.Option<string>, fallback: Option.Option<string>, what: string) =>
     Option.getOrThrowWith(
@@ -167,7 +146,8 @@ const client = (config: OAuthProviderConfig, options: Options, fetch: ReturnType
       userinfo: userinfoEndpoint,
       emails: Option.orElse(config.emailsEndpoint, () => kind.emailsEndpoint)
     },
-    claims: config.claims
+    claims: config.claims,
+    mapUserInfo: config.mapUserInfo
   })
 
   return {

@@ -1,11 +1,12 @@
 import { Effect, Option, Schema } from "effect"
 import type { OAuthProviderError } from "../../domain/errors.js"
-import type { OAuthUserInfo } from "../../domain/OAuth.js"
+import type {
+  OAuthKind,
+  OAuthProviderRegistration,
+  ProviderUserFields as UserFields
+} from "../../domain/OAuthProvider.js"
 
-export type ProviderKind = "google" | "github" | "discord" | "gitlab" | "custom"
-
-/** OAuthUserInfo but the provider's name, which the client adds. */
-export type UserFields = Omit<OAuthUserInfo, "provider">
+export type ProviderKind = OAuthKind | "custom"
 
 /** How a provider's user info is read; every failure is already the provider's fault. */
 export interface UserInfoSource {
@@ -16,8 +17,8 @@ export interface UserInfoSource {
   /** Decodes an answer; a mismatch is a malformed answer. */
   readonly decode: <A, I>(schema: Schema.Schema<A, I>, answer: unknown) => Effect.Effect<A, OAuthProviderError>
   readonly endpoints: { readonly userinfo: string; readonly emails: Option.Option<string> }
-  /** A custom provider's map from OAuthUserInfo fields to userinfo keys. */
-  readonly claims: Readonly<Record<string, string>>
+  readonly claims: OAuthProviderRegistration["claims"]
+  readonly mapUserInfo: OAuthProviderRegistration["mapUserInfo"]
 }
 
 export interface KindProfile {
@@ -121,10 +122,37 @@ const discordUserInfo = (source: UserInfoSource) =>
 /** Ids are strings or, at some providers, integers. */
 const MappedId = Schema.Union(Schema.NonEmptyString, Schema.Int)
 
-/** A custom provider: each field read from the userinfo key its `claims` names, or the default key. */
+const Mapped = Schema.Struct({
+  provider_user_id: MappedId,
+  email: Text,
+  email_verified: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  name: Text,
+  picture: Text
+})
+
+/**
+ * A custom provider whose code reads its userinfo answer. What the code returns is checked like
+ * any provider's answer; code that throws is a malformed answer, never a crash.
+ */
+const mappedUserInfo = (
+  source: UserInfoSource,
+  raw: Readonly<Record<string, unknown>>,
+  map: (userinfo: Readonly<Record<string, unknown>>) => unknown
+) =>
+  Effect.try(() => map(raw)).pipe(
+    Effect.orElseSucceed(() => undefined),
+    Effect.flatMap((mapped) => source.decode(Mapped, mapped)),
+    Effect.map((user) => ({ ...user, provider_user_id: String(user.provider_user_id), raw }))
+  )
+
+/**
+ * A custom provider: its code's reading of the userinfo answer, or each field read from the key
+ * its `claims` names, or the default key.
+ */
 const customUserInfo = (source: UserInfoSource) =>
   Effect.gen(function* () {
     const raw = yield* userObject(source)
+    if (Option.isSome(source.mapUserInfo)) return yield* mappedUserInfo(source, raw, source.mapUserInfo.value)
     const key = (field: keyof UserFields) => source.claims[field] ?? field
     const text = (field: keyof UserFields) => {
       const value = raw[key(field)]

@@ -112,6 +112,8 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
     },
     setPassword: (id, hashedPassword) =>
       sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    clearPassword: (id) =>
+      sql`UPDATE users SET hashed_password = NULL WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
     setFlags: (id, flags) =>
       Effect.gen(function* () {
         const changes = Object.entries(flags).flatMap(([column, value]) =>

@@ -6,7 +6,7 @@ import { database, resolveSecretKey } from "../../composition/adapters.js"
 import * as Logging from "../../composition/logging.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { service } from "../../composition/service.js"
-import { deliveryWarnings } from "../../composition/startup.js"
+import { startupWarnings } from "../../composition/startup.js"
 import { deploymentOption, loadDeployment } from "./loadDeployment.js"
 import { loadSettingsFor } from "./startup.js"
 import { isPrimary, superviseWorkers } from "./workers.js"
@@ -38,7 +38,7 @@ export const serve = Command.make("serve", { config }, ({ config }) =>
       NodeHttpServer.layer(createServer, { host: server.host, port: server.port })
     )
     yield* Effect.forEach(
-      [...warnings, ...deliveryWarnings(settings, deployment)],
+      [...warnings, ...startupWarnings(settings, deployment)],
       (warning) => Effect.logWarning(warning),
       { discard: true }
     ).pipe(Effect.zipRight(Layer.launch(Service)), Effect.provide(Logging.layer(logging)))

@@ -46,8 +46,11 @@ export interface Feature<Name extends string, R> {
    * settings turning it on or not; a group left out of `routeGroups` has no limits.
    */
   readonly limits: ReadonlyArray<LimitedRoute>
-  /** Whether its own settings turn it on; the deployment's `routeGroups` decide too. On by default. */
-  readonly enabled?: (settings: Settings) => boolean
+  /**
+   * Whether its settings (or what the deployment's code adds) turn it on; the deployment's
+   * `routeGroups` decide too. On by default.
+   */
+  readonly enabled?: (settings: Settings, deployment: Deployment) => boolean
   /** What its settings ask for that this build cannot honour yet: start-up refuses it, one line each. */
   readonly unsupported?: (settings: Settings) => ReadonlyArray<string>
   /** Its group and handlers, shaped by the settings and the deployment. */

@@ -134,6 +134,23 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     title: "Provider already linked",
     detail: () => "You already linked a different account of this provider."
   },
+  OAuthProviderNotFoundError: {
+    status: 404,
+    title: "OAuth provider not found",
+    code: "NotFoundError",
+    detail: () => "No OAuth provider of this name is configured."
+  },
+  LinkedAccountNotFoundError: {
+    status: 404,
+    title: "Linked account not found",
+    code: "NotFoundError",
+    detail: () => "You have no linked account of this provider."
+  },
+  LastSignInMethodError: {
+    status: 400,
+    title: "Last way to sign in",
+    detail: () => "This is your only way to sign in; set a password or add another sign-in method before removing it."
+  },
   CsrfError: { status: 403, title: "CSRF check failed", detail: (e) => e.message },
   RateLimitedError: {
     status: 429,

@@ -27,7 +27,8 @@ export const servedFeatures = <F extends Feature<string, unknown>>(
   features: ReadonlyArray<F>,
   settings: Settings,
   deployment: Deployment
-): ReadonlyArray<F> => keptFeatures(features, deployment).filter((feature) => feature.enabled?.(settings) ?? true)
+): ReadonlyArray<F> =>
+  keptFeatures(features, deployment).filter((feature) => feature.enabled?.(settings, deployment) ?? true)
 
 /** What a deployment serves: the groups of its features (their handlers with them) and their limited routes. */
 export interface Served<P extends FeatureApi<unknown>> {

@@ -905,6 +905,8 @@ describe("notYetSupported", () => {
         SERVICE_PASSKEY_RP_ID: "example.com",
         SERVICE_PASSKEY_RP_NAME: "Example",
         SERVICE_PASSKEY_ORIGINS: "https://example.com",
+        SERVICE_JWT_ALGORITHM: "RS256",
+        SERVICE_JWT_PRIVATE_KEY: "pem",
         SERVICE_OAUTH_GOOGLE_CLIENT_ID: "id",
         SERVICE_OAUTH_GOOGLE_CLIENT_SECRET: "secret",
         SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb"
@@ -912,6 +914,18 @@ describe("notYetSupported", () => {
     )
     expect(refusedLines).toHaveLength(2)
     expect(refusedLines.join("\n")).toContain("SERVICE_PASSKEY_ENABLED")
-    expect(refusedLines.join("\n")).toContain("SERVICE_OAUTH")
+    expect(refusedLines.join("\n")).toContain("SERVICE_JWT_ALGORITHM")
+  })
+
+  it("accepts OAuth providers now that the oauth group is served", () => {
+    expect(
+      notYetSupported(
+        settingsOf({
+          SERVICE_OAUTH_GOOGLE_CLIENT_ID: "id",
+          SERVICE_OAUTH_GOOGLE_CLIENT_SECRET: "secret",
+          SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb"
+        })
+      )
+    ).toEqual([])
   })
 })

@@ -161,6 +161,21 @@ for (const backend of databases) {
       )
     )
 
+    it.effect("clearPassword leaves that user, and only that one, without a password", () =>
+      run(
+        Effect.gen(function* () {
+          const users = yield* UserRepo
+          const alice = yield* users.create(newUser("alice@example.com"))
+          const bob = yield* users.create(newUser("bob@example.com"))
+          yield* users.clearPassword(alice.id)
+          expect(found(yield* users.findById(alice.id)).hashed_password).toEqual(Option.none())
+          expect(found(yield* users.findById(bob.id)).hashed_password).toEqual(bob.hashed_password)
+          expect(Option.isSome(bob.hashed_password)).toBe(true)
+          yield* users.clearPassword(UserId.make("no-such-user"))
+        })
+      )
+    )
+
     it.effect("setFlags changes only the flags given and answers the updated user", () =>
       run(
         Effect.gen(function* () {

@@ -230,7 +230,13 @@ describe("constantTimeEqual", () => {
 describe("checkState", () => {
   const digest = "0".repeat(64)
   const otherDigest = `${"0".repeat(63)}1`
-  const signIn: OAuthStateClaims = { purpose: "oauth_state", binding_digest: digest, nonce: "n", provider: "github" }
+  const signIn: OAuthStateClaims = {
+    purpose: "oauth_state",
+    binding_digest: digest,
+    nonce: "n",
+    provider: "github",
+    redirect_uri: "https://app.example/cb"
+  }
   const link: OAuthStateClaims = { ...signIn, purpose: "oauth_link_state", link_user_id: ALICE }
   const expectSignIn: StateExpectation = { purpose: "oauth_state", provider: "github", bindingDigest: digest }
   const expectLink: StateExpectation = { ...expectSignIn, purpose: "oauth_link_state", caller: ALICE }

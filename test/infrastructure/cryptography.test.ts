@@ -42,6 +42,33 @@ describe("CryptographyNode", () => {
     )
   })
 
+  describe("randomSecret", () => {
+    it.effect("yields distinct 256-bit base64url strings", () =>
+      Effect.gen(function* () {
+        const secrets = yield* Effect.replicateEffect(crypto.randomSecret, 200)
+        for (const value of secrets) expect(Buffer.from(value, "base64url")).toHaveLength(32)
+        for (const value of secrets) expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/)
+        expect(new Set(secrets).size).toBe(secrets.length)
+      })
+    )
+  })
+
+  describe("mac", () => {
+    it("is a stable 43-character base64url value, keyed per use and by SECRET_KEY", () => {
+      const value = crypto.mac("oauth-pkce", "nonce-1")
+      expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      expect(crypto.mac("oauth-pkce", "nonce-1")).toBe(value)
+      expect(CryptographyNode.make(secret).mac("oauth-pkce", "nonce-1")).toBe(value)
+      expect(crypto.mac("oauth-pkce", "nonce-2")).not.toBe(value)
+      expect(crypto.mac("another-use", "nonce-1")).not.toBe(value)
+      expect(CryptographyNode.make(Redacted.make("another-key-0123456789")).mac("oauth-pkce", "nonce-1")).not.toBe(
+        value
+      )
+      // Not the bare SHA-256 of the message: without the key it cannot be computed.
+      expect(Buffer.from(value, "base64url").toString("hex")).not.toBe(crypto.digest("nonce-1"))
+    })
+  })
+
   describe("seal and open", () => {
     it.effect("open answers what was sealed", () =>
       Effect.gen(function* () {

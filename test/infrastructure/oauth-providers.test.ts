@@ -2,7 +2,8 @@ import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel, Option, Redacted } from "effect"
 import type { OAuthProviderClient } from "../../application/ports/OAuthProviders.js"
-import type { OAuthProviderConfig, Options } from "../../infrastructure/oauth/OAuthProvidersOauth4webapi.js"
+import type { OAuthProviderRegistration } from "../../domain/OAuthProvider.js"
+import type { Options } from "../../infrastructure/oauth/OAuthProvidersOauth4webapi.js"
 import * as OAuthProvidersOauth4webapi from "../../infrastructure/oauth/OAuthProvidersOauth4webapi.js"
 import {
   type FakeGrant,
@@ -18,7 +19,7 @@ const VERIFIER = "verifier-derived-from-the-state-nonce-0123456789"
 const secretOf = (kind: FakeKind) => `s3cret ${kind}+/:%`
 const s256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url")
 
-const baseConfig = (kind: FakeKind, overrides: Partial<OAuthProviderConfig> = {}): OAuthProviderConfig => ({
+const baseConfig = (kind: FakeKind, overrides: Partial<OAuthProviderRegistration> = {}): OAuthProviderRegistration => ({
   name: kind === "custom" ? "acme" : kind,
   kind,
   clientId: `client-${kind}`,
@@ -31,11 +32,12 @@ const baseConfig = (kind: FakeKind, overrides: Partial<OAuthProviderConfig> = {}
   emailsEndpoint: Option.none(),
   pkce: kind === "custom" ? Option.some(true) : Option.none(),
   claims: {},
+  mapUserInfo: Option.none(),
   ...overrides
 })
 
 /** A provider of `kind` whose endpoints are the fake's. */
-const fakeConfig = (fake: FakeOAuthProvider, kind: FakeKind, overrides: Partial<OAuthProviderConfig> = {}) => {
+const fakeConfig = (fake: FakeOAuthProvider, kind: FakeKind, overrides: Partial<OAuthProviderRegistration> = {}) => {
   const at = fake.endpoints(kind)
   return baseConfig(kind, {
     authorizationEndpoint: Option.some(at.authorization),
@@ -46,7 +48,7 @@ const fakeConfig = (fake: FakeOAuthProvider, kind: FakeKind, overrides: Partial<
   })
 }
 
-const clientFor = (config: OAuthProviderConfig, options: Omit<Options, "providers"> = {}) =>
+const clientFor = (config: OAuthProviderRegistration, options: Omit<Options, "providers"> = {}) =>
   OAuthProvidersOauth4webapi.make({ providers: [config], timeout: "300 millis", ...options }).pipe(
     Effect.map((providers) => Option.getOrThrow(providers.get(config.name)))
   )
@@ -324,6 +326,36 @@ describe("code exchange and user info, against a fake provider", () => {
           signIn(fake, "custom", client, { userinfo: { email: "f@acme.example" }, codeChallenge: s256(VERIFIER) })
         )
         expect(third._tag).toBe("OAuthProviderError")
+      })
+    )
+  )
+
+  it.scopedLive("custom from code: its own mapping reads the answer, and what it returns is checked", () =>
+    withFake((fake) =>
+      Effect.gen(function* () {
+        const mapUserInfo = (userinfo: Readonly<Record<string, unknown>>) => {
+          if (userinfo.broken === true) throw new Error("the deployment's mapping failed")
+          const account = userinfo.account as { readonly uid: number; readonly mail: string }
+          return { provider_user_id: account.uid, email: account.mail, email_verified: userinfo.checked === "yes" }
+        }
+        const client = yield* clientFor(fakeConfig(fake, "custom", { mapUserInfo: Option.some(mapUserInfo) }))
+        const answer = { account: { uid: 77, mail: "m@acme.example" }, checked: "yes" }
+        const { info } = yield* signIn(fake, "custom", client, { userinfo: answer, codeChallenge: s256(VERIFIER) })
+        expect(info).toEqual({
+          provider: "acme",
+          provider_user_id: "77",
+          email: "m@acme.example",
+          email_verified: true,
+          name: null,
+          picture: null,
+          raw: answer
+        })
+        for (const userinfo of [{ broken: true }, { account: { uid: "", mail: "x@acme.example" } }]) {
+          const failure = yield* Effect.flip(
+            signIn(fake, "custom", client, { userinfo, codeChallenge: s256(VERIFIER) })
+          )
+          expect(failure._tag).toBe("OAuthProviderError")
+        }
       })
     )
   )
