@@ -17,8 +17,6 @@ export interface Options {
 /** Settings accept plain http only on these hosts, for local development and tests. */
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"])
 
-const normalisedUrl = (text: string) => (URL.canParse(text) ? new URL(text).href : undefined)
-
 const jsonObject = (text: string): Readonly<Record<string, unknown>> | undefined => {
   try {
     const value: unknown = JSON.parse(text)
@@ -72,14 +70,13 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
       : oauth.ClientSecretPost(secret)
   const scopes = Option.getOrElse(config.scopes, () => kind.scopes)
   const pkce = config.kind === "custom" ? Option.getOrElse(config.pkce, () => false) : (options.pkce ?? true)
-  const allowedRedirects = new Set(config.redirectUris.map(normalisedUrl))
+  // Compared as written, not as parsed: `/a/../cb` or `%2e` forms of an allowed URL are refused.
+  const allowedRedirects = new Set(config.redirectUris)
 
-  const checkRedirect = (redirectUri: string) => {
-    const normalised = normalisedUrl(redirectUri)
-    return normalised !== undefined && allowedRedirects.has(normalised)
+  const checkRedirect = (redirectUri: string) =>
+    allowedRedirects.has(redirectUri)
       ? Effect.void
       : Effect.fail(new OAuthError({ message: "The redirect_uri is not allowed for this provider." }))
-  }
 
   const transport = (url: string, signal: AbortSignal) => {
     const target = new URL(url)

@@ -12,9 +12,11 @@ import {
   OAuthUserInfo,
   providerEmail,
   type SignInFacts,
-  type StateExpectation
+  type StateExpectation,
+  stateClaimsOf
 } from "../../domain/OAuth.js"
 import type { SignInMethods } from "../../domain/SignInMethods.js"
+import type { TokenPayload } from "../../domain/Token.js"
 import { Email, User, UserId } from "../../domain/User.js"
 
 const ALICE = UserId.make("0190f0c2-0000-7000-8000-00000000000a")
@@ -283,4 +285,47 @@ describe("checkState", () => {
       expect(checkState(claims, expected)).toEqual(result)
     }
   )
+})
+
+describe("stateClaimsOf", () => {
+  const payload: TokenPayload = {
+    sub: "github",
+    exp: 2,
+    iat: 1,
+    jti: "j",
+    type: "oauth_link_state",
+    roles: [],
+    extra: {},
+    family_id: null,
+    iss: "portcullis",
+    binding_digest: "a".repeat(64),
+    nonce: "n",
+    provider: "github",
+    redirect_uri: "https://app.example/cb",
+    link_user_id: ALICE
+  }
+
+  it("reads a complete state, the link user included", () => {
+    expect(stateClaimsOf(payload)).toEqual(
+      Option.some({
+        purpose: "oauth_link_state",
+        binding_digest: "a".repeat(64),
+        nonce: "n",
+        provider: "github",
+        redirect_uri: "https://app.example/cb",
+        link_user_id: ALICE
+      })
+    )
+  })
+
+  it.each([
+    ["another purpose", { type: "access" }],
+    ["no binding digest", { binding_digest: undefined }],
+    ["a binding digest that is no SHA-256", { binding_digest: "abc" }],
+    ["no nonce", { nonce: undefined }],
+    ["no provider", { provider: undefined }],
+    ["no redirect URI", { redirect_uri: undefined }]
+  ] as ReadonlyArray<readonly [string, Partial<TokenPayload>]>)("is none for %s", (_, change) => {
+    expect(Option.isNone(stateClaimsOf({ ...payload, ...change }))).toBe(true)
+  })
 })

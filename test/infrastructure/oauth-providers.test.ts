@@ -134,20 +134,23 @@ describe("authorization URL", () => {
     })
   )
 
-  it.effect("refuses a redirect URI outside the allow-list, compared as URLs", () =>
+  it.effect("refuses a redirect URI outside the allow-list, compared exactly as written", () =>
     Effect.gen(function* () {
       const client = yield* clientFor(baseConfig("github"))
       for (const uri of [
         `${REDIRECT}.evil.example`,
         "https://evil.example/oauth/callback",
         `${REDIRECT}/x`,
+        "https://app.example/oauth/x/../callback",
+        "https://app.example/oauth/%63allback",
+        "HTTPS://APP.example/oauth/callback",
         "nonsense"
       ]) {
         const error = yield* Effect.flip(authorizationParams(client, uri))
         expect(error._tag).toBe("OAuthError")
       }
-      const url = yield* authorizationParams(client, "HTTPS://APP.example/oauth/callback")
-      expect(url.searchParams.get("redirect_uri")).toBe("HTTPS://APP.example/oauth/callback")
+      const url = yield* authorizationParams(client, REDIRECT)
+      expect(url.searchParams.get("redirect_uri")).toBe(REDIRECT)
     })
   )
 

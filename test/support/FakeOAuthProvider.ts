@@ -199,6 +199,8 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
       nextFailure = failure
     },
     tokenRequests: tokenRequests as ReadonlyArray<TokenRequest>,
+    /** Every access token the fake issued, oldest first. */
+    accessTokens: () => [...tokens.keys()],
     /** The path of every request received, in order. */
     paths: paths as ReadonlyArray<string>,
     close: () =>

@@ -20,7 +20,11 @@ export const makeOutbox = () => {
     after_password_reset: record("after_password_reset"),
     after_email_verify: record("after_email_verify"),
     send_verification_email: record("send_verification_email"),
-    send_password_reset_email: record("send_password_reset_email")
+    send_password_reset_email: record("send_password_reset_email"),
+    after_oauth_login: record("after_oauth_login"),
+    after_oauth_register: record("after_oauth_register"),
+    after_oauth_link: record("after_oauth_link"),
+    after_oauth_unlink: record("after_oauth_unlink")
   } satisfies EventHandlers
 
   const find = (event: string, email: string) =>
