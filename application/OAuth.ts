@@ -200,8 +200,11 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
       const { tokens, info } = yield* identify(provider, callback, { purpose: "oauth_state" })
       const facts = yield* signInFacts(info)
       const decision = decideSignIn({ ...facts, info, autoLinkByEmail: policy.oauth.oauthAutoLinkByEmail })
+      // Refused before anything is done: a deactivated user is neither linked nor taken over.
+      if ((decision._tag === "SignInLinked" || decision._tag === "AutoLink") && !decision.user.is_active) {
+        return yield* Effect.zipRight(Effect.logInfo("OAuth sign-in of an inactive user"), refused)
+      }
       const { user, isNew } = yield* carryOut(decision, info, yield* stored(tokens, info))
-      if (!user.is_active) return yield* Effect.zipRight(Effect.logInfo("OAuth sign-in of an inactive user"), refused)
       const pair = yield* sessions.start(user, client).pipe(Effect.catchTag("UserNotFoundError", () => refused))
       yield* events.emit(AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse

@@ -187,7 +187,7 @@ for (const backend of TestApp.backends) {
         })
       )
 
-      it.effect("an inactive user is not signed in through its linked account", () =>
+      it.effect("an inactive user is not signed in through its linked account, nor linked by its email", () =>
         Effect.gen(function* () {
           const who = person("inactive")
           const signedIn = yield* signInThrough("acme", who)
@@ -195,6 +195,15 @@ for (const backend of TestApp.backends) {
           yield* users.setFlags((yield* stored(who.email ?? "")).id, { is_active: false })
           expect(signedIn.user.email).toBe(who.email)
           expectProblem(yield* through("acme", who), 400, "OAuthError")
+          // Nor is a deactivated holder of the email linked, taken over or changed.
+          const holder = yield* signUp("inactive-holder")
+          const held = yield* stored(holder.email)
+          yield* users.setFlags(held.id, { is_active: false })
+          expectProblem(yield* through("google", person("h", { email: holder.email })), 400, "OAuthError")
+          const after = yield* stored(holder.email)
+          expect(after.is_verified).toBe(false)
+          expect(after.hashed_password).toEqual(held.hashed_password)
+          expect(yield* Effect.flatMap(OAuthAccountRepo, (repo) => repo.listOf(held.id))).toEqual([])
         })
       )
     })
