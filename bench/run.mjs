@@ -1,0 +1,473 @@
+// `npm run bench`: one run, on one machine, of Portcullis beside the floor (bare node:http), the
+// Effect references and better-auth, loaded one after another with wrk. Writes
+// bench/results/<date>.json and .svg (BENCHMARKS.md explains every figure).
+//
+// BENCH_SECONDS (10) and BENCH_WARMUP (2) set each load's length; BENCH_ONLY=<target,…> runs
+// some targets only (portcullis-sqlite, portcullis-pg, floor, effect, better-auth, argon2).
+// PostgreSQL + Redis runs happen when TEST_DATABASE_URL and TEST_REDIS_URL are set.
+import { execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { cpus, tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { chart } from "./chart.mjs"
+
+const benchDir = dirname(fileURLToPath(import.meta.url))
+const root = dirname(benchDir)
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const warmup = Number(process.env.BENCH_WARMUP ?? 2)
+const only = process.env.BENCH_ONLY?.split(",")
+const wants = (target) => only === undefined || only.includes(target)
+const secret = "bench-secret-key-with-at-least-32-bytes!"
+const password = "correct horse battery staple"
+const run = randomBytes(3).toString("hex")
+const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim())
+let nextPort = 18_000
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const log = (line) => process.stderr.write(`${line}\n`)
+
+/** CPU ticks used so far by a process and all its descendants (a cluster's workers too). */
+const treeTicks = (pid) => {
+  const stats = new Map()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const text = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
+      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) })
+    } catch {
+      // The process ended while the table was read.
+    }
+  }
+  let total = 0
+  const visit = (id) => {
+    total += stats.get(id)?.ticks ?? 0
+    for (const [child, stat] of stats) if (stat.ppid === id) visit(child)
+  }
+  visit(pid)
+  return total
+}
+
+const rssOf = (pid) => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((text) => text.startsWith("VmRSS:"))
+  return Number(line?.replace(/\D/g, "") ?? 0) * 1024
+}
+
+/** Starts a server and waits until it answers anything at `probe`. */
+const startServer = async (name, args, env, probe) => {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  let stderr = ""
+  child.stderr.on("data", (chunk) => {
+    stderr = (stderr + chunk).slice(-4000)
+  })
+  for (let tries = 0; tries < 300; tries++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`)
+    try {
+      await fetch(probe)
+      return {
+        pid: child.pid,
+        stop: async () => {
+          child.kill("SIGTERM")
+          for (let wait = 0; wait < 50 && child.exitCode === null; wait++) await sleep(100)
+          if (child.exitCode === null) child.kill("SIGKILL")
+        }
+      }
+    } catch {
+      await sleep(100)
+    }
+  }
+  child.kill("SIGKILL")
+  throw new Error(`${name} did not answer at ${probe}: ${stderr}`)
+}
+
+/** A JSON POST; tried again once when a kept-alive connection turns out closed. */
+const post = async (url, body, headers = {}, retried = false) => {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body)
+    })
+    return { status: response.status, headers: response.headers, body: await response.json().catch(() => undefined) }
+  } catch (error) {
+    if (retried) throw error
+    return post(url, body, headers, true)
+  }
+}
+
+let loads = 0
+
+/** One wrk load; answers its summary. Each load registers addresses of its own (BENCH_RUN). */
+const wrk = (url, script, connections, duration, env) => {
+  loads++
+  const output = execFileSync(
+    "wrk",
+    [
+      "-t",
+      "2",
+      "-c",
+      String(connections),
+      "-d",
+      `${duration}s`,
+      "--timeout",
+      "10s",
+      "-s",
+      join(benchDir, "wrk", script),
+      url
+    ],
+    {
+      env: {
+        ...process.env,
+        BENCH_DIR: join(benchDir, "wrk"),
+        BENCH_RUN: `${run}-${loads}`,
+        BENCH_THREADS: "2",
+        ...env
+      }
+    }
+  ).toString()
+  const line = output.split("\n").find((text) => text.startsWith("BENCH_RESULT "))
+  if (line === undefined) throw new Error(`wrk printed no result:\n${output}`)
+  return JSON.parse(line.slice("BENCH_RESULT ".length))
+}
+
+/**
+ * A route under load: a warm-up, then the measured load, with the server's CPU over it.
+ * `prepare` runs before each of the two and answers extra wrk environment (fresh tokens).
+ */
+const measure = async (server, route) => {
+  const { url, script, connections, env = {}, prepare = async () => ({}) } = route
+  if (warmup > 0) wrk(url, script, connections, warmup, { ...env, ...(await prepare()) })
+  const prepared = { ...env, ...(await prepare()) }
+  const before = treeTicks(server.pid)
+  const summary = wrk(url, script, connections, seconds, prepared)
+  const cpuSeconds = (treeTicks(server.pid) - before) / ticksPerSecond
+  const errors = summary.connect + summary.read + summary.write + summary.status + summary.timeout
+  const ok = summary.requests - errors
+  return {
+    requests_per_second: Math.round((summary.requests / summary.duration_us) * 1e6),
+    p50_ms: summary.p50_us / 1000,
+    p99_ms: summary.p99_us / 1000,
+    errors,
+    cpu_us_per_request: ok > 0 ? Math.round((cpuSeconds * 1e6) / summary.requests) : null,
+    connections
+  }
+}
+
+const results = []
+const record = (target, route, figures) => {
+  results.push({ target, route, ...figures })
+  log(
+    `${target.padEnd(28)} ${route.padEnd(16)} ${String(figures.requests_per_second).padStart(7)} req/s  p50 ${figures.p50_ms.toFixed(2)} ms  p99 ${figures.p99_ms.toFixed(2)} ms  errors ${figures.errors}  cpu ${figures.cpu_us_per_request} µs/req`
+  )
+}
+
+/** Tokens for the refresh load: signed in `count` times, 8 at a time. */
+const mintRefreshTokens = async (loginUrl, body, count) => {
+  const tokens = []
+  while (tokens.length < count) {
+    const batch = await Promise.all(Array.from({ length: 8 }, () => post(loginUrl, body)))
+    for (const reply of batch) if (reply.status === 200) tokens.push(reply.body.refresh_token)
+  }
+  const file = join(tmpdir(), `portcullis-bench-tokens-${run}-${randomBytes(3).toString("hex")}`)
+  writeFileSync(file, `${tokens.join("\n")}\n`)
+  return file
+}
+
+/** A wrk process loading `route` in the background for `duration` seconds. */
+const background = (route, connections, duration) => {
+  const flood = spawn(
+    "wrk",
+    ["-t", "1", "-c", String(connections), "-d", `${duration}s`, "-s", join(benchDir, "wrk", route.script), route.url],
+    {
+      env: { ...process.env, BENCH_DIR: join(benchDir, "wrk"), BENCH_RUN: `${run}-background`, ...route.env },
+      stdio: "ignore"
+    }
+  )
+  return () => flood.kill()
+}
+
+const pathOf = (url) => new URL(url).pathname
+
+/** The four routes of the contract on a server answering under `base`, for a signed-in user. */
+const contractRoutes = async (target, base) => {
+  const email = `bench-${run}-${target.replace(/[^a-z0-9]/g, "-")}@bench.example`
+  await post(`${base}/register`, { email, password })
+  const login = await post(`${base}/login`, { email, password })
+  if (login.status !== 200) throw new Error(`${target}: login answered ${login.status}`)
+  const post_ = (route) => ({ BENCH_METHOD: "POST", BENCH_PATH: pathOf(`${base}/${route}`) })
+  return {
+    register: { url: `${base}/register`, script: "register.lua", connections: 8, env: post_("register") },
+    login: {
+      url: `${base}/login`,
+      script: "fixed.lua",
+      connections: 8,
+      env: { ...post_("login"), BENCH_BODY: JSON.stringify({ email, password }) }
+    },
+    me: {
+      url: `${base}/me`,
+      script: "fixed.lua",
+      connections: 50,
+      env: { BENCH_PATH: pathOf(`${base}/me`), BENCH_HEADERS: `Authorization: Bearer ${login.body.access_token}` }
+    },
+    refresh: {
+      url: `${base}/refresh`,
+      script: "refresh.lua",
+      connections: 50,
+      env: post_("refresh"),
+      prepare: async () => ({ BENCH_TOKENS: await mintRefreshTokens(`${base}/login`, { email, password }, 64) })
+    }
+  }
+}
+
+const measureAll = async (target, server, routes) => {
+  for (const [name, route] of Object.entries(routes)) record(target, name, await measure(server, route))
+}
+
+const portcullis = async (target, env, { extras = true } = {}) => {
+  const port = nextPort++
+  const server = await startServer(
+    target,
+    [join(root, "dist/interfaces/cli/main.js"), "serve"],
+    { SERVICE_PORT: String(port), SERVICE_SECRET_KEY: secret, SERVICE_AUTH_RATE_LIMIT_ENABLED: "false", ...env },
+    `http://127.0.0.1:${port}/healthz`
+  )
+  try {
+    const routes = await contractRoutes(target, `http://127.0.0.1:${port}/api/v1/auth`)
+    const warmRss = rssOf(server.pid)
+    await measureAll(target, server, extras ? routes : { me: routes.me })
+    if (extras) {
+      // GET /me while logins keep every hash thread busy: cheap routes must not queue behind them.
+      const stop = background(routes.login, 16, warmup + seconds + 2)
+      await sleep(500)
+      try {
+        record(target, "me under logins", await measure(server, routes.me))
+      } finally {
+        stop()
+      }
+      results.push({ target, route: "rss", rss_after_warmup: warmRss, rss_at_end: rssOf(server.pid) })
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+const floor = async (dataDir) => {
+  const port = nextPort++
+  const server = await startServer(
+    "floor",
+    [join(benchDir, "targets/floor.mjs")],
+    { PORT: String(port), SECRET: secret, FLOOR_DB: join(dataDir, "floor.db") },
+    `http://127.0.0.1:${port}/`
+  )
+  try {
+    await measureAll("floor", server, await contractRoutes("floor", `http://127.0.0.1:${port}`))
+  } finally {
+    await server.stop()
+  }
+}
+
+/** The Effect references, tracer on and off: a static route, and the lean /me. */
+const effectReferences = async (dataDir) => {
+  const database = join(dataDir, "reference.db")
+  const { default: Database } = await import("better-sqlite3")
+  const db = new Database(database)
+  db.exec("CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT NOT NULL)")
+  db.prepare("INSERT OR REPLACE INTO users VALUES (?, ?)").run("user-1", "lean@bench.example")
+  db.close()
+  const { SignJWT } = await import("jose")
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject("user-1")
+    .setExpirationTime("1h")
+    .sign(new TextEncoder().encode(secret))
+  for (const tracer of ["on", "off"]) {
+    const port = nextPort++
+    const target = `effect reference (tracer ${tracer})`
+    const server = await startServer(
+      target,
+      [join(benchDir, "targets/effect-references.mjs")],
+      { PORT: String(port), SECRET: secret, TRACER: tracer, REFERENCE_DB: database },
+      `http://127.0.0.1:${port}/hello`
+    )
+    try {
+      await measureAll(target, server, {
+        static: {
+          url: `http://127.0.0.1:${port}/hello`,
+          script: "fixed.lua",
+          connections: 50,
+          env: { BENCH_PATH: "/hello" }
+        },
+        "lean me": {
+          url: `http://127.0.0.1:${port}/me`,
+          script: "fixed.lua",
+          connections: 50,
+          env: { BENCH_PATH: "/me", BENCH_HEADERS: `Authorization: Bearer ${token}` }
+        }
+      })
+    } finally {
+      await server.stop()
+    }
+  }
+}
+
+const betterAuth = async (dataDir) => {
+  const folder = join(benchDir, "targets/better-auth")
+  if (!existsSync(join(folder, "node_modules/better-auth"))) {
+    log("installing better-auth for the run (bench/targets/better-auth)")
+    execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: folder, stdio: "inherit" })
+  }
+  const port = nextPort++
+  const base = `http://127.0.0.1:${port}/api/auth`
+  const server = await startServer(
+    "better-auth",
+    [join(folder, "server.mjs")],
+    { PORT: String(port), SECRET: secret, BETTER_AUTH_DB: join(dataDir, "better-auth.db") },
+    `${base}/ok`
+  )
+  try {
+    // better-auth refuses requests without an Origin (its CSRF check); a browser always sends one.
+    const origin = `http://127.0.0.1:${port}`
+    const email = `bench-${run}-better-auth@bench.example`
+    await post(`${base}/sign-up/email`, { email, password, name: "Bench" }, { origin })
+    const signIn = await post(`${base}/sign-in/email`, { email, password }, { origin })
+    const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0]
+    if (signIn.status !== 200 || cookie === "") throw new Error(`better-auth: sign-in answered ${signIn.status}`)
+    await measureAll("better-auth", server, {
+      register: {
+        url: `${base}/sign-up/email`,
+        script: "register.lua",
+        connections: 8,
+        env: {
+          BENCH_METHOD: "POST",
+          BENCH_PATH: "/api/auth/sign-up/email",
+          BENCH_EXTRA: ',"name":"Bench"',
+          BENCH_HEADERS: `Origin: ${origin}`
+        }
+      },
+      login: {
+        url: `${base}/sign-in/email`,
+        script: "fixed.lua",
+        connections: 8,
+        env: {
+          BENCH_METHOD: "POST",
+          BENCH_PATH: "/api/auth/sign-in/email",
+          BENCH_BODY: JSON.stringify({ email, password }),
+          BENCH_HEADERS: `Origin: ${origin}`
+        }
+      },
+      me: {
+        url: `${base}/get-session`,
+        script: "fixed.lua",
+        connections: 50,
+        env: { BENCH_PATH: "/api/auth/get-session", BENCH_HEADERS: `Cookie: ${cookie}\nOrigin: ${origin}` }
+      }
+    })
+  } finally {
+    await server.stop()
+  }
+}
+
+const argon2 = () => {
+  const output = execFileSync(process.execPath, [join(benchDir, "argon2.mjs")]).toString()
+  const line = output.split("\n").find((text) => text.startsWith("BENCH_RESULT "))
+  for (const figures of JSON.parse(line?.slice("BENCH_RESULT ".length) ?? "[]")) {
+    results.push({ target: "argon2id", route: `concurrency ${figures.concurrency}`, ...figures })
+    log(`argon2id concurrency ${figures.concurrency}: ${figures.hashes_per_second} hashes/s`)
+  }
+}
+
+const find = (target, route) => results.find((result) => result.target === target && result.route === route)
+const ratio = (a, b) =>
+  a?.requests_per_second && b?.requests_per_second
+    ? Math.round((a.requests_per_second / b.requests_per_second) * 100) / 100
+    : null
+
+/** The ratios of the performance issue, for the SQLite default. */
+const ratios = () => {
+  const us = "portcullis sqlite"
+  const me = find(us, "me")
+  const underLogins = find(us, "me under logins")
+  const rss = find(us, "rss")
+  const quiet = find("portcullis sqlite (LOG_LEVEL=warn)", "me")
+  return {
+    "login / floor login (≥ 0.95)": ratio(find(us, "login"), find("floor", "login")),
+    "register / floor register (≥ 0.95)": ratio(find(us, "register"), find("floor", "register")),
+    "me / floor me (≥ 0.3)": ratio(me, find("floor", "me")),
+    "me / lean Effect me, tracer on (≥ 1)": ratio(me, find("effect reference (tracer on)", "lean me")),
+    "me / better-auth get-session (≥ 4)": ratio(me, find("better-auth", "me")),
+    "refresh / floor refresh (≥ 0.5)": ratio(find(us, "refresh"), find("floor", "refresh")),
+    "me p99 under logins / idle p99 (≤ 3)":
+      me && underLogins ? Math.round((underLogins.p99_ms / me.p99_ms) * 100) / 100 : null,
+    "RSS at end / after warm-up (≤ 1.25)": rss ? Math.round((rss.rss_at_end / rss.rss_after_warmup) * 100) / 100 : null,
+    "request log cost on me (< 0.10)":
+      me && quiet ? Math.round((1 - me.requests_per_second / quiet.requests_per_second) * 100) / 100 : null
+  }
+}
+
+const main = async () => {
+  log(
+    `bench run ${run}: ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${warmup}s + ${seconds}s per load`
+  )
+  execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" })
+  const dataDir = join(tmpdir(), `portcullis-bench-${run}`)
+  mkdirSync(dataDir, { recursive: true })
+
+  if (wants("portcullis-sqlite")) {
+    await portcullis("portcullis sqlite", { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis.db")}` })
+    await portcullis(
+      "portcullis sqlite (LOG_LEVEL=warn)",
+      { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis-quiet.db")}`, SERVICE_LOG_LEVEL: "warning" },
+      { extras: false }
+    )
+  }
+  const { TEST_DATABASE_URL: pg, TEST_REDIS_URL: redis } = process.env
+  if (wants("portcullis-pg") && pg && redis) {
+    for (const workers of [1, 2]) {
+      const schema = `portcullis_bench_${run}_${workers}`
+      execFileSync("psql", [pg, "-q", "-c", `CREATE SCHEMA ${schema}`])
+      const url = new URL(pg)
+      url.searchParams.set("options", `-c search_path=${schema}`)
+      try {
+        await portcullis(`portcullis pg+redis, ${workers} worker${workers > 1 ? "s" : ""}`, {
+          SERVICE_DATABASE_URL: url.toString(),
+          SERVICE_REDIS_URL: redis,
+          SERVICE_WORKERS: String(workers)
+        })
+      } finally {
+        execFileSync("psql", [pg, "-q", "-c", `DROP SCHEMA ${schema} CASCADE`])
+      }
+    }
+  }
+  if (wants("floor")) await floor(dataDir)
+  if (wants("effect")) await effectReferences(dataDir)
+  if (wants("better-auth")) await betterAuth(dataDir)
+  if (wants("argon2")) argon2()
+
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    load: { warmup_seconds: warmup, seconds, tool: "wrk -t2" },
+    results,
+    ratios: ratios()
+  }
+  const resultsDir = join(benchDir, "results")
+  mkdirSync(resultsDir, { recursive: true })
+  const stamp = report.date.slice(0, 10)
+  writeFileSync(join(resultsDir, `${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`)
+  writeFileSync(join(resultsDir, `${stamp}.svg`), chart(report))
+  log(
+    `\nratios:\n${Object.entries(report.ratios)
+      .map(([name, value]) => `  ${name}: ${value}`)
+      .join("\n")}`
+  )
+  log(`written bench/results/${stamp}.json and .svg`)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
