@@ -912,9 +912,21 @@ describe("notYetSupported", () => {
         SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb"
       })
     )
-    expect(refusedLines).toHaveLength(2)
-    expect(refusedLines.join("\n")).toContain("SERVICE_PASSKEY_ENABLED")
+    expect(refusedLines).toHaveLength(1)
     expect(refusedLines.join("\n")).toContain("SERVICE_JWT_ALGORITHM")
+  })
+
+  it("accepts passkeys now that the passkey group is served", () => {
+    expect(
+      notYetSupported(
+        settingsOf({
+          SERVICE_PASSKEY_ENABLED: "true",
+          SERVICE_PASSKEY_RP_ID: "example.com",
+          SERVICE_PASSKEY_RP_NAME: "Example",
+          SERVICE_PASSKEY_ORIGINS: "https://example.com"
+        })
+      )
+    ).toEqual([])
   })
 
   it("accepts OAuth providers now that the oauth group is served", () => {
