@@ -17,6 +17,7 @@ import {
   RegistrationChallenge,
   toPasskeyInfo
 } from "../domain/Passkey.js"
+import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseEmail, toPublicUser, type User, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
@@ -224,6 +225,21 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       if (decision._tag === "NotFound") return yield* new PasskeyNotFoundError()
       if (decision._tag === "LastWayToSignIn") return yield* new LastSignInMethodError()
       if (!(yield* passkeys.deleteOfUser(user.id, id))) return yield* new PasskeyNotFoundError()
+      // Deletions racing over a user's last passkeys each saw another one left: whichever finds
+      // none left afterwards puts its passkey back and is refused, so one always remains.
+      const left = yield* passkeys.countOf(user.id)
+      if (
+        !canSignIn({
+          hasPassword: Option.isSome(user.hashed_password),
+          linkedProviders: linked.map((a) => a.provider),
+          passkeys: left
+        })
+      ) {
+        const restored = owned.find((passkey) => passkey.id === id)
+        if (restored !== undefined)
+          yield* passkeys.add(restored).pipe(Effect.catchTag("PasskeyCredentialTakenError", () => Effect.void))
+        return yield* new LastSignInMethodError()
+      }
     })
 
     return { registerBegin, registerComplete, authenticateBegin, authenticateComplete, list, delete: remove } as const

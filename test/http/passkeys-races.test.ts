@@ -3,7 +3,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { expectProblem, signUp } from "../support/flows.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { UserId } from "../../domain/User.js"
+import { call, expectProblem, signUp } from "../support/flows.js"
 import { addPasskey, authenticateComplete, passkeyEnv, passkeySignIn, signInOptions } from "../support/passkeys.js"
 import { SoftwareAuthenticator } from "../support/SoftwareAuthenticator.js"
 import * as TestApp from "../support/TestApp.js"
@@ -60,6 +62,30 @@ for (const { name, service } of services) {
           authenticator.setSignCount(credentialId, 0)
           expectProblem(yield* passkeySignIn(authenticator), 401, "AuthenticationError")
           expect((yield* passkeySignIn(authenticator)).status).toBe(200)
+        })
+      )
+
+      it.effect("deleting a passwordless user's last two passkeys at once leaves one", () =>
+        Effect.gen(function* () {
+          for (let round = 0; round < 5; round++) {
+            const session = yield* signUp("pk-race-delete")
+            const ids = [
+              (yield* addPasskey(session, new SoftwareAuthenticator())).id,
+              (yield* addPasskey(session, new SoftwareAuthenticator())).id
+            ]
+            yield* Effect.flatMap(UserRepo, (users) => users.clearPassword(UserId.make(session.userId)))
+            const replies = yield* Effect.all(
+              ids.map((id) => call("DELETE", `/passkeys/${id}`, { token: session.access })),
+              { concurrency: "unbounded" }
+            )
+            const left = (yield* call("GET", "/passkeys", { token: session.access })).body as Array<{ id: string }>
+            expect(left.length).toBeGreaterThanOrEqual(1)
+            // A 204 means that passkey is gone; a 400 that it is still there.
+            replies.forEach((reply, i) => {
+              expect([204, 400]).toContain(reply.status)
+              expect(left.some((passkey) => passkey.id === ids[i])).toBe(reply.status === 400)
+            })
+          }
         })
       )
 

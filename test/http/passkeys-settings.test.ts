@@ -4,7 +4,8 @@ import { ChallengeStore } from "../../application/ports/ChallengeStore.js"
 import * as ChallengeStoreMemory from "../../infrastructure/memory/ChallengeStoreMemory.js"
 import * as ChallengeStoreRedis from "../../infrastructure/redis/ChallengeStoreRedis.js"
 import { setCookies } from "../support/cookies.js"
-import { expectProblem, signUp } from "../support/flows.js"
+import { call, expectProblem, signUp } from "../support/flows.js"
+import { makeOutbox } from "../support/Outbox.js"
 import {
   addPasskey,
   authenticateBegin,
@@ -207,6 +208,37 @@ describe.skipIf(Redis.testRedisUrl === undefined)(
     })
   }
 )
+
+describe("a passkey sign-in as the deployment and the sessions see it", () => {
+  const outbox = makeOutbox()
+  layer(TestApp.layer("memory:", passkeyEnv, { deployment: { events: outbox.handlers } }), {
+    excludeTestServices: true
+  })((it) => {
+    it.effect("fires after_login with the user, and its session records the client's address and agent", () =>
+      Effect.gen(function* () {
+        const session = yield* signUp("pk-events")
+        yield* outbox.next("after_login", session.email)
+        const authenticator = new SoftwareAuthenticator()
+        yield* addPasskey(session, authenticator)
+        const options = yield* signInOptions(session.email)
+        const reply = yield* authenticateComplete(
+          { challenge_key: options.challenge_key, credential: authenticator.authenticate(options) },
+          { "user-agent": "PasskeyTest/1.0" }
+        )
+        expect(reply.status).toBe(200)
+        const [user] = yield* outbox.next("after_login", session.email, 2)
+        expect(user).toMatchObject({ email: session.email })
+        expect(user).not.toHaveProperty("hashed_password")
+        const token = (reply.body as { access_token: string }).access_token
+        const sessions = (yield* call("GET", "/sessions", { token })).body as Array<Record<string, unknown>>
+        expect(sessions.find((listed) => listed.current)).toMatchObject({
+          ip_address: "127.0.0.1",
+          user_agent: "PasskeyTest/1.0"
+        })
+      })
+    )
+  })
+})
 
 describe("PASSKEY_ENABLED=false (the default)", () => {
   layer(TestApp.layer("memory:"), { excludeTestServices: true })((it) => {
