@@ -158,6 +158,39 @@ for (const backend of TestApp.backends) {
         })
       )
 
+      it.effect("a well-formed credential holding garbage is refused as a failed ceremony, never a 500", () =>
+        Effect.gen(function* () {
+          const session = yield* signUp("pk-garbage")
+          const authenticator = new SoftwareAuthenticator()
+          yield* addPasskey(session, authenticator)
+          const begun = (yield* registerBegin(session)).body as { challenge_key: string }
+          const created = new SoftwareAuthenticator().register(begun as never)
+          for (const response of [
+            { ...created.response, attestationObject: "AAAA" },
+            { ...created.response, clientDataJSON: "e30" },
+            { ...created.response, clientDataJSON: "not base64!" }
+          ]) {
+            const again = (yield* registerBegin(session)).body as { challenge_key: string }
+            const body = { challenge_key: again.challenge_key, credential: { ...created, response }, device_name: "x" }
+            expectProblem(yield* registerComplete(session, body), 400, "PasskeyRegistrationError")
+          }
+          const options = yield* signInOptions(session.email)
+          const asserted = authenticator.authenticate(options)
+          for (const response of [
+            { ...asserted.response, authenticatorData: "AAAA" },
+            { ...asserted.response, signature: "AAAA" },
+            { ...asserted.response, clientDataJSON: "e30" }
+          ]) {
+            const fresh = yield* signInOptions(session.email)
+            const reply = yield* authenticateComplete({
+              challenge_key: fresh.challenge_key,
+              credential: { ...asserted, response }
+            })
+            expectProblem(reply, 401, "AuthenticationError")
+          }
+        })
+      )
+
       it.effect("sign-in with a passkey answers a LoginResponse whose tokens work and whose session is listed", () =>
         Effect.gen(function* () {
           const session = yield* signUp("pk-signin")
