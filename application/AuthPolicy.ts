@@ -56,6 +56,12 @@ export interface OAuthRules {
   readonly oauthStateExpireSeconds: number
 }
 
+/** Passkey ceremonies (the passkeys section). */
+export interface PasskeyRules {
+  /** Seconds a challenge can be completed in. */
+  readonly passkeyChallengeTtl: number
+}
+
 /** The rules the use cases follow, as the deployment configured them. */
 export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
   AuthPolicy,
@@ -64,6 +70,7 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
     readonly accounts: AccountRules
     readonly limits: LimitRules
     readonly oauth: OAuthRules
+    readonly passkeys: PasskeyRules
     /** The settings' password lengths merged with the deployment's validator options. */
     readonly passwordPolicy: PasswordPolicy
     /** The deployment's custom user fields. */

@@ -41,6 +41,7 @@ import * as SqliteDatabase from "../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
 import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { UserRepoOptions } from "../infrastructure/users.js"
+import * as WebAuthnSimplewebauthn from "../infrastructure/webauthn/WebAuthnSimplewebauthn.js"
 import { authPolicy, uniqueFields } from "./policy.js"
 
 /** SECRET_KEY, or a random key for this run when none is set. */
@@ -133,6 +134,21 @@ const challengeStore = (settings: Settings, redis: Option.Option<Layer.Layer<Red
     }
   )
 
+/**
+ * The WebAuthn relying party of the passkey settings. Only the passkey group uses it, and it is
+ * served only with PASSKEY_ENABLED, which start-up refuses without an RP ID and name: the
+ * fallbacks are never used to verify a ceremony.
+ */
+const webAuthn = ({ passkeys }: Settings) =>
+  WebAuthnSimplewebauthn.layer({
+    rpId: Option.getOrElse(passkeys.passkeyRpId, () => "localhost"),
+    rpName: Option.getOrElse(passkeys.passkeyRpName, () => "Portcullis"),
+    origins: passkeys.passkeyOrigins,
+    requireUserVerification: passkeys.passkeyRequireUserVerification,
+    // The browser gives the user as long as the challenge lives, no longer.
+    timeout: Duration.seconds(passkeys.passkeyChallengeTtl)
+  })
+
 /** The built-in mailer: the log with MAILER=console, SMTP when SMTP_URL is set, else none. */
 export const mailer = ({ mail }: Settings) =>
   Option.contains(mail.mailer, "console")
@@ -186,6 +202,7 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
     }),
     sharedState(redis),
     challengeStore(settings, redis),
+    webAuthn(settings),
     events(settings, deployment),
     oauthProviderClients(settings, deployment),
     crypto(settings, resolveSecretKey(settings)),

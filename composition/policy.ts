@@ -57,6 +57,7 @@ export const authPolicy = (settings: Settings, deployment: Deployment): AuthPoli
   accounts: settings.accounts,
   limits: settings.limits,
   oauth: settings.oauth,
+  passkeys: settings.passkeys,
   passwordPolicy: passwordPolicy(settings, deployment),
   profile: profileRules(settings.accounts.loginField, deployment),
   customClaims: customClaims(deployment)

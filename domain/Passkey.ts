@@ -1,4 +1,5 @@
 import { Data, DateTime, Option, ParseResult, Schema } from "effect"
+import { canSignIn, type SignInMethods } from "./SignInMethods.js"
 import { UserId } from "./User.js"
 
 /** A passkey's own identifier (UUID), the one a user names it by in the API. */
@@ -126,3 +127,48 @@ export class PasskeyCredentialTakenError extends Schema.TaggedError<PasskeyCrede
   "PasskeyCredentialTakenError",
   {}
 ) {}
+
+/** What to do with a request to delete one of the caller's passkeys (spec: passkey rule 6). */
+export type PasskeyDeletion = Data.TaggedEnum<{
+  /** Not one of the caller's: unknown and another user's answer alike. */
+  NotFound: {}
+  /** It is the account's only way to sign in: no password, no other passkey, no linked provider. */
+  LastWayToSignIn: {}
+  Delete: {}
+}>
+export const PasskeyDeletion = Data.taggedEnum<PasskeyDeletion>()
+
+/**
+ * The deletion rule: the caller's own passkey goes, unless it leaves no way to sign in. `owned`
+ * are the caller's passkeys; `methods` its ways to sign in, these passkeys counted.
+ */
+export const decidePasskeyDeletion = (
+  id: PasskeyId,
+  owned: ReadonlyArray<PasskeyId>,
+  methods: SignInMethods
+): PasskeyDeletion => {
+  if (!owned.includes(id)) return PasskeyDeletion.NotFound()
+  return canSignIn({ ...methods, passkeys: methods.passkeys - 1 })
+    ? PasskeyDeletion.Delete()
+    : PasskeyDeletion.LastWayToSignIn()
+}
+
+/** Challenge keys name their ceremony, so a registration challenge never completes a sign-in. */
+export const REGISTRATION_CHALLENGE_PREFIX = "passkey:reg:"
+export const AUTHENTICATION_CHALLENGE_PREFIX = "passkey:auth:"
+
+/** A challenge key as a client hands it back: the prefix of its ceremony and a random UUID. */
+const challengeKey = (prefix: string) =>
+  Schema.String.pipe(
+    Schema.pattern(new RegExp(`^${prefix}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`), {
+      message: () => `must be a challenge key starting with ${prefix}`
+    })
+  )
+export const RegistrationChallengeKey = challengeKey(REGISTRATION_CHALLENGE_PREFIX)
+export const AuthenticationChallengeKey = challengeKey(AUTHENTICATION_CHALLENGE_PREFIX)
+
+/**
+ * What a registration challenge is stored with: the user it was issued to, so that only that
+ * user can complete the ceremony with it.
+ */
+export const RegistrationChallenge = Schema.parseJson(Schema.Struct({ challenge: Schema.String, user_id: UserId }))

@@ -110,6 +110,19 @@ export class LinkedAccountNotFoundError extends Schema.TaggedError<LinkedAccount
 /** Removing this way to sign in (a linked provider, a passkey) would leave the user none. */
 export class LastSignInMethodError extends Schema.TaggedError<LastSignInMethodError>()("LastSignInMethodError", {}) {}
 
+/** No passkey of the caller's has this id: unknown and another user's alike. */
+export class PasskeyNotFoundError extends Schema.TaggedError<PasskeyNotFoundError>()("PasskeyNotFoundError", {}) {}
+
+/**
+ * A passkey registration was refused: its challenge unknown, expired, spent or issued to another
+ * user, its attestation not verified (origin, RP ID, challenge, user verification), or its
+ * credential registered already. One answer for all; the cause is logged.
+ */
+export class PasskeyRegistrationError extends Schema.TaggedError<PasskeyRegistrationError>()(
+  "PasskeyRegistrationError",
+  {}
+) {}
+
 /** The spec's OAuthError base: every OAuth failure kind. */
 export type OAuthFailure =
   | OAuthError
@@ -135,6 +148,8 @@ export type FullAuthError =
   | OAuthProviderNotFoundError
   | LinkedAccountNotFoundError
   | LastSignInMethodError
+  | PasskeyNotFoundError
+  | PasskeyRegistrationError
 
 /** A wait in whole seconds, rounded up so that a client retrying then is never early. */
 export const wholeSeconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))

@@ -30,7 +30,9 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     workers,
     trustedProxyHeaders: read.setting("TRUSTED_PROXY_HEADERS", F.list(F.text), []).map((h) => h.toLowerCase()),
     trustedProxyCount: read.setting("TRUSTED_PROXY_COUNT", F.int(1, 32), 1),
-    corsOrigins: read.setting("CORS_ORIGINS", F.list(F.origin), [])
+    corsOrigins: read.setting("CORS_ORIGINS", F.list(F.origin), []),
+    /** Serve the demo page at /demo: a try-out, not for production. */
+    demo: read.setting("DEMO", F.bool, false)
   }
 }
 

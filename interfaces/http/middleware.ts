@@ -10,6 +10,7 @@ import {
 } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, HashMap, Option } from "effect"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
+import { demoPolicy } from "./demo/demo.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import {
   type JsonShapeFault,
@@ -178,6 +179,8 @@ export interface HeaderOptions {
   readonly hsts: boolean
   /** The interactive docs page, whose scripts and styles are inline. */
   readonly docsPath: string
+  /** The demo page and its files (SERVICE_DEMO), whose scripts and styles come from the service itself. */
+  readonly demoPath?: string
   /** Who may say who the client is, for the access log's client address. */
   readonly proxies: TrustedProxies
 }
@@ -215,6 +218,14 @@ const accessLog = (proxies: TrustedProxies, app: HttpApp.Default): HttpApp.Defau
   })
 
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
+/** The policy of a path: the docs' and the demo's own, the API's everywhere else. */
+const policyFor = (path: string, options: HeaderOptions) => {
+  if (path === options.docsPath) return docsPolicy
+  const demo = options.demoPath
+  if (demo !== undefined && (path === demo || path.startsWith(`${demo}/`))) return demoPolicy
+  return apiPolicy
+}
+
 const docsPolicy =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
 
@@ -239,7 +250,7 @@ export const responseHeaders = (options: HeaderOptions) => {
         Effect.succeed(
           HttpServerResponse.setHeaders(response, {
             ...common,
-            "content-security-policy": request.url.split("?")[0] === options.docsPath ? docsPolicy : apiPolicy,
+            "content-security-policy": policyFor(request.url.split("?")[0] ?? "", options),
             "x-request-id": requestId
           })
         )

@@ -151,6 +151,17 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     title: "Last way to sign in",
     detail: () => "This is your only way to sign in; set a password or add another sign-in method before removing it."
   },
+  PasskeyNotFoundError: {
+    status: 404,
+    title: "Passkey not found",
+    code: "NotFoundError",
+    detail: () => "You have no passkey with this id."
+  },
+  PasskeyRegistrationError: {
+    status: 400,
+    title: "Passkey registration failed",
+    detail: () => "The passkey could not be registered; start the registration again."
+  },
   CsrfError: { status: 403, title: "CSRF check failed", detail: (e) => e.message },
   RateLimitedError: {
     status: 429,

@@ -7,6 +7,7 @@ import { assembleApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
+import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
 import type { Feature, FeatureApi, LimitedRoute } from "./Feature.js"
 import { health } from "./health.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
@@ -51,7 +52,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
   const { authPrefix, publicUrl, corsOrigins } = settings.server
   const docsPath = `${authPrefix}/docs`
   const openApiPath = `${authPrefix}/openapi.json`
-  const routes = routeTable(api, [docsPath, openApiPath])
+  const { demo } = settings.server
+  const routes = routeTable(api, [docsPath, openApiPath, ...(demo ? demoPaths : [])])
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
@@ -65,8 +67,16 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
     )
   )
   const proxies = { headers: settings.server.trustedProxyHeaders, count: settings.server.trustedProxyCount }
-  return HttpApiBuilder.serve(responseHeaders({ hsts: publicUrl.protocol === "https:", docsPath, proxies })).pipe(
+  return HttpApiBuilder.serve(
+    responseHeaders({
+      hsts: publicUrl.protocol === "https:",
+      docsPath,
+      ...(demo ? { demoPath: DEMO_PATH } : {}),
+      proxies
+    })
+  ).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
+    Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
     // Layers build bottom-up and each middleware wraps the ones added before it: this one wraps
     // problemResponses, so a request is counted before any body check (test/http/rate-limits).

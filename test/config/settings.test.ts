@@ -54,7 +54,8 @@ describe("parseSettings defaults", () => {
         workers: 1,
         trustedProxyHeaders: [],
         trustedProxyCount: 1,
-        corsOrigins: []
+        corsOrigins: [],
+        demo: false
       },
       storage: {
         databaseUrl: { kind: "sqlite", filename: "./data/portcullis.db" },
@@ -209,6 +210,7 @@ describe("parseSettings defaults", () => {
       SERVICE_COOKIE_SAMESITE: "strict",
       SERVICE_COOKIE_DOMAIN: "example.com",
       SERVICE_CORS_ORIGINS: "https://app.example.com",
+      SERVICE_DEMO: "true",
       SERVICE_PUBLIC_URL: "https://auth.example.com",
       SERVICE_SMTP_URL: "smtps://mailer:pw@mail.example.com:465",
       SERVICE_MAIL_FROM: "auth@example.com",
@@ -244,7 +246,8 @@ describe("parseSettings defaults", () => {
         host: "0.0.0.0",
         workers: 4,
         trustedProxyHeaders: ["x-forwarded-for"],
-        corsOrigins: ["https://app.example.com"]
+        corsOrigins: ["https://app.example.com"],
+        demo: true
       },
       storage: {
         databaseUrl: { kind: "sqlite", filename: "/var/lib/portcullis/db.sqlite" },
@@ -511,6 +514,7 @@ const invalid: Env = {
   SERVICE_PASSKEY_CHALLENGE_BACKEND: "disk",
   SERVICE_PASSKEY_CHALLENGE_TTL: "5",
   SERVICE_PASSKEY_REQUIRE_USER_VERIFICATION: "x",
+  SERVICE_DEMO: "maybe",
   SERVICE_LOG_LEVEL: "loud",
   SERVICE_LOG_FORMAT: "xml",
   SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "not a url",
@@ -912,9 +916,21 @@ describe("notYetSupported", () => {
         SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb"
       })
     )
-    expect(refusedLines).toHaveLength(2)
-    expect(refusedLines.join("\n")).toContain("SERVICE_PASSKEY_ENABLED")
+    expect(refusedLines).toHaveLength(1)
     expect(refusedLines.join("\n")).toContain("SERVICE_JWT_ALGORITHM")
+  })
+
+  it("accepts passkeys now that the passkey group is served", () => {
+    expect(
+      notYetSupported(
+        settingsOf({
+          SERVICE_PASSKEY_ENABLED: "true",
+          SERVICE_PASSKEY_RP_ID: "example.com",
+          SERVICE_PASSKEY_RP_NAME: "Example",
+          SERVICE_PASSKEY_ORIGINS: "https://example.com"
+        })
+      )
+    ).toEqual([])
   })
 
   it("accepts OAuth providers now that the oauth group is served", () => {

@@ -74,9 +74,10 @@ export const killAll = async () => {
 /** Starts `portcullis serve` on a free port and waits until /healthz answers 200. */
 export const startServer = async (
   vars: Readonly<Record<string, string>>,
-  options: { readonly cwd?: string; readonly args?: ReadonlyArray<string> } = {}
+  options: { readonly cwd?: string; readonly args?: ReadonlyArray<string>; readonly port?: number } = {}
 ): Promise<RunningServer> => {
-  const port = await freePort()
+  // A caller that must name the port in the settings (an origin, say) picks it beforehand.
+  const port = options.port ?? (await freePort())
   const child = spawn(process.execPath, [cli, "serve", ...(options.args ?? [])], {
     cwd: options.cwd ?? root,
     env: cleanEnv({ SERVICE_PORT: String(port), ...vars }),

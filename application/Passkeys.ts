@@ -1,0 +1,247 @@
+import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { AuthEvent } from "../domain/Events.js"
+import {
+  AuthenticationError,
+  LastSignInMethodError,
+  PasskeyNotFoundError,
+  PasskeyRegistrationError
+} from "../domain/errors.js"
+import {
+  AUTHENTICATION_CHALLENGE_PREFIX,
+  CredentialId,
+  decidePasskeyDeletion,
+  decideSignCount,
+  Passkey,
+  PasskeyId,
+  REGISTRATION_CHALLENGE_PREFIX,
+  RegistrationChallenge,
+  toPasskeyInfo
+} from "../domain/Passkey.js"
+import { canSignIn } from "../domain/SignInMethods.js"
+import type { LoginResponse } from "../domain/Token.js"
+import { normaliseEmail, toPublicUser, type User, UserId } from "../domain/User.js"
+import { AuthPolicy } from "./AuthPolicy.js"
+import { ChallengeStore } from "./ports/ChallengeStore.js"
+import { Cryptography } from "./ports/Cryptography.js"
+import { Events } from "./ports/Events.js"
+import { OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
+import { PasskeyRepo } from "./ports/PasskeyRepo.js"
+import { UserRepo } from "./ports/UserRepo.js"
+import { type AuthenticationCredential, type RegistrationCredential, WebAuthn } from "./ports/WebAuthn.js"
+import { type ClientInfo, type Principal, Sessions } from "./Sessions.js"
+
+/** Nobody's id: what an unknown email's credentials are looked up under, so it costs what a known one does. */
+const NOBODY = UserId.make("passkey:nobody")
+
+const encodeRegistrationChallenge = Schema.encodeSync(RegistrationChallenge)
+const decodeRegistrationChallenge = Schema.decodeUnknownOption(RegistrationChallenge)
+
+/**
+ * Passkey registration and sign-in (spec: passkey routes, rules 1–6). Each ceremony's challenge
+ * is kept in the ChallengeStore for PASSKEY_CHALLENGE_TTL and taken at most once; the sign-count
+ * and deletion rules are the domain's (domain/Passkey.ts), carried out here.
+ */
+export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
+  effect: Effect.gen(function* () {
+    const webauthn = yield* WebAuthn
+    const challenges = yield* ChallengeStore
+    const passkeys = yield* PasskeyRepo
+    const accounts = yield* OAuthAccountRepo
+    const users = yield* UserRepo
+    const crypto = yield* Cryptography
+    const sessions = yield* Sessions
+    const events = yield* Events
+    const policy = yield* AuthPolicy
+
+    const ttl = Duration.seconds(policy.passkeys.passkeyChallengeTtl)
+
+    /** A fresh key for a challenge of the ceremony the prefix names. */
+    const keyFor = (prefix: string) => Effect.map(crypto.randomId, (id) => `${prefix}${id}`)
+
+    /** A refused registration: logged with its cause, answered the one way. */
+    const registrationRefused = (reason: string) =>
+      Effect.logInfo("passkey registration refused").pipe(
+        Effect.annotateLogs({ reason }),
+        Effect.zipRight(Effect.fail(new PasskeyRegistrationError()))
+      )
+
+    /** A refused sign-in: logged with its cause, answered like every failed sign-in. */
+    const signInRefused = (reason: string) =>
+      Effect.logInfo("passkey sign-in refused").pipe(
+        Effect.annotateLogs({ reason }),
+        Effect.zipRight(Effect.fail(new AuthenticationError()))
+      )
+
+    /** Registration options for the caller, its own passkeys excluded; the challenge kept for the caller only. */
+    const registerBegin = Effect.fn("Passkeys.registerBegin")(function* (principal: Principal) {
+      const user = principal.user
+      const exclude = yield* passkeys.credentialsOf(user.id)
+      const options = yield* webauthn.registrationOptions(
+        { id: user.id, name: user.email, displayName: user.email },
+        exclude
+      )
+      const challenge_key = yield* keyFor(REGISTRATION_CHALLENGE_PREFIX)
+      yield* challenges.put(
+        challenge_key,
+        encodeRegistrationChallenge({ challenge: options.challenge, user_id: user.id }),
+        ttl
+      )
+      return { ...options, challenge_key }
+    })
+
+    /** Verifies the attestation against the caller's challenge (taken once), then stores the passkey. */
+    const registerComplete = Effect.fn("Passkeys.registerComplete")(function* (
+      principal: Principal,
+      request: {
+        readonly challenge_key: string
+        readonly credential: RegistrationCredential
+        readonly device_name: string
+      }
+    ) {
+      const user = principal.user
+      const stored = Option.flatMap(yield* challenges.take(request.challenge_key), decodeRegistrationChallenge)
+      if (Option.isNone(stored)) return yield* registrationRefused("unknown, expired or spent challenge")
+      if (stored.value.user_id !== user.id)
+        return yield* registrationRefused("the challenge was issued to another user")
+      const registered = yield* webauthn
+        .verifyRegistration(request.credential, stored.value.challenge)
+        .pipe(Effect.catchTag("WebAuthnVerificationError", (error) => registrationRefused(error.reason)))
+      const passkey = new Passkey({
+        id: PasskeyId.make(yield* crypto.randomId),
+        user_id: user.id,
+        ...registered,
+        device_name: request.device_name,
+        created_at: yield* DateTime.now,
+        last_used_at: Option.none()
+      })
+      yield* passkeys
+        .add(passkey)
+        .pipe(
+          Effect.catchTag("PasskeyCredentialTakenError", () =>
+            registrationRefused("the credential is registered already")
+          )
+        )
+      return toPasskeyInfo(passkey)
+    })
+
+    /**
+     * Sign-in options. With an email, `allowCredentials` is always there: the user's credentials,
+     * or none for an unknown address, looked up the same way, so the two cannot be told apart.
+     * Without one, the browser offers the discoverable credentials it holds for the RP.
+     */
+    const authenticateBegin = Effect.fn("Passkeys.authenticateBegin")(function* (email: Option.Option<string>) {
+      const allow = yield* Option.match(email, {
+        onNone: () => Effect.succeedNone,
+        onSome: (address) =>
+          users.findByLogin("email", normaliseEmail(address)).pipe(
+            Effect.flatMap((user) =>
+              passkeys.credentialsOf(Option.match(user, { onNone: () => NOBODY, onSome: (u) => u.id }))
+            ),
+            Effect.asSome
+          )
+      })
+      const options = yield* webauthn.authenticationOptions(allow)
+      const challenge_key = yield* keyFor(AUTHENTICATION_CHALLENGE_PREFIX)
+      yield* challenges.put(challenge_key, options.challenge, ttl)
+      return { ...options, challenge_key }
+    })
+
+    /**
+     * The passkey the assertion names, verified against the challenge, then the sign-count rule:
+     * a counter that moved forward is advanced by compare-and-swap, so that of assertions racing
+     * with one counter value at most one signs in; one that did not is a suspected clone.
+     */
+    const verifiedOwner = Effect.fnUntraced(function* (challenge: string, credential: AuthenticationCredential) {
+      const credentialId = Schema.decodeUnknownOption(CredentialId)(credential.rawId)
+      const found = Option.isSome(credentialId)
+        ? yield* passkeys.findByCredentialId(credentialId.value)
+        : Option.none<{ readonly passkey: Passkey; readonly user: User }>()
+      if (Option.isNone(found)) return yield* signInRefused("unknown credential")
+      const { passkey, user } = found.value
+      const assertion = yield* webauthn
+        .verifyAuthentication(credential, challenge, passkey)
+        .pipe(Effect.catchTag("WebAuthnVerificationError", (error) => signInRefused(error.reason)))
+      if (!user.is_active) return yield* signInRefused("inactive user")
+      const now = yield* DateTime.now
+      const decision = decideSignCount(passkey.sign_count, assertion.sign_count)
+      switch (decision._tag) {
+        case "CounterNotUsed":
+          yield* passkeys.touch(passkey.id, now)
+          break
+        case "Advance":
+          if (!(yield* passkeys.advanceSignCount(passkey.id, decision.expected, decision.reported, now))) {
+            return yield* cloneSuspected(passkey, assertion.sign_count)
+          }
+          break
+        case "SuspectedClone":
+          return yield* cloneSuspected(passkey, assertion.sign_count)
+      }
+      return user
+    })
+
+    const cloneSuspected = (passkey: Passkey, reported: number) =>
+      Effect.logWarning("passkey sign count did not advance: a cloned authenticator is suspected").pipe(
+        Effect.annotateLogs({ passkey_id: passkey.id, user_id: passkey.user_id, reported_sign_count: reported }),
+        Effect.zipRight(Effect.fail(new AuthenticationError()))
+      )
+
+    /** Sign-in with a passkey: its challenge taken once, the assertion verified, then a session as any sign-in. */
+    const authenticateComplete = Effect.fn("Passkeys.authenticateComplete")(function* (
+      request: { readonly challenge_key: string; readonly credential: AuthenticationCredential },
+      client: ClientInfo
+    ) {
+      const challenge = yield* challenges.take(request.challenge_key)
+      if (Option.isNone(challenge)) return yield* signInRefused("unknown, expired or spent challenge")
+      const user = yield* verifiedOwner(challenge.value, request.credential)
+      // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
+      const pair = yield* sessions
+        .start(user, client)
+        .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
+      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
+      return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
+    })
+
+    /** The caller's passkeys as listed, oldest first: never a key or a counter. */
+    const list = Effect.fn("Passkeys.list")(function* (principal: Principal) {
+      return (yield* passkeys.listOf(principal.user.id)).map(toPasskeyInfo)
+    })
+
+    /** Deletes one of the caller's passkeys, unless it is the last way to sign in (spec rule 6). */
+    const remove = Effect.fn("Passkeys.delete")(function* (principal: Principal, passkeyId: string) {
+      const user = principal.user
+      const parsed = Schema.decodeUnknownOption(PasskeyId)(passkeyId)
+      if (Option.isNone(parsed)) return yield* new PasskeyNotFoundError()
+      const id = parsed.value
+      const [owned, linked] = yield* Effect.all([passkeys.listOf(user.id), accounts.listOf(user.id)])
+      const decision = decidePasskeyDeletion(
+        id,
+        owned.map((passkey) => passkey.id),
+        {
+          hasPassword: Option.isSome(user.hashed_password),
+          linkedProviders: linked.map((account) => account.provider),
+          passkeys: owned.length
+        }
+      )
+      if (decision._tag === "NotFound") return yield* new PasskeyNotFoundError()
+      if (decision._tag === "LastWayToSignIn") return yield* new LastSignInMethodError()
+      if (!(yield* passkeys.deleteOfUser(user.id, id))) return yield* new PasskeyNotFoundError()
+      // Deletions racing over a user's last passkeys each saw another one left: whichever finds
+      // none left afterwards puts its passkey back and is refused, so one always remains.
+      const left = yield* passkeys.countOf(user.id)
+      if (
+        !canSignIn({
+          hasPassword: Option.isSome(user.hashed_password),
+          linkedProviders: linked.map((a) => a.provider),
+          passkeys: left
+        })
+      ) {
+        const restored = owned.find((passkey) => passkey.id === id)
+        if (restored !== undefined)
+          yield* passkeys.add(restored).pipe(Effect.catchTag("PasskeyCredentialTakenError", () => Effect.void))
+        return yield* new LastSignInMethodError()
+      }
+    })
+
+    return { registerBegin, registerComplete, authenticateBegin, authenticateComplete, list, delete: remove } as const
+  })
+}) {}

@@ -1,0 +1,156 @@
+/**
+ * The demo page's script, served as /demo/demo.js (no inline script: the page's policy allows
+ * only its own files). Plain browser JavaScript over the API and @simplewebauthn/browser. The
+ * access token stays in this page's memory only; a reload signs the page out.
+ */
+export const demoScript = `"use strict";
+(function () {
+  var prefix = document.querySelector('meta[name="portcullis-auth-prefix"]').content;
+  var webauthn = window.SimpleWebAuthnBrowser;
+  var accessToken = null;
+
+  function byId(id) { return document.getElementById(id); }
+
+  function say(text, isError) {
+    var status = byId("status");
+    status.textContent = text;
+    status.dataset.kind = isError ? "error" : "info";
+  }
+
+  async function api(method, path, body, authenticated) {
+    var headers = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (authenticated && accessToken) headers.authorization = "Bearer " + accessToken;
+    var init = { method: method, headers: headers, credentials: "same-origin" };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    var response = await fetch(prefix + path, init);
+    var text = await response.text();
+    var data = text ? JSON.parse(text) : null;
+    if (!response.ok) throw new Error((data && data.detail) || "The service answered " + response.status + ".");
+    return data;
+  }
+
+  function withoutKey(options) {
+    var copy = Object.assign({}, options);
+    delete copy.challenge_key;
+    return copy;
+  }
+
+  function item(text, button) {
+    var li = document.createElement("li");
+    li.textContent = text;
+    if (button) li.appendChild(button);
+    return li;
+  }
+
+  function revokeButton(session) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Revoke";
+    button.setAttribute("aria-label", "Revoke the session from " + (session.user_agent || "an unknown client"));
+    button.addEventListener("click", function () {
+      run(async function () {
+        await api("DELETE", "/sessions/" + encodeURIComponent(session.family_id), undefined, true);
+        if (session.current) return signedOut("This session was revoked; you are signed out.");
+        say("Session revoked.");
+        await refreshLists();
+      });
+    });
+    return button;
+  }
+
+  async function refreshLists() {
+    var sessions = await api("GET", "/sessions", undefined, true);
+    var passkeys = await api("GET", "/passkeys", undefined, true);
+    byId("sessions").replaceChildren.apply(byId("sessions"), sessions.map(function (session) {
+      var label = (session.user_agent || "unknown client") + " from " + (session.ip_address || "unknown address") +
+        ", since " + session.created_at + (session.current ? " (this session)" : "");
+      return item(label, revokeButton(session));
+    }));
+    byId("passkeys").replaceChildren.apply(byId("passkeys"), passkeys.length === 0
+      ? [item("No passkey yet.")]
+      : passkeys.map(function (passkey) {
+          return item(passkey.device_name + ", added " + passkey.created_at +
+            (passkey.last_used_at ? ", last used " + passkey.last_used_at : ", never used"));
+        }));
+  }
+
+  async function signedIn(login, how) {
+    accessToken = login.access_token;
+    byId("who").textContent = login.user.email;
+    byId("signed-out").hidden = true;
+    byId("signed-in").hidden = false;
+    document.body.dataset.state = "signed-in";
+    say("Signed in with " + how + ".");
+    await refreshLists();
+  }
+
+  function signedOut(message) {
+    accessToken = null;
+    byId("signed-in").hidden = true;
+    byId("signed-out").hidden = false;
+    document.body.dataset.state = "signed-out";
+    say(message);
+  }
+
+  async function run(action) {
+    try {
+      await action();
+    } catch (error) {
+      say(error && error.message ? error.message : String(error), true);
+    }
+  }
+
+  function onSubmit(id, action) {
+    byId(id).addEventListener("submit", function (event) {
+      event.preventDefault();
+      run(action);
+    });
+  }
+
+  onSubmit("register-form", async function () {
+    await api("POST", "/register", { email: byId("register-email").value, password: byId("register-password").value });
+    byId("login-email").value = byId("register-email").value;
+    say("Registered. Now sign in with your password.");
+  });
+
+  onSubmit("login-form", async function () {
+    var login = await api("POST", "/login", { email: byId("login-email").value, password: byId("login-password").value });
+    byId("login-password").value = "";
+    await signedIn(login, "a password");
+  });
+
+  onSubmit("add-passkey-form", async function () {
+    var options = await api("POST", "/passkeys/register/begin", undefined, true);
+    var credential = await webauthn.startRegistration({ optionsJSON: withoutKey(options) });
+    await api("POST", "/passkeys/register/complete", {
+      challenge_key: options.challenge_key,
+      credential: credential,
+      device_name: byId("device-name").value
+    }, true);
+    say("Passkey added.");
+    await refreshLists();
+  });
+
+  onSubmit("passkey-form", async function () {
+    var email = byId("passkey-email").value.trim();
+    var options = await api("POST", "/passkeys/authenticate/begin", email ? { email: email } : undefined);
+    var credential = await webauthn.startAuthentication({ optionsJSON: withoutKey(options) });
+    var login = await api("POST", "/passkeys/authenticate/complete", {
+      challenge_key: options.challenge_key,
+      credential: credential
+    });
+    await signedIn(login, "a passkey");
+  });
+
+  byId("sign-out").addEventListener("click", function () {
+    run(async function () {
+      await api("POST", "/logout", undefined, true);
+      signedOut("Signed out.");
+    });
+  });
+
+  if (!webauthn || !webauthn.browserSupportsWebAuthn()) say("This browser does not support passkeys.", true);
+  document.body.dataset.state = "signed-out";
+})();
+`

@@ -1,0 +1,129 @@
+import { existsSync, mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { chromium } from "playwright-core"
+import { afterAll, describe, expect, it } from "vitest"
+import { freePort, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
+
+/**
+ * Passkeys for real: Debian's Chromium (never a downloaded browser) drives the demo page of a
+ * real server process, with a CDP virtual authenticator in place of a platform one. The page
+ * registers an account, signs in with the password, adds a passkey, signs out and signs in
+ * with the passkey; a screenshot of the signed-in page is kept under test-results/.
+ *
+ * Without /usr/bin/chromium the suite is skipped, so that `npm test` passes on a bare machine;
+ * CI sets TEST_REQUIRE_CHROMIUM=1 (.ci/run installs chromium), which turns the skip into a failure.
+ */
+
+const CHROMIUM = "/usr/bin/chromium"
+const present = existsSync(CHROMIUM)
+const required = process.env.TEST_REQUIRE_CHROMIUM === "1"
+const screenshot = join(root, "test-results", "passkey-signed-in.png")
+
+const title =
+  present || required
+    ? "passkeys in a real browser (Chromium, CDP virtual authenticator)"
+    : `passkeys in a real browser: skipped, ${CHROMIUM} is missing (apt-get install chromium; TEST_REQUIRE_CHROMIUM=1 makes this a failure)`
+
+afterAll(killAll)
+
+describe.skipIf(!present && !required)(title, () => {
+  it("registers a passkey on the demo page, signs out and signs in with it", { timeout: 90_000 }, async () => {
+    if (!present) throw new Error(`TEST_REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: apt-get install chromium`)
+    const port = await freePort()
+    // The RP ID of local development: the page is opened on localhost, its origin allowed.
+    const server = await startServer(
+      {
+        SERVICE_SECRET_KEY: "browser-test-secret-key-with-32-bytes-or-more",
+        SERVICE_DATABASE_URL: temporaryDatabase(),
+        SERVICE_LOG_LEVEL: "warning",
+        SERVICE_DEMO: "true",
+        SERVICE_PASSKEY_ENABLED: "true",
+        SERVICE_PASSKEY_RP_ID: "localhost",
+        SERVICE_PASSKEY_RP_NAME: "Portcullis demo",
+        SERVICE_PASSKEY_ORIGINS: `http://localhost:${port}`
+      },
+      { port }
+    )
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
+    })
+    try {
+      const context = await browser.newContext()
+      const page = await context.newPage()
+      const failures: Array<string> = []
+      page.on("pageerror", (error) => failures.push(error.message))
+      const cdp = await context.newCDPSession(page)
+      await cdp.send("WebAuthn.enable")
+      const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+        options: {
+          protocol: "ctap2",
+          transport: "internal",
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true
+        }
+      })
+
+      const status = page.locator("#status")
+      const email = `browser-${Date.now()}@example.com`
+      const password = "correct horse battery staple"
+      await page.goto(`http://localhost:${port}/demo`)
+
+      await page.getByLabel("Email", { exact: true }).first().fill(email)
+      await page.locator("#register-password").fill(password)
+      await page.getByRole("button", { name: "Register" }).click()
+      await expect.poll(() => status.textContent()).toContain("Registered")
+
+      await page.locator("#login-password").fill(password)
+      await page.getByRole("button", { name: "Sign in", exact: true }).click()
+      await expect.poll(() => status.textContent()).toBe("Signed in with a password.")
+
+      await page.locator("#device-name").fill("Virtual authenticator")
+      await page.getByRole("button", { name: "Add a passkey" }).click()
+      await expect.poll(() => status.textContent()).toBe("Passkey added.")
+      await expect.poll(() => page.locator("#passkeys").textContent()).toContain("Virtual authenticator")
+      const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId })
+      expect(credentials).toHaveLength(1)
+      expect(credentials[0]?.isResidentCredential).toBe(true)
+
+      await page.getByRole("button", { name: "Sign out" }).click()
+      await expect.poll(() => status.textContent()).toBe("Signed out.")
+      expect(await page.locator("#signed-in").isHidden()).toBe(true)
+
+      // No email: the browser offers the discoverable credential it holds for localhost.
+      await page.getByRole("button", { name: "Sign in with a passkey" }).click()
+      await expect.poll(() => status.textContent()).toBe("Signed in with a passkey.")
+      expect(await page.locator("#who").textContent()).toBe(email)
+      await expect.poll(() => page.locator("#sessions").textContent()).toContain("(this session)")
+      await expect.poll(() => page.locator("#passkeys").textContent()).toContain("last used")
+      const after = await cdp.send("WebAuthn.getCredentials", { authenticatorId })
+      expect(after.credentials[0]?.signCount).toBeGreaterThan(0)
+
+      mkdirSync(join(root, "test-results"), { recursive: true })
+      await page.screenshot({ path: screenshot, fullPage: true })
+      expect(existsSync(screenshot)).toBe(true)
+
+      // Revoking the current session from the list signs the page out.
+      await page
+        .getByRole("button", { name: /^Revoke/ })
+        .first()
+        .click()
+      await expect.poll(() => status.textContent()).toContain("revoked")
+      expect(failures).toEqual([])
+    } finally {
+      await browser.close()
+      await server.stop()
+    }
+  })
+})
