@@ -913,11 +913,13 @@ describe("notYetSupported", () => {
         SERVICE_JWT_PRIVATE_KEY: "pem",
         SERVICE_OAUTH_GOOGLE_CLIENT_ID: "id",
         SERVICE_OAUTH_GOOGLE_CLIENT_SECRET: "secret",
-        SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb"
+        SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb",
+        SERVICE_LOGIN_FIELD: "username"
       })
     )
-    expect(refusedLines).toHaveLength(1)
+    expect(refusedLines).toHaveLength(2)
     expect(refusedLines.join("\n")).toContain("SERVICE_JWT_ALGORITHM")
+    expect(refusedLines.join("\n")).toContain("SERVICE_LOGIN_FIELD")
   })
 
   it("accepts passkeys now that the passkey group is served", () => {
