@@ -16,6 +16,7 @@ import {
   providerEmail,
   type SignInDecision
 } from "../domain/OAuth.js"
+import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { toPublicUser, type User, type UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
@@ -27,6 +28,7 @@ import { type OAuthProviderClient, OAuthProviders, type ProviderTokens } from ".
 import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type ClientInfo, type Principal, Sessions } from "./Sessions.js"
+import { currentSignInMethods } from "./signInMethods.js"
 
 /** What a callback brings: the provider's code, and the state and binding of the flow. */
 export interface Callback extends ReturnedState {
@@ -72,6 +74,7 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
     const sessions = yield* Sessions
     const events = yield* Events
     const policy = yield* AuthPolicy
+    const methodsOf = currentSignInMethods(users, accounts, passkeys)
 
     const providerNamed = (name: string) =>
       Option.match(providers.get(name), {
@@ -256,6 +259,18 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
       if (decision._tag === "NotLinked") return yield* new LinkedAccountNotFoundError()
       if (decision._tag === "LastWayToSignIn") return yield* new LastSignInMethodError()
       if (!(yield* accounts.unlink(user.id, provider))) return yield* new LinkedAccountNotFoundError()
+      if (!canSignIn(yield* methodsOf(user.id))) {
+        const removed = linked.find((account) => account.provider === provider)
+        if (removed !== undefined) {
+          yield* accounts.link(removed).pipe(
+            Effect.catchTags({
+              OAuthAccountAlreadyLinkedError: () => Effect.void,
+              OAuthProviderAlreadyLinkedError: () => Effect.void
+            })
+          )
+        }
+        return yield* new LastSignInMethodError()
+      }
       yield* events.emit(AuthEvent.after_oauth_unlink({ user: toPublicUser(user), provider }))
     })
 

@@ -29,6 +29,7 @@ import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type AuthenticationCredential, type RegistrationCredential, WebAuthn } from "./ports/WebAuthn.js"
 import { type ClientInfo, type Principal, Sessions } from "./Sessions.js"
+import { currentSignInMethods } from "./signInMethods.js"
 
 /** Nobody's id: what an unknown email's credentials are looked up under, so it costs what a known one does. */
 const NOBODY = UserId.make("passkey:nobody")
@@ -48,6 +49,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     const passkeys = yield* PasskeyRepo
     const accounts = yield* OAuthAccountRepo
     const users = yield* UserRepo
+    const methodsOf = currentSignInMethods(users, accounts, passkeys)
     const crypto = yield* Cryptography
     const sessions = yield* Sessions
     const events = yield* Events
@@ -225,16 +227,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       if (decision._tag === "NotFound") return yield* new PasskeyNotFoundError()
       if (decision._tag === "LastWayToSignIn") return yield* new LastSignInMethodError()
       if (!(yield* passkeys.deleteOfUser(user.id, id))) return yield* new PasskeyNotFoundError()
-      // Deletions racing over a user's last passkeys each saw another one left: whichever finds
-      // none left afterwards puts its passkey back and is refused, so one always remains.
-      const left = yield* passkeys.countOf(user.id)
-      if (
-        !canSignIn({
-          hasPassword: Option.isSome(user.hashed_password),
-          linkedProviders: linked.map((a) => a.provider),
-          passkeys: left
-        })
-      ) {
+      if (!canSignIn(yield* methodsOf(user.id))) {
         const restored = owned.find((passkey) => passkey.id === id)
         if (restored !== undefined)
           yield* passkeys.add(restored).pipe(Effect.catchTag("PasskeyCredentialTakenError", () => Effect.void))

@@ -110,6 +110,24 @@ for (const backend of TestApp.backends) {
           })
       )
 
+      it.effect("racing unlinks of an OAuth-only user's two providers never leave it without a way to sign in", () =>
+        Effect.gen(function* () {
+          for (let round = 0; round < 5; round++) {
+            const signedIn = yield* signInThrough("acme", person("race"))
+            expect((yield* through("corp", person("race-corp"), signedIn.access)).status).toBe(200)
+            const replies = yield* Effect.all([unlink("acme", signedIn.access), unlink("corp", signedIn.access)], {
+              concurrency: "unbounded"
+            })
+            const left = yield* accounts(signedIn.access)
+            expect(left.length, `round ${round}`).toBeGreaterThanOrEqual(1)
+            expect(replies.filter((reply) => reply.status === 204).length).toBe(2 - left.length)
+            for (const reply of replies.filter((reply) => reply.status !== 204)) {
+              expectProblem(reply, 400, "LastSignInMethodError")
+            }
+          }
+        })
+      )
+
       it.effect(
         "unlink is refused for the last way to sign in; another provider counts, and so does a password set later",
         () =>
