@@ -38,9 +38,9 @@ const concurrency = 4
  * the measured phase must send at least that many (a CI run sends several times more; with
  * fewer the bound would prove nothing, so the run fails), so such a leak cannot pass; if it is
  * on the JS heap, half that already breaks the heap bound. What grows and is no leak: the
- * memory blacklist keeps each logged-out token until its 15 minutes are over (a few hundred
- * bytes a logout: about 1 MB in a CI run, some 4 MB at most however long the soak), SQLite's
- * page cache fills up, and the allocator keeps some of the pages it used. Seen on a busy
+ * memory blacklist keeps each spent single-use token (OAuth states) until it expires, SQLite's
+ * page cache fills up, and the allocator keeps some of the pages it used. Ended sessions are
+ * kept in the database, not in memory. Seen on a busy
  * 2-core machine: RSS +3 to 13 MB and heap +0.1 to 4.4 MB over 35,000 to 64,000 requests;
  * over ten minutes and 183,000 requests, RSS +15 MB and heap +1.9 MB.
  */
