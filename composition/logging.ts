@@ -1,7 +1,20 @@
 import { Layer, Logger, LogLevel } from "effect"
 import type { LoggingSettings } from "../config/sections/logging.js"
+import { stdoutLines } from "../infrastructure/logging/batchedLines.js"
 
-const loggers = { json: Logger.json, logfmt: Logger.logFmt, pretty: Logger.pretty } as const
+/** A logger whose lines go to standard output in batches (infrastructure/logging/batchedLines.ts). */
+const batched = (format: Logger.Logger<unknown, string>) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.map(format, (line) => stdoutLines().push(line))
+  )
+
+// pretty is for a terminal, where a person reads as it comes: it stays line by line.
+const loggers = {
+  json: batched(Logger.jsonLogger),
+  logfmt: batched(Logger.logfmtLogger),
+  pretty: Logger.pretty
+} as const
 const levels = {
   trace: LogLevel.Trace,
   debug: LogLevel.Debug,

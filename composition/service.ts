@@ -37,5 +37,7 @@ export const service = <S, E, R, A = never, EO = never>(
   http(settings, deployment).pipe(
     HttpServer.withLogAddress,
     Layer.provide(server),
-    Layer.provideMerge(application(settings, deployment, overrides))
+    Layer.provideMerge(application(settings, deployment, overrides)),
+    // Spans cost every request a few allocations and nothing reads them: there is no exporter.
+    Layer.provide(Layer.setTracerEnabled(false))
   )

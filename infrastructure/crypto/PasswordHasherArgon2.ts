@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto"
+import { availableParallelism } from "node:os"
 import * as argon2 from "@node-rs/argon2"
 import * as bcrypt from "@node-rs/bcrypt"
 import { Effect, Layer, Redacted } from "effect"
@@ -22,21 +23,33 @@ const isArgon2 = (hashed: string) => hashed.startsWith("$argon2")
 const isBcrypt = (hashed: string) => /^\$2[abxy]\$/.test(hashed)
 
 /**
+ * How many hashes may run at once: one a core, and always fewer than libuv's thread pool has
+ * threads (UV_THREADPOOL_SIZE, 4 by default). The pool also runs WebCrypto, which signs and
+ * checks every token: were every thread hashing, a flood of sign-ins would queue each /me behind
+ * it. More hashes at once than cores would not finish sooner either.
+ */
+export const hashingSlots = (
+  cores = availableParallelism(),
+  poolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4
+): number => Math.max(1, Math.min(cores, poolSize - 1))
+
+/**
  * Hashes with argon2id and verifies argon2 (any variant and parameters) and bcrypt hashes. The
  * napi functions run on libuv's thread pool, so neither hashing nor verifying blocks the event
- * loop; the pool has UV_THREADPOOL_SIZE threads (4 by default).
+ * loop; at most `slots` of them run at once, the others wait their turn.
  */
-export const make = (parameters: Argon2Parameters) =>
+export const make = (parameters: Argon2Parameters, slots = hashingSlots()) =>
   Effect.gen(function* () {
     const options = { ...parameters, outputLen: OUTPUT_LENGTH }
+    const turn = (yield* Effect.makeSemaphore(slots)).withPermits(1)
     const hash = (password: Redacted.Redacted<string>) =>
-      Effect.promise(() => argon2.hash(Redacted.value(password), options))
+      turn(Effect.promise(() => argon2.hash(Redacted.value(password), options)))
 
     const verify = (hashed: string, password: Redacted.Redacted<string>) => {
       if (isArgon2(hashed))
-        return Effect.promise(() => argon2.verify(hashed, Redacted.value(password)).catch(() => false))
+        return turn(Effect.promise(() => argon2.verify(hashed, Redacted.value(password)).catch(() => false)))
       if (isBcrypt(hashed))
-        return Effect.promise(() => bcrypt.verify(Redacted.value(password), hashed).catch(() => false))
+        return turn(Effect.promise(() => bcrypt.verify(Redacted.value(password), hashed).catch(() => false)))
       return Effect.succeed(false)
     }
 
