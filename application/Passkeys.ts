@@ -49,11 +49,11 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     const passkeys = yield* PasskeyRepo
     const accounts = yield* OAuthAccountRepo
     const users = yield* UserRepo
-    const methodsOf = currentSignInMethods(users, accounts, passkeys)
     const crypto = yield* Cryptography
     const sessions = yield* Sessions
     const events = yield* Events
     const policy = yield* AuthPolicy
+    const methodsOf = currentSignInMethods(users, accounts, passkeys)
 
     const ttl = Duration.seconds(policy.passkeys.passkeyChallengeTtl)
 
