@@ -307,8 +307,9 @@ describe("OAuth callback rate limit", () => {
         expectProblem(yield* callback("google", body), 400, "OAuthError")
         expectProblem(yield* callback("github", body, session.access), 400, "OAuthError")
         expectProblem(yield* callback("acme", body), 400, "OAuthError")
-        const limited = expectProblem(yield* callback("discord", body), 429, "RateLimitedError")
-        expect(limited).toBeDefined()
+        const limited = yield* callback("discord", body)
+        expectProblem(limited, 429, "RateLimitedError")
+        expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0)
         // authorize is not a limited route.
         expect((yield* authorize("google")).status).toBe(200)
       })
