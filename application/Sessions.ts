@@ -172,19 +172,19 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         : Effect.succeed(false)
 
     /**
-     * The user and claims an access token speaks for, or why it is refused. The user and the
-     * session's record are read together.
+     * The user and claims an access token speaks for, or why it is refused. The two reads run one
+     * after the other: every request makes them, and running them side by side costs two fibers
+     * each time for a few hundred microseconds at most on PostgreSQL and nothing on SQLite.
      */
     const authenticate = Effect.fnUntraced(function* (accessToken: string) {
       if (accessToken === "") return yield* new TokenError({ message: "A bearer token is required." })
       const claims = yield* signer.verify(accessToken, "access")
-      const [user, ended] = yield* Effect.all([users.findById(UserId.make(claims.sub)), sessionEnded(claims)], {
-        concurrency: 2
-      })
+      const user = yield* users.findById(UserId.make(claims.sub))
       if (Option.isNone(user) || !user.value.is_active) {
         return yield* new TokenError({ message: "The account is no longer active." })
       }
-      if (ended) return yield* new TokenBlacklistedError({ message: "The token has been revoked." })
+      if (yield* sessionEnded(claims))
+        return yield* new TokenBlacklistedError({ message: "The token has been revoked." })
       return { user: user.value, claims } satisfies Principal
     })
 

@@ -206,7 +206,12 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
     events(settings, deployment),
     oauthProviderClients(settings, deployment),
     crypto(settings, resolveSecretKey(settings)),
-    Layer.succeed(StoreTimeout, Duration.seconds(settings.storage.storeTimeoutSeconds)),
+    Layer.succeed(
+      StoreTimeout,
+      settings.storage.databaseUrl.kind === "postgres"
+        ? Duration.seconds(settings.storage.storeTimeoutSeconds)
+        : Duration.infinity
+    ),
     Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
   )
 }

@@ -3,7 +3,9 @@ import { StoreUnavailableError } from "../application/ports/StoreUnavailableErro
 
 /**
  * How long one call to a store may take (STORE_TIMEOUT_SECONDS): past it the call fails as an
- * unavailable store, so that a hung database answers 503 instead of holding the request.
+ * unavailable store, so that a hung database answers 503 instead of holding the request. Infinite
+ * for a store that runs on the event loop itself (SQLite): no timer can fire while its call runs,
+ * and bounding it would only cost each call two fibers.
  */
 export class StoreTimeout extends Context.Reference<StoreTimeout>()("infrastructure/StoreTimeout", {
   defaultValue: () => Duration.seconds(5)
@@ -18,15 +20,17 @@ export const bounded =
   (store: string) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailableError, R> =>
     Effect.flatMap(StoreTimeout, (timeout) =>
-      Effect.timeoutOption(Effect.disconnect(effect), timeout).pipe(
-        Effect.flatMap(
-          Option.match({
-            onSome: Effect.succeed,
-            onNone: () =>
-              Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
-                Effect.zipRight(Effect.fail(new StoreUnavailableError({ store })))
-              )
-          })
-        )
-      )
+      !Duration.isFinite(timeout)
+        ? effect
+        : Effect.timeoutOption(Effect.disconnect(effect), timeout).pipe(
+            Effect.flatMap(
+              Option.match({
+                onSome: Effect.succeed,
+                onNone: () =>
+                  Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
+                    Effect.zipRight(Effect.fail(new StoreUnavailableError({ store })))
+                  )
+              })
+            )
+          )
     )

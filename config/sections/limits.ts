@@ -27,6 +27,8 @@ export const readLimits = (read: SettingsReader) => ({
   lockoutDurationMinutes: read.setting("LOCKOUT_DURATION_MINUTES", F.int(1, 10_080), 15),
   authRateLimitEnabled: read.setting("AUTH_RATE_LIMIT_ENABLED", F.bool, true),
   authRateLimits: read.setting("AUTH_RATE_LIMITS", bucketLimits, rateLimitBuckets),
+  /** Requests that may wait to hash a password (sign-in, registration) per process; past it, 503. */
+  hashingQueueLimit: read.setting("HASHING_QUEUE_LIMIT", F.int(1, 100_000), 64),
   /** Every request of a client, but the health probes. */
   globalRateLimit: read.optional("GLOBAL_RATE_LIMIT", F.rateLimit)
 })

@@ -5,7 +5,7 @@ import { v7 as uuidv7 } from "uuid"
 import { OAuthAccountRepo } from "../../application/ports/OAuthAccountRepo.js"
 import { OAuthAccountAlreadyLinkedError, OAuthProviderAlreadyLinkedError } from "../../domain/errors.js"
 import { LinkedAccount, LinkedAccountId } from "../../domain/OAuth.js"
-import { SqlInt, SqlMillis } from "./columns.js"
+import { SqlInt, SqlMillis, validated } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 /** An oauth_accounts row: the domain's LinkedAccount with times as epoch milliseconds. */
@@ -25,7 +25,7 @@ export const make = Effect.gen(function* () {
     "id, provider, provider_user_id, user_id, provider_email, access_token, refresh_token, expires_at, created_at"
   )
   const toAccounts = (rows: ReadonlyArray<unknown>) =>
-    Effect.map(decodeAccounts(rows), (decoded) => decoded.map((row) => new LinkedAccount(row)))
+    Effect.map(decodeAccounts(rows), (decoded) => decoded.map((row) => new LinkedAccount(row, validated)))
   const select = (where: Fragment) =>
     sql`SELECT ${columns} FROM oauth_accounts WHERE ${where}`.pipe(Effect.flatMap(toAccounts))
   const one = (where: Fragment) =>

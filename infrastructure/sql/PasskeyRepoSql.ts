@@ -5,7 +5,7 @@ import { PasskeyRepo } from "../../application/ports/PasskeyRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { Passkey, PasskeyCredentialTakenError, SignCount } from "../../domain/Passkey.js"
-import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
+import { SqlBoolean, SqlInt, SqlMillis, validated } from "./columns.js"
 import { boundedCall, isUniqueViolation, unavailable } from "./failures.js"
 
 const Transports = Schema.parseJson(Passkey.fields.transports)
@@ -70,14 +70,14 @@ export const make = Effect.gen(function* () {
         )
         const row = rows[0]
         if (row === undefined) return Option.none()
-        const passkey = new Passkey(row)
+        const passkey = new Passkey(row, validated)
         return Option.map(yield* users.findById(passkey.user_id), (user) => ({ passkey, user }))
       }),
 
     listOf: (userId) =>
       sql`${select} WHERE user_id = ${userId} ${oldestFirst}`.pipe(
         Effect.flatMap(decodePasskeys),
-        Effect.map((rows) => rows.map((row) => new Passkey(row))),
+        Effect.map((rows) => rows.map((row) => new Passkey(row, validated))),
         unavailable
       ),
 

@@ -4,7 +4,7 @@ import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
-import { SqlMillis } from "./columns.js"
+import { SqlMillis, validated } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
 
 const Millis = SqlMillis
@@ -82,24 +82,30 @@ export const make = Effect.gen(function* () {
         Effect.flatMap(decodeTokenWithFamily),
         Effect.map((rows) =>
           Option.map(Option.fromNullable(rows[0]), (row) => ({
-            token: new StoredRefreshToken({
-              digest: row.digest,
-              family_id: row.family_id,
-              issued_at: row.issued_at,
-              expires_at: row.expires_at,
-              rotated_at: row.rotated_at,
-              sealed_successor: row.sealed_successor
-            }),
-            family: new TokenFamily({
-              family_id: row.family_id,
-              user_id: row.user_id,
-              ip_address: row.ip_address,
-              user_agent: row.user_agent,
-              created_at: row.family_created_at,
-              last_used_at: row.family_last_used_at,
-              expires_at: row.family_expires_at,
-              revoked_at: row.family_revoked_at
-            })
+            token: new StoredRefreshToken(
+              {
+                digest: row.digest,
+                family_id: row.family_id,
+                issued_at: row.issued_at,
+                expires_at: row.expires_at,
+                rotated_at: row.rotated_at,
+                sealed_successor: row.sealed_successor
+              },
+              validated
+            ),
+            family: new TokenFamily(
+              {
+                family_id: row.family_id,
+                user_id: row.user_id,
+                ip_address: row.ip_address,
+                user_agent: row.user_agent,
+                created_at: row.family_created_at,
+                last_used_at: row.family_last_used_at,
+                expires_at: row.family_expires_at,
+                revoked_at: row.family_revoked_at
+              },
+              validated
+            )
           }))
         ),
         unavailable
@@ -162,7 +168,7 @@ export const make = Effect.gen(function* () {
         FROM token_families
         WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now.epochMillis}`.pipe(
         Effect.flatMap(decodeFamilies),
-        Effect.map((rows) => rows.map((row) => new TokenFamily(row))),
+        Effect.map((rows) => rows.map((row) => new TokenFamily(row, validated))),
         unavailable
       ),
 

@@ -7,7 +7,7 @@ import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { CustomFieldValues, User, UserId } from "../../domain/User.js"
 import { randomUserId, type UserRepoOptions } from "../users.js"
-import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
+import { SqlBoolean, SqlInt, SqlMillis, validated } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
 
@@ -23,7 +23,7 @@ const UserRow = Schema.Struct({
 })
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
 const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
-  Option.map(Option.fromNullable(rows[0]), (row) => new User(row))
+  Option.map(Option.fromNullable(rows[0]), (row) => new User(row, validated))
 
 /** A boolean parameter: 0/1, which SQLite stores as is and PostgreSQL reads into a BOOLEAN column. */
 const flag = (value: boolean) => (value ? 1 : 0)

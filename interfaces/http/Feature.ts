@@ -12,6 +12,8 @@ export type ApiId = typeof API_ID
 export interface LimitedRoute {
   readonly bucket: RateLimitBucket
   readonly path: string
+  /** It hashes a password for anyone who asks (sign-in, registration): its queue is bounded (HASHING_QUEUE_LIMIT). */
+  readonly hashes?: true
 }
 
 /** What shapes a feature's routes: the settings and the deployment's code. */

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto"
 import {
   Headers,
   HttpApiError,
-  HttpApp,
+  type HttpApp,
   HttpIncomingMessage,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, HashMap, Option } from "effect"
+import { Cause, Effect, Exit, HashMap, Option } from "effect"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { demoPolicy } from "./demo/demo.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
@@ -130,49 +130,50 @@ const notFound = (routes: RouteTable, request: HttpServerRequest.HttpServerReque
  * body, unknown route and defect becomes a problem+json response. Nothing reaches the client as
  * a bare 500; defects are logged with the request id the client sees.
  */
-export const problemResponses =
-  (routes: RouteTable) =>
-  (app: HttpApp.Default): HttpApp.Default =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
+export const problemResponses = (routes: RouteTable) => {
+  const answer = (request: HttpServerRequest.HttpServerRequest) => (cause: Cause.Cause<never>) => {
+    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error: unknown = failure.value
+      if (isErrorKind(error)) return Effect.succeed(respond(problemOf(error)))
+      if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(respond(validationProblem(error)))
+      if (error instanceof HttpServerError.RouteNotFound) return Effect.succeed(respond(notFound(routes, request)))
+    }
+    const defect = Cause.dieOption(cause)
+    if (Option.isSome(defect) && isBodyDecodeFailure(defect.value)) {
+      const tooLarge = String((defect.value.cause as Error | undefined)?.message).includes("maxBytes")
+      return Effect.succeed(respond(tooLarge ? payloadTooLarge : malformedJson))
+    }
+    return Effect.map(unexpected(cause), respond)
+  }
+  return (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       // A streamed body could only be stopped by dropping the connection, so bodies must say
       // their length, and an oversized one is refused before a byte of it is read.
-      if (request.headers["transfer-encoding"] !== undefined) return respond(lengthRequired)
-      if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return respond(payloadTooLarge)
-      if (hasBody(request) && !isJson(request.headers["content-type"])) return respond(unsupportedMediaType)
-      if (pathHasControlCharacter(request.url)) return respond(controlCharacterInPath)
+      if (request.headers["transfer-encoding"] !== undefined) return Effect.succeed(respond(lengthRequired))
+      if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES)
+        return Effect.succeed(respond(payloadTooLarge))
+      if (hasBody(request) && !isJson(request.headers["content-type"])) {
+        return Effect.succeed(respond(unsupportedMediaType))
+      }
+      if (pathHasControlCharacter(request.url)) return Effect.succeed(respond(controlCharacterInPath))
       const json = asJson(request)
-      return yield* Effect.gen(function* () {
-        if (hasBody(json)) {
-          // Read once here (the request caches it for the route's decoding), so that its shape is
-          // judged before anything parses or decodes it.
-          const fault = jsonShapeFault(yield* Effect.orDie(json.text))
-          if (fault !== undefined) return respond(jsonShapeProblems[fault])
-        }
-        return yield* app
-      }).pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, json),
-        HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-        Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-          const failure = Cause.failureOption(cause)
-          if (Option.isSome(failure)) {
-            const error: unknown = failure.value
-            if (isErrorKind(error)) return Effect.succeed(respond(problemOf(error)))
-            if (error instanceof HttpApiError.HttpApiDecodeError)
-              return Effect.succeed(respond(validationProblem(error)))
-            if (error instanceof HttpServerError.RouteNotFound)
-              return Effect.succeed(respond(notFound(routes, request)))
-          }
-          const defect = Cause.dieOption(cause)
-          if (Option.isSome(defect) && isBodyDecodeFailure(defect.value)) {
-            const tooLarge = String((defect.value.cause as Error | undefined)?.message).includes("maxBytes")
-            return Effect.succeed(respond(tooLarge ? payloadTooLarge : malformedJson))
-          }
-          return Effect.map(unexpected(cause), respond)
-        })
-      )
+      // A request without a body (most: GET /me) needs neither the body's checks nor another
+      // request in its context; each would cost a fiber-local change on every request.
+      const checked = hasBody(json)
+        ? Effect.flatMap(Effect.orDie(json.text), (text) => {
+            // Read once here (the request caches it for the route's decoding), so that its shape
+            // is judged before anything parses or decodes it.
+            const fault = jsonShapeFault(text)
+            return fault === undefined ? app : Effect.succeed(respond(jsonShapeProblems[fault]))
+          }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)))
+        : app
+      const served =
+        json === request ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, json)
+      return Effect.catchAllCause(served, answer(request))
     })
+}
 
 export interface HeaderOptions {
   /** Send Strict-Transport-Security: the service is reached over https (PUBLIC_URL). */
@@ -188,35 +189,6 @@ export interface HeaderOptions {
 /** Load balancers call these every few seconds: their lines are debug, not info. */
 const probePaths = new Set(["/healthz", "/readyz"])
 
-/**
- * One access-log line per request: method, path without its query string (a mailed token may
- * ride there), status, duration, client address and user agent; never a header's or a body's
- * secret.
- */
-const accessLog = (proxies: TrustedProxies, app: HttpApp.Default): HttpApp.Default =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const started = yield* Clock.currentTimeMillis
-    const exit = yield* Effect.exit(app)
-    const path = targetPath(request.url)
-    const status = Exit.isSuccess(exit)
-      ? exit.value.status
-      : HttpServerError.causeResponseStripped(exit.cause)[0].status
-    const log = probePaths.has(path) ? Effect.logDebug : Effect.logInfo
-    yield* log("http request").pipe(
-      Effect.annotateLogs({
-        method: request.method,
-        path,
-        status,
-        duration_ms: (yield* Clock.currentTimeMillis) - started,
-        client_address:
-          resolveClientAddress(request.headers, Option.getOrUndefined(request.remoteAddress), proxies) ?? "unknown",
-        user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
-      })
-    )
-    return yield* exit
-  })
-
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
 /** The policy of a path: the docs' and the demo's own, the API's everywhere else. */
 const policyFor = (path: string, options: HeaderOptions) => {
@@ -231,7 +203,13 @@ const docsPolicy =
 
 /**
  * Security headers on every response, a request id the logs and the client share, and one
- * access-log line per request.
+ * access-log line per request: method, path without its query string (a mailed token may ride
+ * there), status, duration, client address and user agent; never a header's or a body's secret.
+ *
+ * The outermost API middleware: every response the service makes, problems, preflights, the
+ * docs and the demo included, comes back through it before it is sent, so the headers are set
+ * on the response itself rather than through a pre-response handler (a fiber-local change on
+ * every request).
  */
 export const responseHeaders = (options: HeaderOptions) => {
   const common: Record<string, string> = {
@@ -241,20 +219,36 @@ export const responseHeaders = (options: HeaderOptions) => {
     "cache-control": "no-store",
     ...(options.hsts ? { "strict-transport-security": "max-age=63072000; includeSubDomains" } : {})
   }
-  // The server has sent the response by the time a serve-level middleware sees it, so headers
-  // go on through a pre-response handler, which also covers responses the server makes itself.
   return (app: HttpApp.Default): HttpApp.Default =>
-    Effect.gen(function* () {
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const requestId = randomUUID()
-      yield* HttpApp.appendPreResponseHandler((request, response) =>
-        Effect.succeed(
-          HttpServerResponse.setHeaders(response, {
-            ...common,
-            "content-security-policy": policyFor(request.url.split("?")[0] ?? "", options),
-            "x-request-id": requestId
-          })
-        )
+      const started = performance.now()
+      const path = targetPath(request.url)
+      const headers = { ...common, "content-security-policy": policyFor(path, options), "x-request-id": requestId }
+      return Effect.exit(app).pipe(
+        Effect.flatMap((exit) => {
+          const status = Exit.isSuccess(exit)
+            ? exit.value.status
+            : HttpServerError.causeResponseStripped(exit.cause)[0].status
+          const log = probePaths.has(path) ? Effect.logDebug : Effect.logInfo
+          const line = log("http request").pipe(
+            Effect.annotateLogs({
+              method: request.method,
+              path,
+              status,
+              duration_ms: Math.round(performance.now() - started),
+              client_address:
+                resolveClientAddress(request.headers, Option.getOrUndefined(request.remoteAddress), options.proxies) ??
+                "unknown",
+              user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
+            })
+          )
+          return Effect.zipRight(
+            line,
+            Exit.isSuccess(exit) ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, headers)) : exit
+          )
+        }),
+        Effect.annotateLogs("request_id", requestId)
       )
-      return yield* accessLog(options.proxies, app).pipe(Effect.annotateLogs("request_id", requestId))
     })
 }

@@ -79,47 +79,60 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
         )
       )
 
+    /** The request with the resolved client address; the same request when the socket already says it. */
+    const withAddress = (request: HttpServerRequest.HttpServerRequest, address: string | undefined) =>
+      address === undefined || Option.getOrUndefined(request.remoteAddress) === address
+        ? request
+        : request.modify({ remoteAddress: address })
+
+    /** The limits a request counts against, its route's bucket first. */
+    const checksOf = (method: string, path: string, client: string) => {
+      const checks: Array<{ readonly key: string; readonly rule: RateLimitRule }> = []
+      const bucket = limits.authRateLimitEnabled ? routeBucket(method, path) : undefined
+      const bucketRule = bucket === undefined ? undefined : bucketRules.get(bucket)
+      if (bucketRule !== undefined) checks.push({ key: `${bucket}:${client}`, rule: bucketRule })
+      if (Option.isSome(globalRule) && !unlimitedPaths.has(path)) {
+        checks.push({ key: `global:${client}`, rule: globalRule.value })
+      }
+      return checks
+    }
+
     return (app: HttpApp.Default): HttpApp.Default =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const address = resolveClientAddress(request.headers, Option.getOrUndefined(request.remoteAddress), proxies)
         const client = address === undefined ? "unknown" : addressBucket(address)
-        const path = routePath(request.url)
-
-        const checks: Array<{ readonly key: string; readonly rule: RateLimitRule }> = []
-        const bucket = limits.authRateLimitEnabled ? routeBucket(request.method, path) : undefined
-        const bucketRule = bucket === undefined ? undefined : bucketRules.get(bucket)
-        if (bucketRule !== undefined) checks.push({ key: `${bucket}:${client}`, rule: bucketRule })
-        if (Option.isSome(globalRule) && !unlimitedPaths.has(path)) {
-          checks.push({ key: `global:${client}`, rule: globalRule.value })
-        }
-
-        // The route's own bucket first: a request it refuses is not counted against the global limit.
-        let tightest: RateLimitDecision | undefined
-        for (const check of checks) {
-          const decision = yield* hit(check.key, check.rule)
-          if (Option.isNone(decision)) continue
-          if (!decision.value.allowed) {
-            return respond(
-              problemOf(
-                new RateLimitedError({
-                  limit: decision.value.limit,
-                  resetSeconds: wholeSeconds(decision.value.resetAfter)
-                })
+        const checks = checksOf(request.method, routePath(request.url), client)
+        const resolved = withAddress(request, address)
+        const inner =
+          resolved === request ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, resolved)
+        // Most requests (GET /me and every other unlimited route) count against nothing: they pay
+        // for no fiber work here.
+        if (checks.length === 0) return inner
+        return Effect.gen(function* () {
+          // The route's own bucket first: a request it refuses is not counted against the global limit.
+          let tightest: RateLimitDecision | undefined
+          for (const check of checks) {
+            const decision = yield* hit(check.key, check.rule)
+            if (Option.isNone(decision)) continue
+            if (!decision.value.allowed) {
+              return respond(
+                problemOf(
+                  new RateLimitedError({
+                    limit: decision.value.limit,
+                    resetSeconds: wholeSeconds(decision.value.resetAfter)
+                  })
+                )
               )
-            )
+            }
+            if (tightest === undefined || decision.value.remaining < tightest.remaining) tightest = decision.value
           }
-          if (tightest === undefined || decision.value.remaining < tightest.remaining) tightest = decision.value
-        }
-
-        const response = yield* address === undefined
-          ? app
-          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ remoteAddress: address }))
-        return tightest === undefined
-          ? response
-          : HttpServerResponse.setHeaders(
-              response,
-              rateLimitHeaders(tightest.limit, tightest.remaining, wholeSeconds(tightest.resetAfter))
-            )
+          const response = yield* inner
+          return tightest === undefined
+            ? response
+            : HttpServerResponse.setHeaders(
+                response,
+                rateLimitHeaders(tightest.limit, tightest.remaining, wholeSeconds(tightest.resetAfter))
+              )
+        })
       })
   })

@@ -9,6 +9,7 @@ import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
 import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
 import type { Feature, FeatureApi, LimitedRoute } from "./Feature.js"
+import { hashingQueue } from "./hashingQueue.js"
 import { health } from "./health.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
 import { rateLimits } from "./rateLimits.js"
@@ -67,19 +68,28 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
     )
   )
   const proxies = { headers: settings.server.trustedProxyHeaders, count: settings.server.trustedProxyCount }
-  return HttpApiBuilder.serve(
-    responseHeaders({
-      hsts: publicUrl.protocol === "https:",
-      docsPath,
-      ...(demo ? { demoPath: DEMO_PATH } : {}),
-      proxies
-    })
-  ).pipe(
+  return HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
-    // Layers build bottom-up and each middleware wraps the ones added before it: this one wraps
-    // problemResponses, so a request is counted before any body check (test/http/rate-limits).
+    // Layers build bottom-up and each middleware wraps the ones added before it. The headers and
+    // the access log wrap everything, so they see every response before it is sent.
+    Layer.provide(
+      HttpApiBuilder.middleware(
+        responseHeaders({
+          hsts: publicUrl.protocol === "https:",
+          docsPath,
+          ...(demo ? { demoPath: DEMO_PATH } : {}),
+          proxies
+        })
+      )
+    ),
+    // A request refused for a full hashing queue is not counted by the rate limits.
+    Layer.provide(
+      HttpApiBuilder.middleware(hashingQueue(authPrefix, served.limits, settings.limits.hashingQueueLimit))
+    ),
+    // This one wraps problemResponses, so a request is counted before any body check
+    // (test/http/rate-limits).
     Layer.provide(HttpApiBuilder.middleware(rateLimits(settings, served.limits))),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routes))),
     // An API middleware, not a serve one: its preflight answers still get the security headers.

@@ -93,8 +93,8 @@ export const auth = feature({
   name: "auth",
   required: "registration and sign-in",
   limits: [
-    { bucket: "login", path: "/login" },
-    { bucket: "register", path: "/register" },
+    { bucket: "login", path: "/login", hashes: true },
+    { bucket: "register", path: "/register", hashes: true },
     { bucket: "refresh", path: "/refresh" }
   ],
   api: ({ settings, deployment }) =>

@@ -1,0 +1,46 @@
+import { type HttpApp, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import type { LimitedRoute } from "./Feature.js"
+import { respond } from "./middleware.js"
+import { problem } from "./problems.js"
+import { routePath } from "./rateLimits.js"
+import { routePattern } from "./routePattern.js"
+
+/** How long a client refused for a full queue is asked to wait, in seconds. */
+const RETRY_AFTER_SECONDS = 1
+
+const queueFull = problem(
+  503,
+  "ServiceUnavailableError",
+  "Service unavailable",
+  "Too many password checks are waiting; try again shortly.",
+  { headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
+)
+
+/**
+ * A bound on the requests waiting to hash a password (HASHING_QUEUE_LIMIT, per process). A flood
+ * of sign-ins would otherwise queue without end, each holding its connection, its body and its
+ * fiber: past the bound a request to a route that hashes answers 503 with Retry-After at once,
+ * before anything counts it (rate limits, failed attempts) or reads its body. The limited routes
+ * a feature marks `hashes` are the ones bounded.
+ */
+export const hashingQueue =
+  (authPrefix: string, routes: ReadonlyArray<LimitedRoute>, limit: number) =>
+  (app: HttpApp.Default): HttpApp.Default => {
+    const patterns = routes
+      .filter((route) => route.hashes === true)
+      .map((route) => routePattern(authPrefix + route.path))
+    if (patterns.length === 0) return app
+    let inFlight = 0
+    const leave = Effect.sync(() => {
+      inFlight--
+    })
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      if (request.method !== "POST") return app
+      const path = routePath(request.url)
+      if (!patterns.some((pattern) => pattern.test(path))) return app
+      if (inFlight >= limit) return Effect.succeed(respond(queueFull))
+      inFlight++
+      return Effect.ensuring(app, leave)
+    })
+  }

@@ -1,0 +1,73 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Redacted, Ref } from "effect"
+import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
+import { expectProblem, login, register, uniqueEmail } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+const wrong = "not the password at all"
+
+/** Verifications wait at a gate the test opens; `entered` counts those that reached it. */
+const gate = Effect.runSync(Deferred.make<void>())
+const entered = Effect.runSync(Ref.make(0))
+
+const GatedHasher = Layer.succeed(
+  PasswordHasher,
+  PasswordHasher.of({
+    hash: (password) => Effect.succeed(`plain$${Redacted.value(password)}`),
+    verify: (hashed, password) =>
+      Ref.update(entered, (n) => n + 1).pipe(
+        Effect.zipRight(Deferred.await(gate)),
+        Effect.as(hashed === `plain$${Redacted.value(password)}`)
+      ),
+    needsRehash: () => false,
+    verifyNothing: () =>
+      Effect.zipRight(
+        Ref.update(entered, (n) => n + 1),
+        Deferred.await(gate)
+      )
+  })
+)
+
+const expectQueueFull = (reply: TestApp.Reply) => {
+  expectProblem(reply, 503, "ServiceUnavailableError")
+  expect(reply.headers.get("retry-after")).toBe("1")
+}
+
+describe("the hashing queue (HASHING_QUEUE_LIMIT)", () => {
+  layer(
+    TestApp.layer(
+      "memory:",
+      { SERVICE_HASHING_QUEUE_LIMIT: "2", SERVICE_MAX_LOGIN_ATTEMPTS: "3" },
+      { overrides: GatedHasher }
+    ),
+    { excludeTestServices: true }
+  )((it) => {
+    it.effect("past the bound, sign-ins and registrations answer 503 with Retry-After, uncounted", () =>
+      Effect.gen(function* () {
+        const email = uniqueEmail()
+        expect((yield* register(email)).status).toBe(202)
+        // Two wrong sign-ins take the queue's two places and wait for their hash.
+        const waiting = yield* Effect.fork(Effect.all([login(email, wrong), login(email, wrong)], { concurrency: 2 }))
+        while ((yield* Ref.get(entered)) < 2) yield* Effect.sleep("5 millis")
+
+        for (let i = 0; i < 3; i++) expectQueueFull(yield* login(email, wrong))
+        expectQueueFull(yield* register(uniqueEmail()))
+        // Routes that hash nothing are not queued.
+        expectProblem(
+          yield* Effect.flatMap(TestApp.TestApp, (app) => app.request("GET", `${app.settings.server.authPrefix}/me`)),
+          401,
+          "TokenError"
+        )
+
+        yield* Deferred.succeed(gate, undefined)
+        for (const reply of yield* Fiber.join(waiting)) expectProblem(reply, 401, "AuthenticationError")
+        // Only the two admitted attempts counted: the third failure reaches the maximum of 3 and is
+        // still a 401, the lock comes after it. Had the five refusals counted, this would be 423.
+        expectProblem(yield* login(email, wrong), 401, "AuthenticationError")
+        expectProblem(yield* login(email, wrong), 423, "AccountLockedError")
+        // The places are given back: a registration is admitted again.
+        expect((yield* register(uniqueEmail())).status).toBe(202)
+      }).pipe(Effect.ensuring(Deferred.succeed(gate, undefined)))
+    )
+  })
+})
