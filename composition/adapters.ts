@@ -12,7 +12,7 @@ import type { JwtAlgorithm } from "../config/sections/tokens.js"
 import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
 import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
 import * as PasswordHasherArgon2 from "../infrastructure/crypto/PasswordHasherArgon2.js"
-import * as TokenSignerJose from "../infrastructure/crypto/TokenSignerJose.js"
+import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
 import * as MailerSmtp from "../infrastructure/mail/MailerSmtp.js"
@@ -161,7 +161,7 @@ const events = (settings: Settings, deployment: Deployment) => {
   return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
 }
 
-const isHmac = (algorithm: JwtAlgorithm): algorithm is TokenSignerJose.HmacAlgorithm => algorithm.startsWith("HS")
+const isHmac = (algorithm: JwtAlgorithm): algorithm is TokenSignerHmac.HmacAlgorithm => algorithm.startsWith("HS")
 
 const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) => {
   const { tokens } = settings
@@ -171,7 +171,7 @@ const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) => {
     CsrfTokensHmac.layer(secretKey),
     // Start-up refuses the asymmetric algorithms this build cannot sign with yet (startup.ts).
     isHmac(tokens.jwtAlgorithm)
-      ? TokenSignerJose.layer({
+      ? TokenSignerHmac.layer({
           algorithm: tokens.jwtAlgorithm,
           secretKey,
           issuer: tokens.jwtIssuer,

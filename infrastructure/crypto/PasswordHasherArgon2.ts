@@ -24,9 +24,9 @@ const isBcrypt = (hashed: string) => /^\$2[abxy]\$/.test(hashed)
 
 /**
  * How many hashes may run at once: one a core, and always fewer than libuv's thread pool has
- * threads (UV_THREADPOOL_SIZE, 4 by default). The pool also runs WebCrypto, which signs and
- * checks every token: were every thread hashing, a flood of sign-ins would queue each /me behind
- * it. More hashes at once than cores would not finish sooner either.
+ * threads (UV_THREADPOOL_SIZE, 4 by default). The pool also resolves host names and runs file
+ * operations: were every thread hashing, a flood of sign-ins would queue those behind it. More
+ * hashes at once than cores would not finish sooner either.
  */
 export const hashingSlots = (
   cores = availableParallelism(),

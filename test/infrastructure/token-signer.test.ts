@@ -1,16 +1,17 @@
+import { createHmac } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Duration, Effect, Option, Redacted, TestClock } from "effect"
-import { CompactSign } from "jose"
+import { CompactSign, compactVerify } from "jose"
 import { TokenError, TokenExpiredError } from "../../domain/errors.js"
 import { type TokenClaims, tokenWindow } from "../../domain/Token.js"
-import * as TokenSignerJose from "../../infrastructure/crypto/TokenSignerJose.js"
+import * as TokenSignerHmac from "../../infrastructure/crypto/TokenSignerHmac.js"
 
 const SECRET = "a-test-secret-key-of-at-least-32-bytes!!"
 const ISSUER = "portcullis-test"
 const LEEWAY = 10
 const START = Date.UTC(2031, 4, 6, 7, 8, 9, 500)
 
-const options = (overrides: Partial<TokenSignerJose.SignerOptions> = {}): TokenSignerJose.SignerOptions => ({
+const options = (overrides: Partial<TokenSignerHmac.SignerOptions> = {}): TokenSignerHmac.SignerOptions => ({
   algorithm: "HS256",
   secretKey: Redacted.make(SECRET),
   issuer: ISSUER,
@@ -51,11 +52,11 @@ const signRaw = (payload: unknown, alg = "HS256", secret = SECRET) =>
 
 const refusal = <A, E>(effect: Effect.Effect<A, E>) => Effect.flip(effect)
 
-describe("TokenSignerJose", () => {
+describe("TokenSignerHmac", () => {
   it.effect("sign then verify answers the claims, with the issuer stamped and the defaults filled", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const { sub, jti, iat, exp } = yield* claimsNow()
       // A purpose outside sessions, so that no family is needed and its default shows.
       const claims: TokenClaims = { sub, jti, iat, exp, type: "verify_email" }
@@ -72,7 +73,7 @@ describe("TokenSignerJose", () => {
   it.effect("keeps roles, extra and family_id, and stamps the audience when one is configured", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options({ audience: Option.some("portcullis-api") }))
+      const signer = yield* TokenSignerHmac.make(options({ audience: Option.some("portcullis-api") }))
       const claims = yield* claimsNow({
         type: "refresh",
         roles: ["admin", "auditor"],
@@ -87,7 +88,7 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a token presented for another purpose", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const token = yield* signer.sign(yield* claimsNow({ type: "password_reset" }))
       const error = yield* refusal(signer.verify(token, "access"))
       expect(error).toBeInstanceOf(TokenError)
@@ -98,7 +99,7 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a token whose payload was altered", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const token = yield* signer.sign(yield* claimsNow())
       const { header, payload, signature } = parts(token)
       const forged = base64url({ ...decodePart(payload), sub: "someone-else", roles: ["admin"] })
@@ -109,7 +110,7 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a token whose signature was altered", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const token = yield* signer.sign(yield* claimsNow())
       const { header, payload, signature } = parts(token)
       const bytes = Buffer.from(signature, "base64url")
@@ -124,8 +125,8 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a token signed with another secret", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
-      const other = yield* TokenSignerJose.make(options({ secretKey: Redacted.make(`${SECRET}-rotated`) }))
+      const signer = yield* TokenSignerHmac.make(options())
+      const other = yield* TokenSignerHmac.make(options({ secretKey: Redacted.make(`${SECRET}-rotated`) }))
       const token = yield* other.sign(yield* claimsNow())
       expect(yield* other.verify(token, "access")).toMatchObject({ sub: "user-42" })
       expect(yield* refusal(signer.verify(token, "access"))).toBeInstanceOf(TokenError)
@@ -135,8 +136,8 @@ describe("TokenSignerJose", () => {
   it.effect("pins the algorithm: an HS512 token with the same secret is refused by an HS256 signer", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const hs256 = yield* TokenSignerJose.make(options())
-      const hs512 = yield* TokenSignerJose.make(options({ algorithm: "HS512" }))
+      const hs256 = yield* TokenSignerHmac.make(options())
+      const hs512 = yield* TokenSignerHmac.make(options({ algorithm: "HS512" }))
       const token = yield* hs512.sign(yield* claimsNow())
       expect(decodePart(parts(token).header)).toMatchObject({ alg: "HS512" })
       expect(yield* hs512.verify(token, "access")).toMatchObject({ sub: "user-42" })
@@ -149,7 +150,7 @@ describe("TokenSignerJose", () => {
   it.effect("refuses an unsigned token (alg none)", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const claims = { ...(yield* claimsNow()), iss: ISSUER }
       const unsigned = `${base64url({ alg: "none", typ: "JWT" })}.${base64url(claims)}.`
       expect(yield* refusal(signer.verify(unsigned, "access"))).toBeInstanceOf(TokenError)
@@ -160,7 +161,7 @@ describe("TokenSignerJose", () => {
 
   it.effect("refuses strings that are not compact JWS", () =>
     Effect.gen(function* () {
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       for (const token of ["", "not-a-token", "a.b", "a.b.c", "..", "a.b.c.d"]) {
         expect(yield* refusal(signer.verify(token, "access")), token).toBeInstanceOf(TokenError)
       }
@@ -170,7 +171,7 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a correctly signed payload that lacks required claims or has the wrong types", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const complete = { ...(yield* claimsNow()), iss: ISSUER }
       expect(yield* signer.verify(yield* signRaw(complete), "access")).toMatchObject({ sub: "user-42" })
 
@@ -199,11 +200,11 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a token signed with the right key for another issuer or without the expected audience", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options({ audience: Option.some("portcullis-api") }))
-      const otherIssuer = yield* TokenSignerJose.make(
+      const signer = yield* TokenSignerHmac.make(options({ audience: Option.some("portcullis-api") }))
+      const otherIssuer = yield* TokenSignerHmac.make(
         options({ issuer: "elsewhere", audience: Option.some("portcullis-api") })
       )
-      const noAudience = yield* TokenSignerJose.make(options())
+      const noAudience = yield* TokenSignerHmac.make(options())
       const claims = yield* claimsNow()
       expect(yield* refusal(signer.verify(yield* otherIssuer.sign(claims), "access"))).toBeInstanceOf(TokenError)
       expect(yield* refusal(signer.verify(yield* noAudience.sign(claims), "access"))).toBeInstanceOf(TokenError)
@@ -213,7 +214,7 @@ describe("TokenSignerJose", () => {
   it.effect("reads the Effect clock: valid until exp + leeway - 1 s, expired from exp + leeway", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const claims = yield* claimsNow()
       expect(claims.exp - claims.iat).toBe(60)
       const token = yield* signer.sign(claims)
@@ -232,12 +233,67 @@ describe("TokenSignerJose", () => {
   it.effect("refuses a token issued further in the future than the leeway", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
-      const signer = yield* TokenSignerJose.make(options())
+      const signer = yield* TokenSignerHmac.make(options())
       const now = yield* claimsNow()
       const early = yield* signer.sign({ ...now, iat: now.iat + LEEWAY + 1, exp: now.exp + LEEWAY + 1 })
       expect(yield* refusal(signer.verify(early, "access"))).toBeInstanceOf(TokenError)
       const slightlyEarly = yield* signer.sign({ ...now, iat: now.iat + LEEWAY - 1 })
       expect(yield* signer.verify(slightlyEarly, "access")).toMatchObject({ jti: "jti-42" })
+    })
+  )
+
+  it.effect("interoperates with jose: its tokens verify here, and ours verify there", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(START)
+      const signer = yield* TokenSignerHmac.make(options())
+      const claims = yield* claimsNow()
+      const byJose = yield* signRaw({ ...claims, iss: ISSUER })
+      expect(yield* signer.verify(byJose, "access")).toMatchObject({ sub: "user-42", jti: "jti-42" })
+      const ours = yield* signer.sign(claims)
+      const checked = yield* Effect.promise(() =>
+        compactVerify(ours, encoder.encode(SECRET), { algorithms: ["HS256"] })
+      )
+      expect(JSON.parse(new TextDecoder().decode(checked.payload))).toMatchObject({ sub: "user-42", iss: ISSUER })
+    })
+  )
+
+  it.effect("accepts only its own header and the canonical spelling of the signature", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(START)
+      const signer = yield* TokenSignerHmac.make(options())
+      const claims = { ...(yield* claimsNow()), iss: ISSUER }
+      const token = yield* signer.sign(yield* claimsNow())
+      const { payload, signature } = parts(token)
+      /** A token with `header`, correctly signed with the test secret. */
+      const withHeader = (header: Record<string, unknown>) =>
+        Effect.sync(() => {
+          const input = `${base64url(header)}.${base64url(claims)}`
+          return `${input}.${createHmac("sha256", SECRET).update(input).digest("base64url")}`
+        })
+      expect(yield* signer.verify(yield* withHeader({ alg: "HS256", typ: "JWT" }), "access")).toMatchObject({
+        jti: "jti-42"
+      })
+      for (const header of [
+        { alg: "HS256" },
+        { typ: "JWT", alg: "HS256" },
+        { alg: "HS256", typ: "at+jwt" },
+        { alg: "HS256", typ: "JWT", kid: "other" },
+        { alg: "HS256", typ: "JWT", crit: ["exp"], exp: 1 }
+      ]) {
+        expect(yield* refusal(signer.verify(yield* withHeader(header), "access"))).toBeInstanceOf(TokenError)
+      }
+      for (const variant of [
+        `${token}=`,
+        `${token}.`,
+        `${token} `,
+        `${parts(token).header}.${payload}.${signature.slice(0, -1)}`,
+        `${parts(token).header}.${payload}.${signature}*`,
+        `${parts(token).header}.${payload}`,
+        `${parts(token).header}..${signature}`
+      ]) {
+        expect(yield* refusal(signer.verify(variant, "access"))).toBeInstanceOf(TokenError)
+      }
+      expect(yield* signer.verify(token, "access")).toMatchObject({ jti: "jti-42" })
     })
   )
 })
