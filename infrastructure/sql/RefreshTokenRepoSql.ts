@@ -121,7 +121,8 @@ export const make = Effect.gen(function* () {
           const claimed = yield* sql`UPDATE refresh_tokens
               SET rotated_at = ${now.epochMillis}, sealed_successor = ${nullable(sealedSuccessor)}
               WHERE digest = ${presented} AND rotated_at IS NULL
-                AND family_id IN (SELECT family_id FROM token_families WHERE revoked_at IS NULL)
+                AND EXISTS (SELECT 1 FROM token_families f
+                  WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
               RETURNING family_id`
           const family = claimed[0]?.family_id
           if (family === undefined) return false
