@@ -1,6 +1,7 @@
 import { Layer, Logger, LogLevel } from "effect"
 import type { LoggingSettings } from "../config/sections/logging.js"
 import { stdoutLines } from "../infrastructure/logging/batchedLines.js"
+import * as FlatLines from "../infrastructure/logging/flatLines.js"
 
 /** A logger whose lines go to standard output in batches (infrastructure/logging/batchedLines.ts). */
 const batched = (format: Logger.Logger<unknown, string>) =>
@@ -11,8 +12,8 @@ const batched = (format: Logger.Logger<unknown, string>) =>
 
 // pretty is for a terminal, where a person reads as it comes: it stays line by line.
 const loggers = {
-  json: batched(Logger.jsonLogger),
-  logfmt: batched(Logger.logfmtLogger),
+  json: batched(FlatLines.json),
+  logfmt: batched(FlatLines.logfmt),
   pretty: Logger.pretty
 } as const
 const levels = {

@@ -1,23 +1,15 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, HashMap, Layer, Logger, LogLevel } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import * as FlatLines from "../../infrastructure/logging/flatLines.js"
 import { call, login, password, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
-interface Line {
-  readonly level: string
-  readonly message: string
-  readonly annotations: Record<string, unknown>
-}
-
-const lines: Array<Line> = []
+/** Each line as the json and logfmt formats write it. */
+const lines: Array<FlatLines.FlatRecord> = []
 const capture = Logger.replace(
   Logger.defaultLogger,
-  Logger.make(({ logLevel, message, annotations }) => {
-    lines.push({
-      level: logLevel.label,
-      message: (Array.isArray(message) ? message : [message]).map(String).join(" "),
-      annotations: Object.fromEntries(HashMap.toEntries(annotations))
-    })
+  Logger.make((options) => {
+    lines.push(FlatLines.flatRecord(options))
   })
 )
 
@@ -42,17 +34,17 @@ describe("the access log", () => {
           const email = uniqueEmail()
           yield* call("POST", "/register", { json: { email, password } })
           yield* login(email, password)
-          const requests = lines.filter((line) => line.message === "http request")
+          const requests = lines.filter((line) => line.msg === "http request")
           expect(requests).toHaveLength(3)
-          expect(requests[0]?.annotations).toMatchObject({
+          expect(requests[0]).toMatchObject({
             method: "GET",
             path: "/verify-email",
             status: 404,
             client_address: "203.0.113.5"
           })
-          expect(typeof requests[0]?.annotations.duration_ms).toBe("number")
-          expect(requests[0]?.annotations.request_id).toMatch(/^[0-9a-f-]{36}$/)
-          expect(requests[2]?.annotations).toMatchObject({ method: "POST", path: "/api/v1/auth/login", status: 200 })
+          expect(typeof requests[0]?.duration_ms).toBe("number")
+          expect(requests[0]?.request_id).toMatch(/^[0-9a-f-]{36}$/)
+          expect(requests[2]).toMatchObject({ method: "POST", path: "/api/v1/auth/login", status: 200 })
           const all = JSON.stringify(lines)
           expect(all).not.toContain("mailed-secret-token")
           expect(all).not.toContain("token=")
@@ -66,8 +58,8 @@ describe("the access log", () => {
         lines.length = 0
         yield* app.request("GET", "/healthz")
         yield* app.request("GET", "/readyz")
-        const probes = lines.filter((line) => line.message === "http request")
-        expect(probes.map((line) => line.level)).toEqual(["DEBUG", "DEBUG"])
+        const probes = lines.filter((line) => line.msg === "http request")
+        expect(probes.map((line) => line.level)).toEqual(["debug", "debug"])
       })
     )
   })
