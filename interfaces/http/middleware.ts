@@ -206,6 +206,10 @@ const docsPolicy =
  * access-log line per request: method, path without its query string (a mailed token may ride
  * there), status, duration, client address and user agent; never a header's or a body's secret.
  *
+ * The client address is resolved here, once (trusted proxy headers, else the socket), and
+ * becomes the request's `remoteAddress` for everything inside: the rate limits' buckets, the IP a
+ * session records.
+ *
  * The outermost API middleware: every response the service makes, problems, preflights, the
  * docs and the demo included, comes back through it before it is sent, so the headers are set
  * on the response itself rather than through a pre-response handler (a fiber-local change on
@@ -225,7 +229,13 @@ export const responseHeaders = (options: HeaderOptions) => {
       const started = performance.now()
       const path = targetPath(request.url)
       const headers = { ...common, "content-security-policy": policyFor(path, options), "x-request-id": requestId }
-      return Effect.exit(app).pipe(
+      const socket = Option.getOrUndefined(request.remoteAddress)
+      const address = resolveClientAddress(request.headers, socket, options.proxies)
+      const served =
+        address === undefined || address === socket
+          ? app
+          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ remoteAddress: address }))
+      return Effect.exit(served).pipe(
         Effect.flatMap((exit) => {
           const status = Exit.isSuccess(exit)
             ? exit.value.status
@@ -238,9 +248,7 @@ export const responseHeaders = (options: HeaderOptions) => {
             path,
             status,
             duration_ms: Math.round(performance.now() - started),
-            client_address:
-              resolveClientAddress(request.headers, Option.getOrUndefined(request.remoteAddress), options.proxies) ??
-              "unknown",
+            client_address: address ?? "unknown",
             user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
           })
           return Effect.zipRight(

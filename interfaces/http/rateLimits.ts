@@ -5,7 +5,7 @@ import type { RateLimit } from "../../config/forms.js"
 import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { RateLimitedError, wholeSeconds } from "../../domain/errors.js"
-import { addressBucket, resolveClientAddress } from "./clientAddress.js"
+import { addressBucket } from "./clientAddress.js"
 import type { LimitedRoute } from "./Feature.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
@@ -48,12 +48,11 @@ const ruleOf = (limit: RateLimit): RateLimitRule => ({
 })
 
 /**
- * Client address and rate limits, ahead of everything else a request meets, body checks and
- * decoding included: every request to a limited route counts, valid or not, until the limit.
+ * Rate limits, ahead of everything else a request meets but the response headers, body checks
+ * and decoding included: every request to a limited route counts, valid or not, until the limit.
  *
- * The client address is resolved once (trusted proxy headers, else the socket) and becomes the
- * request's `remoteAddress` for everything downstream, such as the IP a session records. Each
- * request to a limited route of a served feature counts against (bucket, client), IPv6 clients
+ * The client is the request's `remoteAddress`, which the outermost middleware resolved (trusted
+ * proxy headers, else the socket). Each request to a limited route of a served feature counts against (bucket, client), IPv6 clients
  * by their /64, and with GLOBAL_RATE_LIMIT every request counts against (global, client) too. A
  * refused request is not counted and answers 429; an allowed one carries the RateLimit-* headers
  * of its tightest limit. A rate limiter that fails lets the request through, with a warning
@@ -62,7 +61,6 @@ const ruleOf = (limit: RateLimit): RateLimitRule => ({
 export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRoute>) =>
   Effect.map(RateLimiter, (limiter) => {
     const { server, limits } = settings
-    const proxies = { headers: server.trustedProxyHeaders, count: server.trustedProxyCount }
     const routeBucket = bucketOf(server.authPrefix, routes)
     const globalRule = Option.map(limits.globalRateLimit, ruleOf)
     const bucketRules = new Map<RateLimitBucket, RateLimitRule>()
@@ -79,12 +77,6 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
         )
       )
 
-    /** The request with the resolved client address; the same request when the socket already says it. */
-    const withAddress = (request: HttpServerRequest.HttpServerRequest, address: string | undefined) =>
-      address === undefined || Option.getOrUndefined(request.remoteAddress) === address
-        ? request
-        : request.modify({ remoteAddress: address })
-
     /** The limits a request counts against, its route's bucket first. */
     const checksOf = (method: string, path: string, client: string) => {
       const checks: Array<{ readonly key: string; readonly rule: RateLimitRule }> = []
@@ -99,15 +91,13 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
 
     return (app: HttpApp.Default): HttpApp.Default =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const address = resolveClientAddress(request.headers, Option.getOrUndefined(request.remoteAddress), proxies)
+        // The address the outermost middleware resolved (responseHeaders in middleware.ts).
+        const address = Option.getOrUndefined(request.remoteAddress)
         const client = address === undefined ? "unknown" : addressBucket(address)
         const checks = checksOf(request.method, routePath(request.url), client)
-        const resolved = withAddress(request, address)
-        const inner =
-          resolved === request ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, resolved)
         // Most requests (GET /me and every other unlimited route) count against nothing: they pay
         // for no fiber work here.
-        if (checks.length === 0) return inner
+        if (checks.length === 0) return app
         return Effect.gen(function* () {
           // The route's own bucket first: a request it refuses is not counted against the global limit.
           let tightest: RateLimitDecision | undefined
@@ -126,7 +116,7 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
             }
             if (tightest === undefined || decision.value.remaining < tightest.remaining) tightest = decision.value
           }
-          const response = yield* inner
+          const response = yield* app
           return tightest === undefined
             ? response
             : HttpServerResponse.setHeaders(
