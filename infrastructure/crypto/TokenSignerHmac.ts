@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
 import { DateTime, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
 import { TokenError } from "../../domain/errors.js"
@@ -32,7 +32,7 @@ const base64url = (text: string) => Buffer.from(text).toString("base64url")
  */
 export const make = (options: SignerOptions) =>
   Effect.sync(() => {
-    const key = Buffer.from(Redacted.value(options.secretKey))
+    const key = createSecretKey(Buffer.from(Redacted.value(options.secretKey)))
     const hash = hashOf[options.algorithm]
     const header = base64url(JSON.stringify({ alg: options.algorithm, typ: "JWT" }))
     const mac = (signingInput: string) => createHmac(hash, key).update(signingInput).digest()
