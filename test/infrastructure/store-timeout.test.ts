@@ -25,4 +25,15 @@ describe("a store call that does not answer", () => {
       expect(Exit.isFailure(yield* Fiber.await(call))).toBe(true)
     })
   )
+
+  it.effect("is not bounded when the timeout is infinite (SQLite, whose calls run on the event loop)", () =>
+    Effect.gen(function* () {
+      const call = yield* Effect.fork(
+        unavailable(Effect.never).pipe(Effect.provideService(StoreTimeout, Duration.infinity))
+      )
+      yield* TestClock.adjust("1 hour")
+      expect(yield* Fiber.poll(call)).toEqual(expect.objectContaining({ _tag: "None" }))
+      yield* Fiber.interrupt(call)
+    })
+  )
 })
