@@ -34,7 +34,9 @@ export const readStorage = (read: SettingsReader) => ({
     .pipe(Option.map((value) => Redacted.make(value.href))),
   userIdType: read.setting("USER_ID_TYPE", F.oneOf("uuid", "integer", "string"), "uuid"),
   /** How long one call to the database or Redis may take before the request answers 503. */
-  storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5)
+  storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5),
+  /** Audit events older than this many days are deleted (at start, then hourly while serving). */
+  auditRetentionDays: read.setting("AUDIT_RETENTION_DAYS", F.int(1, 36500), 90)
 })
 
 export type StorageSettings = ReturnType<typeof readStorage>
