@@ -58,8 +58,7 @@ const typesOf = (admin: Session, userId: string) =>
   Effect.map(pageOf(admin, { user_id: userId }), (page) => page.events.map((entry) => entry.type))
 
 const familyOf = (token: string) =>
-  (JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { family_id: string })
-    .family_id
+  (JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { family_id: string }).family_id
 
 for (const backend of TestApp.backends) {
   describe(`audit log through the API (${backend.name})`, () => {
@@ -192,7 +191,11 @@ for (const backend of TestApp.backends) {
             expect(reset.status).toBe(200)
 
             const entries = (yield* pageOf(admin, { user_id: user.userId })).events
-            expect(entries.map((entry) => entry.type)).toEqual(["password.reset", "email.verified", "sign_in.succeeded"])
+            expect(entries.map((entry) => entry.type)).toEqual([
+              "password.reset",
+              "email.verified",
+              "sign_in.succeeded"
+            ])
             expect(entries[0]).toMatchObject({
               actor: { kind: "user", id: user.id },
               user_agent: "audit-test/1.0",
