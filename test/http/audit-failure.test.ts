@@ -68,7 +68,13 @@ describe("when the audit log cannot record what grants", () => {
         expectProblem(yield* login(user.email), 503, "ServiceUnavailableError")
         outage.on = false
         expect(((yield* me(user.access)).body as { roles: Array<string> }).roles).toEqual([])
-      }).pipe(Effect.ensuring(Effect.sync(() => void (outage.on = false))))
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            outage.on = false
+          })
+        )
+      )
     )
   })
 })
