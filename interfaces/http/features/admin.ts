@@ -84,7 +84,7 @@ const AuditParams = Schema.Struct({
   cursor: Schema.optional(AuditCursor)
 })
 
-/** Roles and permissions, for superusers. */
+/** Roles, permissions and the audit log, for superusers. */
 export const admin = feature({
   name: "admin",
   limits: [],
