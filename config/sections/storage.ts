@@ -49,6 +49,10 @@ export const readStorage = (read: SettingsReader) => ({
   /** How long one call to the database or Redis may take before the request answers 503. */
   storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5, {
     doc: "How long one PostgreSQL or Redis call may take before the request answers 503. SQLite calls run on the event loop, where no timer can cut them short, so they are not bounded."
+  }),
+  /** Audit events older than this many days are deleted (at start, then hourly while serving). */
+  auditRetentionDays: read.setting("AUDIT_RETENTION_DAYS", F.int(1, 36500), 90, {
+    doc: "Audit events older than this many days are deleted, at start and then every hour while serving."
   })
 })
 
