@@ -32,7 +32,11 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     trustedProxyCount: read.setting("TRUSTED_PROXY_COUNT", F.int(1, 32), 1),
     corsOrigins: read.setting("CORS_ORIGINS", F.list(F.origin), []),
     /** Serve the demo page at /demo: a try-out, not for production. */
-    demo: read.setting("DEMO", F.bool, false)
+    demo: read.setting("DEMO", F.bool, false),
+    /** Serve /verify-email and /reset-password, the pages the mailed links open. */
+    hostedPages: read.setting("HOSTED_PAGES", F.bool, true),
+    /** The name mails and hosted pages give the service. */
+    productName: read.setting("PRODUCT_NAME", F.line, "Portcullis")
   }
 }
 
