@@ -29,7 +29,7 @@ const frame = (purpose: MailPurpose, title: string, options: PageOptions, body: 
 <body data-page="${purpose}">
 <main>
   <p class="product">${escapeHtml(options.product)}</p>
-  <h1 id="heading" tabindex="-1">${escapeHtml(title)}</h1>
+  <h1>${escapeHtml(title)}</h1>
   <noscript><p>This page needs JavaScript to finish. Turn it on and open the link from the mail again.</p></noscript>
 ${body}
   <div id="result" role="status" aria-live="polite" tabindex="-1">

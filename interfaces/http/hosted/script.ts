@@ -31,7 +31,7 @@ export const pageScript = `"use strict";
     show("success", detail);
   }
 
-  async function confirm(body) {
+  async function complete(body) {
     var response;
     try {
       response = await fetch(endpoint, {
@@ -55,7 +55,7 @@ export const pageScript = `"use strict";
 
   var submit = {
     "verify-email": async function () {
-      var answer = await confirm({ token: token });
+      var answer = await complete({ token: token });
       if (answer.ok) return finished("Your email address is confirmed. You can close this page.");
       show("error", answer.detail);
     },
@@ -68,7 +68,7 @@ export const pageScript = `"use strict";
         repeat.setAttribute("aria-invalid", "true");
         return show("error", "The two passwords differ. Type the same new password twice.");
       }
-      var answer = await confirm({ token: token, new_password: password.value });
+      var answer = await complete({ token: token, new_password: password.value });
       if (answer.ok) {
         password.value = "";
         repeat.value = "";
