@@ -52,6 +52,14 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     /** Serve the demo page at /demo: a try-out, not for production. */
     demo: read.setting("DEMO", F.bool, false, {
       doc: "Serve the demo page at `/demo`: for trying the service out, not for production."
+    }),
+    /** Serve /verify-email and /reset-password, the pages the mailed links open. */
+    hostedPages: read.setting("HOSTED_PAGES", F.bool, true, {
+      doc: "Serve the pages the mailed links open, `/verify-email` and `/reset-password`; `false` for a deployment with its own front end at PUBLIC_URL."
+    }),
+    /** The name mails and hosted pages give the service. */
+    productName: read.setting("PRODUCT_NAME", F.line, "Portcullis", {
+      doc: "The name mails and hosted pages give the service."
     })
   }
 }

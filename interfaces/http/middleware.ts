@@ -11,6 +11,7 @@ import {
 import { Cause, Effect, Exit, HashMap, Option } from "effect"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { demoPolicy } from "./demo/demo.js"
+import { hostedPolicy } from "./hosted/hosted.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import {
   type JsonShapeFault,
@@ -182,6 +183,8 @@ export interface HeaderOptions {
   readonly docsPath: string
   /** The demo page and its files (SERVICE_DEMO), whose scripts and styles come from the service itself. */
   readonly demoPath?: string
+  /** The hosted pages and their files (HOSTED_PAGES), likewise. */
+  readonly hostedPaths?: ReadonlyArray<string>
   /** Who may say who the client is, for the access log's client address. */
   readonly proxies: TrustedProxies
 }
@@ -190,9 +193,10 @@ export interface HeaderOptions {
 const probePaths = new Set(["/healthz", "/readyz"])
 
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
-/** The policy of a path: the docs' and the demo's own, the API's everywhere else. */
+/** The policy of a path: the docs', the demo's and the hosted pages' own, the API's everywhere else. */
 const policyFor = (path: string, options: HeaderOptions) => {
   if (path === options.docsPath) return docsPolicy
+  if (options.hostedPaths?.includes(path)) return hostedPolicy
   const demo = options.demoPath
   if (demo !== undefined && (path === demo || path.startsWith(`${demo}/`))) return demoPolicy
   return apiPolicy

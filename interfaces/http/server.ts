@@ -12,6 +12,7 @@ import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
 import type { Feature, FeatureApi, LimitedRoute } from "./Feature.js"
 import { hashingQueue } from "./hashingQueue.js"
 import { health } from "./health.js"
+import { hostedLayer, hostedPaths, noHostedPages } from "./hosted/hosted.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
 import { rateLimits } from "./rateLimits.js"
 import { routeTable } from "./routes.js"
@@ -54,8 +55,13 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
   const { authPrefix, publicUrl, corsOrigins } = settings.server
   const docsPath = `${authPrefix}/docs`
   const openApiPath = `${authPrefix}/openapi.json`
-  const { demo } = settings.server
-  const routes = routeTable(api, [docsPath, openApiPath, ...(demo ? demoPaths : [])])
+  const { demo, hostedPages, productName } = settings.server
+  const routes = routeTable(api, [
+    docsPath,
+    openApiPath,
+    ...(demo ? demoPaths : []),
+    ...(hostedPages ? hostedPaths : [])
+  ])
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
@@ -72,6 +78,11 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
   return HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
+    Layer.provide(
+      hostedPages
+        ? hostedLayer({ authPrefix, product: productName, passwordMinLength: settings.accounts.passwordMinLength })
+        : noHostedPages
+    ),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
     // Layers build bottom-up and each middleware wraps the ones added before it. The headers and
     // the access log wrap everything, so they see every response before it is sent.
@@ -81,6 +92,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
           hsts: publicUrl.protocol === "https:",
           docsPath,
           ...(demo ? { demoPath: DEMO_PATH } : {}),
+          ...(hostedPages ? { hostedPaths } : {}),
           proxies
         })
       )
