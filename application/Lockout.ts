@@ -1,6 +1,7 @@
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Metric, Option } from "effect"
 import { AccountLockedError, wholeSeconds } from "../domain/errors.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { lockouts } from "./metrics.js"
 import { AttemptCounter, type LockoutRule } from "./ports/AttemptCounter.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 
@@ -64,7 +65,8 @@ export class Lockout extends Effect.Service<Lockout>()("app/Lockout", {
                   identifier,
                   failures: attempt.value.attempts,
                   locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
-                })
+                }),
+                Effect.zipRight(Metric.increment(lockouts))
               )
             : Effect.void
         )

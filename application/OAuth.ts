@@ -20,6 +20,7 @@ import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { toPublicUser, type User, type UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { countedSignIn } from "./metrics.js"
 import { type Flow, OAuthStates, type ReturnedState } from "./OAuthStates.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -211,7 +212,7 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
       const pair = yield* sessions.start(user, client).pipe(Effect.catchTag("UserNotFoundError", () => refused))
       yield* events.emit(AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("oauth"))
 
     /**
      * The link callback (spec rules 4 and 5): the state must have been issued to the caller. No

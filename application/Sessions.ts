@@ -1,10 +1,11 @@
-import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { DateTime, Duration, Effect, Metric, Option, Schema } from "effect"
 import { AuthEvent } from "../domain/Events.js"
 import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
 import { decideRefresh, FamilyId, StoredRefreshToken, sessionList, TokenFamily } from "../domain/Session.js"
 import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { refreshReuseDetections } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
@@ -125,6 +126,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
               Effect.annotateLogs({ family_id: familyId })
             )
+            yield* Metric.increment(refreshReuseDetections)
             yield* families.revokeFamily(familyId, now)
             return yield* new TokenBlacklistedError({ message: "Refresh token reuse detected; the session has ended." })
           }

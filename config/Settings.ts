@@ -6,6 +6,7 @@ import { readLimits } from "./sections/limits.js"
 import { readLogging } from "./sections/logging.js"
 import { readMail } from "./sections/mail.js"
 import { readOAuth } from "./sections/oauth.js"
+import { readObservability } from "./sections/observability.js"
 import { readPasskeys } from "./sections/passkeys.js"
 import { readServer } from "./sections/server.js"
 import { readStorage } from "./sections/storage.js"
@@ -26,6 +27,7 @@ export interface Settings {
   readonly oauth: ReturnType<typeof readOAuth>
   readonly passkeys: ReturnType<typeof readPasskeys>
   readonly logging: ReturnType<typeof readLogging>
+  readonly observability: ReturnType<typeof readObservability>
 }
 
 export interface ResolvedSettings {
@@ -43,8 +45,9 @@ export const parseSettings = (
 ): Either.Either<ResolvedSettings, ReadonlyArray<string>> => {
   const { reader, problems, warnings, unknownVariables } = makeReader(env)
   const storage = readStorage(reader)
+  const server = readServer(reader, storage)
   const settings: Settings = {
-    server: readServer(reader, storage),
+    server,
     storage,
     tokens: readTokens(reader),
     cookies: readCookies(reader),
@@ -53,7 +56,8 @@ export const parseSettings = (
     mail: readMail(reader),
     oauth: readOAuth(reader),
     passkeys: readPasskeys(reader, storage),
-    logging: readLogging(reader)
+    logging: readLogging(reader),
+    observability: readObservability(reader, server.port)
   }
   unknownVariables()
   return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings })

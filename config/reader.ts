@@ -19,6 +19,11 @@ export interface ReadOptions {
 export interface SettingsReader {
   /** The setting's value, or none when unset or invalid (the fault is recorded). */
   readonly optional: <A>(name: string, form: F.Form<A>, options?: ReadOptions) => Option.Option<A>
+  /**
+   * A variable another standard names in full, read without the prefix (OpenTelemetry's
+   * `OTEL_…`): none when unset or invalid (the fault is recorded).
+   */
+  readonly standard: <A>(name: string, form: F.Form<A>) => Option.Option<A>
   /** The setting's value, or `fallback` when unset or invalid (the fault is recorded). */
   readonly setting: <A>(name: string, form: F.Form<A>, fallback: A, options?: ReadOptions) => A
   /** A secret text, redacted from here on. */
@@ -41,26 +46,30 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
   const warnings: Array<string> = []
   const known = new Set<string>()
 
-  const raw = (name: string, emptyIsValue = false): string | undefined => {
-    known.add(PREFIX + name)
-    const value = env[PREFIX + name]
+  const raw = (variable: string, emptyIsValue = false): string | undefined => {
+    known.add(variable)
+    const value = env[variable]
     return value === "" && !emptyIsValue ? undefined : value
   }
 
-  const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
-    const value = raw(name, options.emptyIsValue)
+  const readVariable = <A>(variable: string, form: F.Form<A>, options: ReadOptions = {}) => {
+    const value = raw(variable, options.emptyIsValue)
     if (value === undefined) return Option.none<A>()
     const read = form.read(value)
     if (Either.isLeft(read)) {
       const shown = options.secret === true ? "" : `=${JSON.stringify(withoutCredentials(value))}`
-      problems.push(`${PREFIX}${name}${shown} ${read.left}; expected ${form.expected}`)
+      problems.push(`${variable}${shown} ${read.left}; expected ${form.expected}`)
       return Option.none<A>()
     }
     return Option.some(read.right)
   }
 
+  const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) =>
+    readVariable(PREFIX + name, form, options)
+
   const reader: SettingsReader = {
     optional,
+    standard: (name, form) => readVariable(name, form),
     setting: (name, form, fallback, options) => Option.getOrElse(optional(name, form, options), () => fallback),
     secret: (name) => optional(name, F.text, { secret: true }).pipe(Option.map(Redacted.make)),
     problem: (line) => void problems.push(line),
