@@ -1,7 +1,8 @@
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Metric, Option } from "effect"
 import { AccountLockedError, wholeSeconds } from "../domain/errors.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { lockouts } from "./metrics.js"
 import { AttemptCounter, type LockoutRule } from "./ports/AttemptCounter.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 
@@ -78,7 +79,8 @@ export class Lockout extends Effect.Service<Lockout>()("app/Lockout", {
                       locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
                     }
                   })
-                )
+                ),
+                Effect.zipRight(Metric.increment(lockouts))
               )
             : Effect.void
         )

@@ -22,6 +22,7 @@ import type { LoginResponse } from "../domain/Token.js"
 import { toPublicUser, type User, type UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { countedSignIn } from "./metrics.js"
 import { type Flow, OAuthStates, type ReturnedState } from "./OAuthStates.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -230,7 +231,7 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
         .pipe(Effect.catchTag("UserNotFoundError", () => refused))
       yield* events.emit(AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("oauth"))
 
     /**
      * The link callback (spec rules 4 and 5): the state must have been issued to the caller. No

@@ -23,6 +23,7 @@ import type { LoginResponse } from "../domain/Token.js"
 import { normaliseEmail, toPublicUser, type User, UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { countedSignIn } from "./metrics.js"
 import { ChallengeStore } from "./ports/ChallengeStore.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -219,7 +220,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
         .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("passkey"))
 
     /** The caller's passkeys as listed, oldest first: never a key or a counter. */
     const list = Effect.fn("Passkeys.list")(function* (principal: Principal) {

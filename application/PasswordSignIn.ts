@@ -6,6 +6,7 @@ import { normaliseLogin, toPublicUser, type UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Lockout } from "./Lockout.js"
+import { countedSignIn } from "./metrics.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { UserRepo } from "./ports/UserRepo.js"
@@ -80,7 +81,7 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
         .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("password"))
 
     return { login } as const
   })

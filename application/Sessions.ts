@@ -1,4 +1,4 @@
-import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { DateTime, Duration, Effect, Metric, Option, Schema } from "effect"
 import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
@@ -7,6 +7,7 @@ import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { refreshReuseDetections } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
@@ -136,6 +137,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
               Effect.annotateLogs({ family_id: familyId })
             )
+            yield* Metric.increment(refreshReuseDetections)
             yield* families.revokeFamily(familyId, now)
             yield* audit.record({
               type: "refresh.reuse_detected",

@@ -6,6 +6,7 @@ import { readLimits } from "./sections/limits.js"
 import { readLogging } from "./sections/logging.js"
 import { readMail } from "./sections/mail.js"
 import { readOAuth } from "./sections/oauth.js"
+import { readObservability } from "./sections/observability.js"
 import { readPasskeys } from "./sections/passkeys.js"
 import { readServer } from "./sections/server.js"
 import { readStorage } from "./sections/storage.js"
@@ -26,6 +27,7 @@ export interface Settings {
   readonly oauth: ReturnType<typeof readOAuth>
   readonly passkeys: ReturnType<typeof readPasskeys>
   readonly logging: ReturnType<typeof readLogging>
+  readonly observability: ReturnType<typeof readObservability>
 }
 
 export interface ResolvedSettings {
@@ -51,8 +53,9 @@ export const describeSettings = (): ReadonlyArray<SettingDescription> => readAll
 const readAll = (env: Readonly<Record<string, string | undefined>>) => {
   const { problems, warnings, unknownVariables, described, section } = makeReader(env)
   const storage = section("Storage", readStorage)
+  const server = section("Server", (reader) => readServer(reader, storage))
   const settings: Settings = {
-    server: section("Server", (reader) => readServer(reader, storage)),
+    server,
     storage,
     tokens: section("Tokens", readTokens),
     cookies: section("Cookies", readCookies),
@@ -61,7 +64,8 @@ const readAll = (env: Readonly<Record<string, string | undefined>>) => {
     mail: section("Mail", readMail),
     oauth: section("Social sign-in (OAuth)", readOAuth),
     passkeys: section("Passkeys", (reader) => readPasskeys(reader, storage)),
-    logging: section("Logging", readLogging)
+    logging: section("Logging", readLogging),
+    observability: section("Metrics and tracing", (reader) => readObservability(reader, server.port))
   }
   unknownVariables()
   return { settings, problems, warnings, described }

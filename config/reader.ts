@@ -34,6 +34,11 @@ export interface SettingDescription {
 export interface SettingsReader {
   /** The setting's value, or none when unset or invalid (the fault is recorded). */
   readonly optional: <A>(name: string, form: F.Form<A>, options?: ReadOptions) => Option.Option<A>
+  /**
+   * A variable another standard names in full, read without the prefix (OpenTelemetry's
+   * `OTEL_…`): none when unset or invalid (the fault is recorded).
+   */
+  readonly standard: <A>(name: string, form: F.Form<A>, options?: Pick<ReadOptions, "doc">) => Option.Option<A>
   /** The setting's value, or `fallback` when unset or invalid (the fault is recorded). */
   readonly setting: <A>(name: string, form: F.Form<A>, fallback: A, options?: ReadOptions) => A
   /** A secret text, redacted from here on. */
@@ -66,11 +71,11 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
   const described: Array<SettingDescription> = []
   let currentSection = ""
 
-  const describe = (name: string, expected: string, shownDefault: string | undefined, options: ReadOptions) => {
-    if (described.some((setting) => setting.name === PREFIX + name)) return
+  const describe = (variable: string, expected: string, shownDefault: string | undefined, options: ReadOptions) => {
+    if (described.some((setting) => setting.name === variable)) return
     described.push({
       section: currentSection,
-      name: PREFIX + name,
+      name: variable,
       expected,
       shownDefault: options.shownDefault ?? shownDefault,
       secret: options.secret === true,
@@ -78,34 +83,38 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     })
   }
 
-  const raw = (name: string, emptyIsValue = false): string | undefined => {
-    known.add(PREFIX + name)
-    const value = env[PREFIX + name]
+  const raw = (variable: string, emptyIsValue = false): string | undefined => {
+    known.add(variable)
+    const value = env[variable]
     return value === "" && !emptyIsValue ? undefined : value
   }
 
-  const read = <A>(name: string, form: F.Form<A>, options: ReadOptions) => {
-    const value = raw(name, options.emptyIsValue)
+  const readVariable = <A>(variable: string, form: F.Form<A>, options: ReadOptions = {}) => {
+    const value = raw(variable, options.emptyIsValue)
     if (value === undefined) return Option.none<A>()
     const read = form.read(value)
     if (Either.isLeft(read)) {
       const shown = options.secret === true ? "" : `=${JSON.stringify(withoutCredentials(value))}`
-      problems.push(`${PREFIX}${name}${shown} ${read.left}; expected ${form.expected}`)
+      problems.push(`${variable}${shown} ${read.left}; expected ${form.expected}`)
       return Option.none<A>()
     }
     return Option.some(read.right)
   }
 
   const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
-    describe(name, form.expected, undefined, options)
-    return read(name, form, options)
+    describe(PREFIX + name, form.expected, undefined, options)
+    return readVariable(PREFIX + name, form, options)
   }
 
   const reader: SettingsReader = {
     optional,
+    standard: (name, form, options = {}) => {
+      describe(name, form.expected, undefined, options)
+      return readVariable(name, form, options)
+    },
     setting: (name, form, fallback, options = {}) => {
-      describe(name, form.expected, showDefault(fallback), options)
-      return Option.getOrElse(read(name, form, options), () => fallback)
+      describe(PREFIX + name, form.expected, showDefault(fallback), options)
+      return Option.getOrElse(readVariable(PREFIX + name, form, options), () => fallback)
     },
     secret: (name, options = {}) =>
       optional(name, F.text, { ...options, secret: true }).pipe(Option.map(Redacted.make)),
