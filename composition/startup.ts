@@ -9,12 +9,8 @@ import { features } from "./features.js"
 import { loginFieldProblems } from "./policy.js"
 
 /** The features the settings ask for that this build does not have, whatever the deployment. */
-export const missingFeatures = (settings: Settings): ReadonlyArray<string> => [
-  ...(settings.tokens.jwtAlgorithm.startsWith("HS")
-    ? []
-    : [`${PREFIX}JWT_ALGORITHM: ${settings.tokens.jwtAlgorithm} is not supported by this version yet`]),
-  ...features.flatMap((feature) => feature.unsupported?.(settings) ?? [])
-]
+export const missingFeatures = (settings: Settings): ReadonlyArray<string> =>
+  features.flatMap((feature) => feature.unsupported?.(settings) ?? [])
 
 /**
  * Settings this build accepts as valid but cannot honour with this deployment. Refusing them at

@@ -1,8 +1,11 @@
+import { readFileSync } from "node:fs"
 import { Either, Option, Redacted } from "effect"
+import type { AsymmetricAlgorithm } from "../../domain/Jwks.js"
 import * as F from "../forms.js"
 import { PREFIX, type SettingsReader } from "../reader.js"
+import { type AlgorithmKey, asymmetricAlgorithms, keyKinds, readPrivateKey, readPublicKeys } from "../signingKeys.js"
 
-export const jwtAlgorithms = ["HS256", "HS384", "HS512", "EdDSA", "ES256", "RS256"] as const
+export const jwtAlgorithms = ["HS256", "HS384", "HS512", ...asymmetricAlgorithms] as const
 export type JwtAlgorithm = (typeof jwtAlgorithms)[number]
 
 const algorithm: F.Form<JwtAlgorithm> = {
@@ -11,6 +14,87 @@ const algorithm: F.Form<JwtAlgorithm> = {
     const found = jwtAlgorithms.find((candidate) => candidate.toLowerCase() === raw.trim().toLowerCase())
     return found === undefined ? Either.left("is not a supported algorithm") : Either.right(found)
   }
+}
+
+export const isAsymmetric = (value: JwtAlgorithm): value is AsymmetricAlgorithm =>
+  (asymmetricAlgorithms as ReadonlyArray<string>).includes(value)
+
+/** A key's text, and how a problem line names where it came from (a file's path is no secret). */
+interface KeyText {
+  readonly text: string
+  readonly source: string
+}
+
+/** The text of `NAME`, or of the file `NAME_FILE` names: one of them, not both. */
+const keyText = (read: SettingsReader, name: string, expected: string): Option.Option<KeyText> => {
+  const value = read.secret(name)
+  const file = read.optional(`${name}_FILE`, F.text)
+  if (Option.isSome(value) && Option.isSome(file)) {
+    read.problem(`${PREFIX}${name} and ${PREFIX}${name}_FILE are both set; expected one of them`)
+    return Option.none()
+  }
+  if (Option.isSome(value)) return Option.some({ text: Redacted.value(value.value), source: `${PREFIX}${name}` })
+  if (Option.isNone(file)) return Option.none()
+  const source = `${PREFIX}${name}_FILE=${JSON.stringify(file.value)}`
+  try {
+    return Option.some({ text: readFileSync(file.value, "utf8"), source })
+  } catch (error) {
+    read.problem(
+      `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? "I/O error"}); expected a readable file holding ${expected}`
+    )
+    return Option.none()
+  }
+}
+
+const verifyKeysForm = "a JWK Set, a JSON array of public JWKs or PEM strings, or PEM public keys"
+
+/**
+ * The signing key of an asymmetric JWT_ALGORITHM (JWT_PRIVATE_KEY) and the earlier public keys
+ * still accepted after a rotation (JWT_VERIFY_KEYS), each a value or a file. HMAC algorithms sign
+ * with SECRET_KEY and publish nothing, so they take neither.
+ */
+const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
+  const privateForm = isAsymmetric(jwtAlgorithm)
+    ? `a PEM or JWK private key, ${keyKinds[jwtAlgorithm]} for ${jwtAlgorithm}`
+    : "a PEM or JWK private key"
+  const privateText = keyText(read, "JWT_PRIVATE_KEY", privateForm)
+  const verifyText = keyText(read, "JWT_VERIFY_KEYS", verifyKeysForm)
+  if (!isAsymmetric(jwtAlgorithm)) {
+    for (const [text, name] of [
+      [privateText, "JWT_PRIVATE_KEY"],
+      [verifyText, "JWT_VERIFY_KEYS"]
+    ] as const) {
+      if (Option.isSome(text)) {
+        read.problem(
+          `${PREFIX}${name} is set but ${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} signs with SECRET_KEY; expected an EdDSA, ES256 or RS256 algorithm, or no ${name}`
+        )
+      }
+    }
+    return { jwtPrivateKey: Option.none<Redacted.Redacted<AlgorithmKey>>(), jwtVerifyKeys: [] }
+  }
+  if (Option.isNone(privateText)) {
+    read.problem(
+      `${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} needs ${PREFIX}JWT_PRIVATE_KEY or ${PREFIX}JWT_PRIVATE_KEY_FILE; expected ${privateForm} (\`portcullis keygen --algorithm ${jwtAlgorithm}\` prints one)`
+    )
+  }
+  const jwtPrivateKey = Option.flatMap(privateText, ({ text, source }) =>
+    Either.match(readPrivateKey(text, jwtAlgorithm), {
+      onLeft: (fault) => {
+        read.problem(`${source} ${fault}; expected ${privateForm}`)
+        return Option.none()
+      },
+      onRight: (key) => Option.some(Redacted.make(key))
+    })
+  )
+  const jwtVerifyKeys = Option.match(verifyText, {
+    onNone: (): ReadonlyArray<AlgorithmKey> => [],
+    onSome: ({ text, source }) =>
+      Either.getOrElse(readPublicKeys(text), (fault) => {
+        read.problem(`${source} ${fault}; expected ${verifyKeysForm}`)
+        return []
+      })
+  })
+  return { jwtPrivateKey, jwtVerifyKeys }
 }
 
 /** The signing keys, the tokens' lifetimes and how ended sessions are revoked. */
@@ -26,15 +110,7 @@ export const readTokens = (read: SettingsReader) => {
     read.warn(`${PREFIX}SECRET_KEY is not set: a random key is used, so tokens do not survive a restart`)
   }
   const jwtAlgorithm = read.setting("JWT_ALGORITHM", algorithm, "HS256")
-  const jwtPrivateKey = read.secret("JWT_PRIVATE_KEY")
-  const hmac = jwtAlgorithm.startsWith("HS")
-  if (hmac ? Option.isSome(jwtPrivateKey) : Option.isNone(jwtPrivateKey)) {
-    read.problem(
-      hmac
-        ? `${PREFIX}JWT_PRIVATE_KEY is set but ${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} signs with SECRET_KEY; expected an EdDSA, ES256 or RS256 algorithm, or no private key`
-        : `${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} needs ${PREFIX}JWT_PRIVATE_KEY; expected a PEM private key`
-    )
-  }
+  const { jwtPrivateKey, jwtVerifyKeys } = readSigningKeys(read, jwtAlgorithm)
   /** When false, access tokens live until they expire: logout ends only the refresh side. */
   const blacklistEnabled = read.setting("BLACKLIST_ENABLED", F.bool, true)
   if (!blacklistEnabled) {
@@ -43,7 +119,10 @@ export const readTokens = (read: SettingsReader) => {
   return {
     secretKey,
     jwtAlgorithm,
+    /** The signing key of an asymmetric algorithm; its `kid` is its RFC 7638 thumbprint. */
     jwtPrivateKey,
+    /** Earlier public keys, still accepted and published until their tokens expire. */
+    jwtVerifyKeys,
     jwtIssuer: read.setting("JWT_ISSUER", F.text, "portcullis"),
     jwtAudience: read.optional("JWT_AUDIENCE", F.text),
     /** Clock skew tolerated on expiry; revocations outlive tokens by this much. */
