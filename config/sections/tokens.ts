@@ -25,24 +25,27 @@ interface KeyText {
   readonly source: string
 }
 
-/** The text of `NAME`, or of the file `NAME_FILE` names: one of them, not both. */
-const keyText = (read: SettingsReader, name: string, expected: string): Option.Option<KeyText> => {
+/**
+ * The text of `NAME`, or of the file `NAME_FILE` names: one of them, not both. `refused` when
+ * what was set cannot be used (the fault is recorded).
+ */
+const keyText = (read: SettingsReader, name: string, expected: string): KeyText | "unset" | "refused" => {
   const value = read.secret(name)
   const file = read.optional(`${name}_FILE`, F.text)
   if (Option.isSome(value) && Option.isSome(file)) {
     read.problem(`${PREFIX}${name} and ${PREFIX}${name}_FILE are both set; expected one of them`)
-    return Option.none()
+    return "refused"
   }
-  if (Option.isSome(value)) return Option.some({ text: Redacted.value(value.value), source: `${PREFIX}${name}` })
-  if (Option.isNone(file)) return Option.none()
+  if (Option.isSome(value)) return { text: Redacted.value(value.value), source: `${PREFIX}${name}` }
+  if (Option.isNone(file)) return "unset"
   const source = `${PREFIX}${name}_FILE=${JSON.stringify(file.value)}`
   try {
-    return Option.some({ text: readFileSync(file.value, "utf8"), source })
+    return { text: readFileSync(file.value, "utf8"), source }
   } catch (error) {
     read.problem(
       `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? "I/O error"}); expected a readable file holding ${expected}`
     )
-    return Option.none()
+    return "refused"
   }
 }
 
@@ -64,7 +67,7 @@ const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
       [privateText, "JWT_PRIVATE_KEY"],
       [verifyText, "JWT_VERIFY_KEYS"]
     ] as const) {
-      if (Option.isSome(text)) {
+      if (text !== "unset") {
         read.problem(
           `${PREFIX}${name} is set but ${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} signs with SECRET_KEY; expected an EdDSA, ES256 or RS256 algorithm, or no ${name}`
         )
@@ -72,28 +75,28 @@ const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
     }
     return { jwtPrivateKey: Option.none<Redacted.Redacted<AlgorithmKey>>(), jwtVerifyKeys: [] }
   }
-  if (Option.isNone(privateText)) {
+  if (privateText === "unset") {
     read.problem(
       `${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} needs ${PREFIX}JWT_PRIVATE_KEY or ${PREFIX}JWT_PRIVATE_KEY_FILE; expected ${privateForm} (\`portcullis keygen --algorithm ${jwtAlgorithm}\` prints one)`
     )
   }
-  const jwtPrivateKey = Option.flatMap(privateText, ({ text, source }) =>
-    Either.match(readPrivateKey(text, jwtAlgorithm), {
-      onLeft: (fault) => {
-        read.problem(`${source} ${fault}; expected ${privateForm}`)
-        return Option.none()
-      },
-      onRight: (key) => Option.some(Redacted.make(key))
-    })
-  )
-  const jwtVerifyKeys = Option.match(verifyText, {
-    onNone: (): ReadonlyArray<AlgorithmKey> => [],
-    onSome: ({ text, source }) =>
-      Either.getOrElse(readPublicKeys(text), (fault) => {
-        read.problem(`${source} ${fault}; expected ${verifyKeysForm}`)
-        return []
-      })
-  })
+  const jwtPrivateKey =
+    typeof privateText === "string"
+      ? Option.none()
+      : Either.match(readPrivateKey(privateText.text, jwtAlgorithm), {
+          onLeft: (fault) => {
+            read.problem(`${privateText.source} ${fault}; expected ${privateForm}`)
+            return Option.none()
+          },
+          onRight: (key) => Option.some(Redacted.make(key))
+        })
+  const jwtVerifyKeys =
+    typeof verifyText === "string"
+      ? []
+      : Either.getOrElse(readPublicKeys(verifyText.text), (fault): ReadonlyArray<AlgorithmKey> => {
+          read.problem(`${verifyText.source} ${fault}; expected ${verifyKeysForm}`)
+          return []
+        })
   return { jwtPrivateKey, jwtVerifyKeys }
 }
 
