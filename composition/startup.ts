@@ -3,6 +3,7 @@ import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders, providerClashes } from "../config/oauthProviders.js"
 import { PREFIX } from "../config/reader.js"
 import type { Settings } from "../config/Settings.js"
+import { isAsymmetric } from "../config/sections/tokens.js"
 import { sendEvents } from "../domain/Events.js"
 import { mailer } from "./adapters.js"
 import { features } from "./features.js"
@@ -44,8 +45,19 @@ const oauthWarnings = (settings: Settings, deployment: Deployment): ReadonlyArra
       ]
     : []
 
+/** Apps that verify tokens locally need the public keys; a deployment's own route groups may leave them out. */
+const jwksWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> =>
+  isAsymmetric(settings.tokens.jwtAlgorithm) &&
+  deployment.routeGroups !== undefined &&
+  !deployment.routeGroups.includes("jwks")
+    ? [
+        `${PREFIX}JWT_ALGORITHM=${settings.tokens.jwtAlgorithm} but the deployment's routeGroups leave out jwks: the public keys are not published`
+      ]
+    : []
+
 /** What start-up should warn about: settings this deployment runs with that weaken or drop something. */
 export const startupWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => [
   ...deliveryWarnings(settings, deployment),
-  ...oauthWarnings(settings, deployment)
+  ...oauthWarnings(settings, deployment),
+  ...jwksWarnings(settings, deployment)
 ]

@@ -1,7 +1,8 @@
 import { generateKeyPairSync } from "node:crypto"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose"
+import { startupWarnings } from "../../composition/startup.js"
 import { call, expectProblem, me, signUp } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -70,5 +71,18 @@ describe("JWKS with an HMAC JWT_ALGORITHM", () => {
         expectProblem(yield* call("GET", "/.well-known/jwks.json"), 404, "NotFoundError")
       })
     )
+  })
+})
+
+describe("a deployment whose routeGroups leave out jwks", () => {
+  it("is warned at start-up that the public keys are not published, with an asymmetric algorithm only", () => {
+    const groups = { routeGroups: ["auth", "profile"] as const }
+    const warned = (settings: ReturnType<typeof TestApp.settingsFor>, deployment: object) =>
+      startupWarnings(settings, deployment).filter((line) => line.includes("jwks"))
+    const asymmetric = TestApp.settingsFor(env)
+    expect(warned(asymmetric, groups)).toHaveLength(1)
+    expect(warned(asymmetric, { routeGroups: ["auth", "jwks"] })).toEqual([])
+    expect(warned(asymmetric, {})).toEqual([])
+    expect(warned(TestApp.settingsFor({}), groups)).toEqual([])
   })
 })
