@@ -18,6 +18,7 @@ import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
 import * as MailerSmtp from "../infrastructure/mail/MailerSmtp.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
+import * as AuditLogMemory from "../infrastructure/memory/AuditLogMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
 import * as ChallengeStoreMemory from "../infrastructure/memory/ChallengeStoreMemory.js"
 import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRepoMemory.js"
@@ -32,6 +33,7 @@ import * as BlacklistRedis from "../infrastructure/redis/BlacklistRedis.js"
 import * as ChallengeStoreRedis from "../infrastructure/redis/ChallengeStoreRedis.js"
 import * as RateLimiterRedis from "../infrastructure/redis/RateLimiterRedis.js"
 import * as RedisClient from "../infrastructure/redis/RedisClient.js"
+import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
@@ -85,14 +87,19 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
     RefreshTokenRepoMemory.layer,
     RoleRepoMemory.layer,
     PasskeyRepoMemory.layer,
-    OAuthAccountRepoMemory.layer
+    OAuthAccountRepoMemory.layer,
+    AuditLogMemory.layer
   ).pipe(Layer.provideMerge(UserRepoMemory.layerWith(options)))
 
 /** Every repository over a SQL client, SQLite or PostgreSQL alike. */
 export const sqlRepositories = (options: UserRepoOptions = {}) =>
-  Layer.mergeAll(RefreshTokenRepoSql.layer, RoleRepoSql.layer, PasskeyRepoSql.layer, OAuthAccountRepoSql.layer).pipe(
-    Layer.provideMerge(UserRepoSql.layerWith(options))
-  )
+  Layer.mergeAll(
+    RefreshTokenRepoSql.layer,
+    RoleRepoSql.layer,
+    PasskeyRepoSql.layer,
+    OAuthAccountRepoSql.layer,
+    AuditLogSql.layer
+  ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
 /**
  * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields

@@ -1,5 +1,6 @@
 import { HttpServer, OpenApi } from "@effect/platform"
 import { Layer } from "effect"
+import { auditRetention } from "../application/AuditRetention.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
 import { httpLayer, keptFeatures, servedApi, servedFeatures } from "../interfaces/http/server.js"
@@ -37,6 +38,7 @@ export const service = <S, E, R, A = never, EO = never>(
   http(settings, deployment).pipe(
     HttpServer.withLogAddress,
     Layer.provide(server),
+    Layer.merge(auditRetention(settings.storage.auditRetentionDays)),
     Layer.provideMerge(application(settings, deployment, overrides)),
     // Spans cost every request a few allocations and nothing reads them: there is no exporter.
     Layer.provide(Layer.setTracerEnabled(false))

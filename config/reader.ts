@@ -9,6 +9,21 @@ export interface ReadOptions {
   readonly secret?: boolean
   /** An empty variable is a value (the route prefixes), not an unset one. */
   readonly emptyIsValue?: boolean
+  /** What the setting does, for the configuration reference (docs/configuration.md). */
+  readonly doc?: string
+  /** The default as the reference shows it, when its value does not speak for itself. */
+  readonly shownDefault?: string
+}
+
+/** One setting as the configuration reference describes it. */
+export interface SettingDescription {
+  readonly section: string
+  readonly name: string
+  readonly expected: string
+  /** The default as shown; none for a setting that is unset unless given. */
+  readonly shownDefault: string | undefined
+  readonly secret: boolean
+  readonly doc: string | undefined
 }
 
 /**
@@ -22,7 +37,7 @@ export interface SettingsReader {
   /** The setting's value, or `fallback` when unset or invalid (the fault is recorded). */
   readonly setting: <A>(name: string, form: F.Form<A>, fallback: A, options?: ReadOptions) => A
   /** A secret text, redacted from here on. */
-  readonly secret: (name: string) => Option.Option<Redacted.Redacted<string>>
+  readonly secret: (name: string, options?: Pick<ReadOptions, "doc">) => Option.Option<Redacted.Redacted<string>>
   /** A fault between settings, as a whole line. */
   readonly problem: (line: string) => void
   /** Something that works but deserves the operator's attention, as a whole line. */
@@ -32,14 +47,36 @@ export interface SettingsReader {
 /** A value as it may be echoed in a problem line: any `user:password@` of a URL masked. */
 const withoutCredentials = (value: string) => value.replace(/([a-z][a-z0-9+.-]*:\/*)[^/@\s]*@/gi, "$1<credentials>@")
 
+/** A default as the reference shows it: URLs by their address, lists by their items. */
+const showDefault = (value: unknown): string => {
+  if (value instanceof URL) return value.href
+  if (Array.isArray(value)) return value.length === 0 ? "none" : value.map(showDefault).join(", ")
+  return String(value)
+}
+
 /**
- * A reader over `env`, and what it found: the problems, the warnings, and the names it was asked
- * for (a `SERVICE_` variable nobody asked for is a typo, warned about by `unknownVariables`).
+ * A reader over `env`, and what it found: the problems, the warnings, the names it was asked
+ * for (a `SERVICE_` variable nobody asked for is a typo, warned about by `unknownVariables`) and
+ * every setting's description, in the order read, under the section being read (`section`).
  */
 export const makeReader = (env: Readonly<Record<string, string | undefined>>) => {
   const problems: Array<string> = []
   const warnings: Array<string> = []
   const known = new Set<string>()
+  const described: Array<SettingDescription> = []
+  let currentSection = ""
+
+  const describe = (name: string, expected: string, shownDefault: string | undefined, options: ReadOptions) => {
+    if (described.some((setting) => setting.name === PREFIX + name)) return
+    described.push({
+      section: currentSection,
+      name: PREFIX + name,
+      expected,
+      shownDefault: options.shownDefault ?? shownDefault,
+      secret: options.secret === true,
+      doc: options.doc
+    })
+  }
 
   const raw = (name: string, emptyIsValue = false): string | undefined => {
     known.add(PREFIX + name)
@@ -47,7 +84,7 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     return value === "" && !emptyIsValue ? undefined : value
   }
 
-  const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
+  const read = <A>(name: string, form: F.Form<A>, options: ReadOptions) => {
     const value = raw(name, options.emptyIsValue)
     if (value === undefined) return Option.none<A>()
     const read = form.read(value)
@@ -59,10 +96,19 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     return Option.some(read.right)
   }
 
+  const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
+    describe(name, form.expected, undefined, options)
+    return read(name, form, options)
+  }
+
   const reader: SettingsReader = {
     optional,
-    setting: (name, form, fallback, options) => Option.getOrElse(optional(name, form, options), () => fallback),
-    secret: (name) => optional(name, F.text, { secret: true }).pipe(Option.map(Redacted.make)),
+    setting: (name, form, fallback, options = {}) => {
+      describe(name, form.expected, showDefault(fallback), options)
+      return Option.getOrElse(read(name, form, options), () => fallback)
+    },
+    secret: (name, options = {}) =>
+      optional(name, F.text, { ...options, secret: true }).pipe(Option.map(Redacted.make)),
     problem: (line) => void problems.push(line),
     warn: (line) => void warnings.push(line)
   }
@@ -75,5 +121,11 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     }
   }
 
-  return { reader, problems, warnings, unknownVariables }
+  /** Reads one section of the settings, its descriptions filed under `title`. */
+  const section = <A>(title: string, readSection: (reader: SettingsReader) => A): A => {
+    currentSection = title
+    return readSection(reader)
+  }
+
+  return { reader, problems, warnings, unknownVariables, described, section }
 }

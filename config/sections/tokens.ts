@@ -29,9 +29,9 @@ interface KeyText {
  * The text of `NAME`, or of the file `NAME_FILE` names: one of them, not both. `refused` when
  * what was set cannot be used (the fault is recorded).
  */
-const keyText = (read: SettingsReader, name: string, expected: string): KeyText | "unset" | "refused" => {
-  const value = read.secret(name)
-  const file = read.optional(`${name}_FILE`, F.text)
+const keyText = (read: SettingsReader, name: string, expected: string, doc: string): KeyText | "unset" | "refused" => {
+  const value = read.secret(name, { doc })
+  const file = read.optional(`${name}_FILE`, F.text, { doc: `A file holding ${name}, instead of the value.` })
   if (Option.isSome(value) && Option.isSome(file)) {
     read.problem(`${PREFIX}${name} and ${PREFIX}${name}_FILE are both set; expected one of them`)
     return "refused"
@@ -60,8 +60,18 @@ const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
   const privateForm = isAsymmetric(jwtAlgorithm)
     ? `a PEM or JWK private key, ${keyKinds[jwtAlgorithm]} for ${jwtAlgorithm}`
     : "a PEM or JWK private key"
-  const privateText = keyText(read, "JWT_PRIVATE_KEY", privateForm)
-  const verifyText = keyText(read, "JWT_VERIFY_KEYS", verifyKeysForm)
+  const privateText = keyText(
+    read,
+    "JWT_PRIVATE_KEY",
+    privateForm,
+    "The signing key of an asymmetric JWT_ALGORITHM: PEM (PKCS#8, SEC1 or PKCS#1, unencrypted) or a private JWK; its `kid` is its RFC 7638 thumbprint (`portcullis keygen` prints one). A key of another type, a public key or an unreadable file stops start-up."
+  )
+  const verifyText = keyText(
+    read,
+    "JWT_VERIFY_KEYS",
+    verifyKeysForm,
+    "Earlier public keys still accepted and published after a rotation: a JWK Set, a JSON array of public JWKs or PEM strings, one JWK, or PEM text of public keys; each verifies only under its own algorithm (a JWK's `alg`, when present, must match it)."
+  )
   if (!isAsymmetric(jwtAlgorithm)) {
     for (const [text, name] of [
       [privateText, "JWT_PRIVATE_KEY"],
@@ -103,7 +113,9 @@ const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
 /** The signing keys, the tokens' lifetimes and how ended sessions are revoked. */
 export const readTokens = (read: SettingsReader) => {
   /** None: a random key is generated at start-up (tokens then do not survive a restart). */
-  const secretKey = read.secret("SECRET_KEY")
+  const secretKey = read.secret("SECRET_KEY", {
+    doc: "The signing secret of the HS algorithms, and the root of the CSRF and sealing keys; at least 32 bytes (`portcullis secret` prints one). Unset: a random key per run, with a warning, so tokens do not survive a restart."
+  })
   if (Option.isSome(secretKey) && Buffer.byteLength(Redacted.value(secretKey.value)) < 32) {
     read.problem(
       `${PREFIX}SECRET_KEY is too short; expected at least 32 bytes (\`portcullis secret\` prints a good one)`
@@ -112,10 +124,14 @@ export const readTokens = (read: SettingsReader) => {
   if (Option.isNone(secretKey)) {
     read.warn(`${PREFIX}SECRET_KEY is not set: a random key is used, so tokens do not survive a restart`)
   }
-  const jwtAlgorithm = read.setting("JWT_ALGORITHM", algorithm, "HS256")
+  const jwtAlgorithm = read.setting("JWT_ALGORITHM", algorithm, "HS256", {
+    doc: "How tokens are signed: `HS256`, `HS384`, `HS512` with SECRET_KEY; `EdDSA` (Ed25519), `ES256` (P-256), `RS256` (RSA, 2048 bits or more) with JWT_PRIVATE_KEY, publishing the public keys at `{auth_prefix}/.well-known/jwks.json`."
+  })
   const { jwtPrivateKey, jwtVerifyKeys } = readSigningKeys(read, jwtAlgorithm)
   /** When false, access tokens live until they expire: logout ends only the refresh side. */
-  const blacklistEnabled = read.setting("BLACKLIST_ENABLED", F.bool, true)
+  const blacklistEnabled = read.setting("BLACKLIST_ENABLED", F.bool, true, {
+    doc: "Access tokens of ended sessions are refused (checked in the database); also makes OAuth states single-use. `false`: they stay valid until they expire, and start-up warns."
+  })
   if (!blacklistEnabled) {
     read.warn(`${PREFIX}BLACKLIST_ENABLED=false: logged-out access tokens stay valid until they expire`)
   }
@@ -126,16 +142,30 @@ export const readTokens = (read: SettingsReader) => {
     jwtPrivateKey,
     /** Earlier public keys, still accepted and published until their tokens expire. */
     jwtVerifyKeys,
-    jwtIssuer: read.setting("JWT_ISSUER", F.text, "portcullis"),
-    jwtAudience: read.optional("JWT_AUDIENCE", F.text),
+    jwtIssuer: read.setting("JWT_ISSUER", F.text, "portcullis", {
+      doc: "The `iss` claim, stamped on every token and checked."
+    }),
+    jwtAudience: read.optional("JWT_AUDIENCE", F.text, { doc: "The `aud` claim, stamped and checked when set." }),
     /** Clock skew tolerated on expiry; revocations outlive tokens by this much. */
-    jwtLeewaySeconds: read.setting("JWT_LEEWAY_SECONDS", F.int(0, 300), 30),
-    accessTokenExpireMinutes: read.setting("ACCESS_TOKEN_EXPIRE_MINUTES", F.int(1, 1440), 15),
-    refreshTokenExpireDays: read.setting("REFRESH_TOKEN_EXPIRE_DAYS", F.int(1, 3650), 30),
+    jwtLeewaySeconds: read.setting("JWT_LEEWAY_SECONDS", F.int(0, 300), 30, {
+      doc: "Clock skew tolerated on expiry; revocations outlive tokens by this much."
+    }),
+    accessTokenExpireMinutes: read.setting("ACCESS_TOKEN_EXPIRE_MINUTES", F.int(1, 1440), 15, {
+      doc: "The access token's lifetime."
+    }),
+    refreshTokenExpireDays: read.setting("REFRESH_TOKEN_EXPIRE_DAYS", F.int(1, 3650), 30, {
+      doc: "The refresh token's lifetime, renewed at each rotation."
+    }),
     /** Zero is the strict rule: any second presentation of a rotated refresh token is reuse. */
-    refreshReuseGraceSeconds: read.setting("REFRESH_REUSE_GRACE_SECONDS", F.int(0, 300), 0),
-    emailVerifyExpireMinutes: read.setting("EMAIL_VERIFY_EXPIRE_MINUTES", F.int(1, 525_600), 1440),
-    passwordResetExpireMinutes: read.setting("PASSWORD_RESET_EXPIRE_MINUTES", F.int(1, 1440), 30),
+    refreshReuseGraceSeconds: read.setting("REFRESH_REUSE_GRACE_SECONDS", F.int(0, 300), 0, {
+      doc: "A window in which a rotated refresh token presented again returns its successor pair instead of counting as reuse (racing tabs, lost responses); 0 is the strict rule."
+    }),
+    emailVerifyExpireMinutes: read.setting("EMAIL_VERIFY_EXPIRE_MINUTES", F.int(1, 525_600), 1440, {
+      doc: "The email verification token's lifetime."
+    }),
+    passwordResetExpireMinutes: read.setting("PASSWORD_RESET_EXPIRE_MINUTES", F.int(1, 1440), 30, {
+      doc: "The password reset token's lifetime."
+    }),
     blacklistEnabled
   }
 }

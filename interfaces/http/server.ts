@@ -5,6 +5,7 @@ import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { assembleApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { auditContext } from "./auditContext.js"
 import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
 import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
@@ -92,6 +93,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
     // (test/http/rate-limits).
     Layer.provide(HttpApiBuilder.middleware(rateLimits(settings, served.limits))),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routes))),
+    Layer.provide(HttpApiBuilder.middleware(auditContext)),
     // An API middleware, not a serve one: its preflight answers still get the security headers.
     Layer.provide(HttpApiBuilder.middleware(cors({ origins: corsOrigins, routes }))),
     Layer.provide(ApiLive)
