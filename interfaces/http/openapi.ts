@@ -9,7 +9,7 @@ const isDecodeError = (schema: unknown) => (schema as Json | undefined)?.$ref ==
  * ValidationError problem (declared on the API), and every error as application/problem+json;
  * an error declared at several levels is listed once.
  */
-export const documentValidationProblems = (spec: Json): Json => {
+export const documentProblems = (spec: Json): Json => {
   const paths = (spec.paths ?? {}) as Record<string, Record<string, Json>>
   for (const operations of Object.values(paths)) {
     for (const operation of Object.values(operations)) {

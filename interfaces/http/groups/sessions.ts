@@ -1,0 +1,33 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { SessionNotFoundError } from "../../../domain/errors.js"
+import { FamilyId, SessionInfo } from "../../../domain/Session.js"
+import { type ApiShape, placed } from "../Api.js"
+import { declared } from "../problems.js"
+import { Authentication } from "../security.js"
+
+export const RevokedSessions = Schema.Struct({
+  detail: Schema.String,
+  revoked: Schema.Int.annotations({ description: "How many sessions were ended." })
+}).annotations({ identifier: "RevokedSessions" })
+
+/** The signed-in user's live sessions: list them, end one, end all the others. */
+export const sessionsGroup = (shape: ApiShape) =>
+  placed(
+    {
+      prefix: shape.authPrefix,
+      title: "Sessions",
+      description:
+        "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
+    },
+    HttpApiGroup.make("sessions")
+      .add(HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Array(SessionInfo)))
+      .add(
+        HttpApiEndpoint.del("revoke", "/sessions/:family_id")
+          .setPath(Schema.Struct({ family_id: FamilyId }))
+          .addSuccess(HttpApiSchema.NoContent)
+          .addError(declared(SessionNotFoundError))
+      )
+      .add(HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others").addSuccess(RevokedSessions))
+      .middleware(Authentication)
+  )
