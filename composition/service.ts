@@ -22,7 +22,7 @@ export const http = (settings: Settings, deployment: Deployment = {}) =>
 
 /** The OpenAPI document of what the deployment serves. */
 export const openApiDocument = (settings: Settings, deployment: Deployment = {}) =>
-  OpenApi.fromApi(servedApi(served(settings, deployment)))
+  OpenApi.fromApi(servedApi(served(settings, deployment), settings.server.publicUrl))
 
 /**
  * The whole service on `server`: the HTTP API over the application. The use cases and ports

@@ -1,7 +1,7 @@
 import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, type HttpMethod, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
-import { RateLimitedError, StoreUnavailableError, ValidationError } from "../../domain/errors.js"
+import { RateLimitedError, ValidationError } from "../../domain/errors.js"
 import type { UserIdType } from "../../domain/User.js"
 import { HashingQueueFullError } from "./errors.js"
 import { declared } from "./problems.js"
@@ -50,10 +50,12 @@ export const PasswordField = Schema.Redacted(Schema.String.pipe(Schema.maxLength
 export const Message = Schema.Struct({ detail: Schema.String }).annotations({ identifier: "Message" })
 export type Message = typeof Message.Type
 
-/** The API every feature's group joins: the errors any route may answer are declared here. */
-export const baseApi = HttpApi.make(API_ID)
-  .addError(declared(ValidationError))
-  .addError(declared(StoreUnavailableError))
+/**
+ * The API every feature's group joins: the errors any route may answer are declared here (a path
+ * with a control character is refused on any route). Groups whose routes touch a store declare
+ * its 503 themselves.
+ */
+export const baseApi = HttpApi.make(API_ID).addError(declared(ValidationError))
 type ApiError = typeof baseApi extends HttpApi.HttpApi<ApiId, never, infer E> ? E : never
 
 /** The whole API, whichever groups this deployment serves. */

@@ -4,7 +4,10 @@ import { type Deployment, profileRules } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { type ApiShape, baseApi, defaultShape, HashingRoute, type PortcullisApi, RateLimitedRoute } from "./Api.js"
-import { documentProblems } from "./openapi.js"
+import { documentProblems, packageVersion } from "./openapi.js"
+import { type ProblemCode, problemSchema, requestProblems } from "./problems.js"
+
+const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
 
 export { API_ID, type ApiId } from "./Api.js"
 
@@ -108,14 +111,18 @@ export const withUseCases = <R, A, RU>(
   useCases: Layer.Layer<A, never, RU>
 ): FeatureApi<Exclude<R, A> | RU> => ({ group: part.group, handlers: Layer.provide(part.handlers, useCases) })
 
-/** The API of the groups served, titled, with the OpenAPI document made to tell what the service answers. */
-export const assembleApi = (parts: ReadonlyArray<FeatureApi<unknown>>): PortcullisApi => {
+/**
+ * The API of the groups served, titled, with the OpenAPI document made to tell what the service
+ * answers, at PUBLIC_URL.
+ */
+export const assembleApi = (parts: ReadonlyArray<FeatureApi<unknown>>, publicUrl: URL): PortcullisApi => {
   let api: PortcullisApi = baseApi
   for (const part of parts) api = api.add(part.group)
   return api
     .annotate(OpenApi.Title, "Portcullis")
     .annotate(OpenApi.Description, "Authentication and account service.")
-    .annotate(OpenApi.Transform, documentProblems)
+    .annotate(HttpApi.AdditionalSchemas, requestProblemCodes.map(problemSchema))
+    .annotate(OpenApi.Transform, documentProblems({ version: packageVersion, publicUrl: publicUrl.origin }))
 }
 
 /**

@@ -201,6 +201,12 @@ const policyFor = (path: string, options: HeaderOptions) => {
 const docsPolicy =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
 
+/** Nothing is stored by caches, but what a route declared cacheable itself (the documents). */
+const withCaching = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
+  const own = response.headers["cache-control"]
+  return own === undefined ? headers : { ...headers, "cache-control": own }
+}
+
 /**
  * Security headers on every response, a request id the logs and the client share, and one
  * access-log line per request: method, path without its query string (a mailed token may ride
@@ -253,7 +259,9 @@ export const responseHeaders = (options: HeaderOptions) => {
           })
           return Effect.zipRight(
             line,
-            Exit.isSuccess(exit) ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, headers)) : exit
+            Exit.isSuccess(exit)
+              ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, withCaching(exit.value, headers)))
+              : exit
           )
         }),
         Effect.annotateLogs("request_id", requestId)

@@ -251,6 +251,12 @@ export const problemCodes: ReadonlyArray<ProblemCode> = [
   ] as Array<ProblemCode>)
 ]
 
+/** A code's title: the kind's of that name, or the request problem's, or the first kind's reported under it. */
+export const titleOf = (code: ProblemCode): string =>
+  (rules as Record<string, KindRule<ErrorKind> | undefined>)[code]?.title ??
+  (requestProblems as Record<string, { readonly title: string } | undefined>)[code]?.title ??
+  ruleOf((Object.keys(rules) as Array<Tag>).find((tag) => codeOf(tag) === code) ?? "StoreUnavailableError").title
+
 /** The statuses each code is answered with. */
 export const statusesOf = (code: ProblemCode): ReadonlyArray<number> => {
   const statuses = (Object.keys(rules) as Array<Tag>)
@@ -291,6 +297,9 @@ const extensionFields: Partial<Record<ProblemCode, Schema.Struct.Fields>> = {
   }
 }
 
+const describe = (code: ProblemCode) =>
+  `${titleOf(code)}: an RFC 9457 problem whose code is ${code}, answered with status ${statusesOf(code).join(" or ")}.`
+
 const wireSchemas = new Map<ProblemCode, Schema.Schema<ProblemBody>>()
 
 /**
@@ -307,10 +316,7 @@ export const problemSchema = (code: ProblemCode): Schema.Schema<ProblemBody> => 
     detail: Schema.String.annotations({ description: "A sentence for people; never a submitted value." }),
     code: Schema.Literal(code),
     ...extensionFields[code]
-  }).annotations({
-    identifier: code,
-    description: `An RFC 9457 problem whose code is ${code}: answered with status ${statusesOf(code).join(" or ")}.`
-  }) as unknown as Schema.Schema<ProblemBody>
+  }).annotations({ identifier: code, description: describe(code) }) as unknown as Schema.Schema<ProblemBody>
   wireSchemas.set(code, schema)
   return schema
 }
@@ -334,7 +340,12 @@ export const declared = <A extends ErrorKind, I, R>(schema: Schema.Schema<A, I, 
     },
     encode: (error) => ParseResult.succeed(problemOf(error).body)
   }).pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: problemContentType }), (self) =>
-    self.annotations(HttpApiSchema.annotations({ status: rule.status, description: rule.title }))
+    // Named and described by its code, so the kinds reported under one code make one component.
+    self.annotations({
+      ...HttpApiSchema.annotations({ status: rule.status }),
+      identifier: codeOf(tag),
+      description: describe(codeOf(tag))
+    })
   )
 }
 

@@ -7,6 +7,7 @@ import { AuthenticationLive } from "./Authentication.js"
 import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
 import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
+import { cacheableDocuments } from "./documents.js"
 import { assembleApi, type Feature, type FeatureApi, type LimitedRoute } from "./Feature.js"
 import { hashingQueue } from "./hashingQueue.js"
 import { health } from "./health.js"
@@ -38,7 +39,8 @@ export interface Served<P extends FeatureApi<unknown>> {
 }
 
 /** The API of the groups served, the health group with them. */
-export const servedApi = (served: Served<FeatureApi<unknown>>) => assembleApi([...served.parts, health])
+export const servedApi = (served: Served<FeatureApi<unknown>>, publicUrl: URL) =>
+  assembleApi([...served.parts, health], publicUrl)
 
 /**
  * The HTTP application: the API of the features served with their handlers, the OpenAPI document
@@ -47,7 +49,7 @@ export const servedApi = (served: Served<FeatureApi<unknown>>) => assembleApi([.
  * the use cases and an HttpServer.
  */
 export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, served: Served<P>) => {
-  const api = servedApi(served)
+  const api = servedApi(served, settings.server.publicUrl)
   const handlers = Layer.mergeAll(health.handlers, ...served.parts.map((part): P["handlers"] => part.handlers))
   const { authPrefix, publicUrl, corsOrigins } = settings.server
   const docsPath = `${authPrefix}/docs`
@@ -83,6 +85,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
         })
       )
     ),
+    Layer.provide(HttpApiBuilder.middleware(cacheableDocuments([docsPath, openApiPath]))),
     // A request refused for a full hashing queue is not counted by the rate limits.
     Layer.provide(
       HttpApiBuilder.middleware(hashingQueue(authPrefix, served.limits, settings.limits.hashingQueueLimit))

@@ -1,7 +1,7 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PermissionName } from "../../../domain/Access.js"
-import { UserNotFoundError } from "../../../domain/errors.js"
+import { StoreUnavailableError, UserNotFoundError } from "../../../domain/errors.js"
 import { isIntegerUserId, RoleName, UserId, type UserIdType } from "../../../domain/User.js"
 import { type ApiShape, Message, placed, strict } from "../Api.js"
 import { declared } from "../problems.js"
@@ -59,30 +59,36 @@ export const adminGroup = (shape: ApiShape) =>
   placed(
     { prefix: shape.authPrefix, title: "Admin", description: "Roles and permissions, for superusers." },
     HttpApiGroup.make("admin")
+      .addError(declared(StoreUnavailableError))
       .add(
         HttpApiEndpoint.post("assignRole", "/admin/assign-role")
+          .annotate(OpenApi.Summary, "Assign a role")
           .setPayload(userRoleRequest(shape.userIdType))
           .addSuccess(Message)
           .addError(declared(UserNotFoundError))
       )
       .add(
         HttpApiEndpoint.post("removeRole", "/admin/remove-role")
+          .annotate(OpenApi.Summary, "Remove a role")
           .setPayload(userRoleRequest(shape.userIdType))
           .addSuccess(Message)
           .addError(declared(UserNotFoundError))
       )
       .add(
         HttpApiEndpoint.post("assignPermission", "/admin/assign-permission")
+          .annotate(OpenApi.Summary, "Grant a permission to a role")
           .setPayload(RolePermissionRequest)
           .addSuccess(Message)
       )
       .add(
         HttpApiEndpoint.post("removePermission", "/admin/remove-permission")
+          .annotate(OpenApi.Summary, "Remove a permission from a role")
           .setPayload(RolePermissionRequest)
           .addSuccess(Message)
       )
       .add(
         HttpApiEndpoint.get("rolePermissions", "/admin/roles/:role/permissions")
+          .annotate(OpenApi.Summary, "A role's permissions")
           .setPath(Schema.Struct({ role: RoleField }))
           .addSuccess(RolePermissions)
       )

@@ -4,6 +4,7 @@ import {
   AccountLockedError,
   AuthenticationError,
   InvalidPasswordError,
+  StoreUnavailableError,
   UserAlreadyExistsError
 } from "../../../domain/errors.js"
 import { hasControlCharacter } from "../../../domain/Text.js"
@@ -87,8 +88,10 @@ export const authGroup = (shape: ApiShape) =>
       description: "Registration, password sign-in, token refresh and sign-out."
     },
     HttpApiGroup.make("auth")
+      .addError(declared(StoreUnavailableError))
       .add(
         HttpApiEndpoint.post("register", "/register")
+          .annotate(OpenApi.Summary, "Register a user")
           .setPayload(registerPayload(shape.registrationFields))
           .addSuccess(PublicUser, { status: 201 })
           .addSuccess(Message, { status: 202 })
@@ -97,6 +100,7 @@ export const authGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("login", "/login")
+          .annotate(OpenApi.Summary, "Sign in with a password")
           .setPayload(loginPayload(shape.loginField))
           .addSuccess(LoginResponse)
           .addError(Schema.Union(declared(AuthenticationError), declared(AccountLockedError)))
@@ -104,11 +108,17 @@ export const authGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("refresh", "/refresh")
+          .annotate(OpenApi.Summary, "Rotate the refresh token")
           .setPayload(refreshPayload(shape.tokenTransport))
           .addSuccess(TokenPair)
           .addError(Schema.Union(TokenFailure, declared(CsrfError)))
           .annotate(OpenApi.Description, refreshDescription[shape.tokenTransport])
           .pipe(limited("refresh"))
       )
-      .add(HttpApiEndpoint.post("logout", "/logout").addSuccess(HttpApiSchema.NoContent).middleware(Authentication))
+      .add(
+        HttpApiEndpoint.post("logout", "/logout")
+          .annotate(OpenApi.Summary, "Sign out")
+          .addSuccess(HttpApiSchema.NoContent)
+          .middleware(Authentication)
+      )
   )

@@ -7,7 +7,8 @@ import {
   OAuthError,
   OAuthProviderAlreadyLinkedError,
   OAuthProviderError,
-  OAuthProviderNotFoundError
+  OAuthProviderNotFoundError,
+  StoreUnavailableError
 } from "../../../domain/errors.js"
 import { LoginResponse } from "../../../domain/Token.js"
 import { type ApiShape, limited, placed, strict } from "../Api.js"
@@ -64,9 +65,15 @@ export const oauthGroup = (shape: ApiShape) =>
   placed(
     { prefix: shape.authPrefix, title: "OAuth", description: "Social sign-in and account linking." },
     HttpApiGroup.make("oauth")
-      .add(HttpApiEndpoint.get("providers", "/oauth/providers").addSuccess(Providers))
+      .addError(declared(StoreUnavailableError))
+      .add(
+        HttpApiEndpoint.get("providers", "/oauth/providers")
+          .annotate(OpenApi.Summary, "Configured OAuth providers")
+          .addSuccess(Providers)
+      )
       .add(
         HttpApiEndpoint.get("authorize", "/oauth/:provider/authorize")
+          .annotate(OpenApi.Summary, "Start an OAuth sign-in")
           .setPath(ProviderPath)
           .setUrlParams(AuthorizeParams)
           .addSuccess(AuthorizationStart)
@@ -78,6 +85,7 @@ export const oauthGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("callback", "/oauth/:provider/callback")
+          .annotate(OpenApi.Summary, "Complete an OAuth sign-in")
           .setPath(ProviderPath)
           .setPayload(CallbackRequest)
           .addSuccess(LoginResponse)
@@ -90,6 +98,7 @@ export const oauthGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.get("authorizeLink", "/oauth/:provider/link/authorize")
+          .annotate(OpenApi.Summary, "Start linking a provider account")
           .setPath(ProviderPath)
           .setUrlParams(AuthorizeParams)
           .addSuccess(AuthorizationStart)
@@ -98,6 +107,7 @@ export const oauthGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("link", "/oauth/:provider/link/callback")
+          .annotate(OpenApi.Summary, "Link a provider account")
           .setPath(ProviderPath)
           .setPayload(CallbackRequest)
           .addSuccess(LinkedIdentity)
@@ -118,11 +128,13 @@ export const oauthGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.get("accounts", "/oauth/accounts")
+          .annotate(OpenApi.Summary, "Linked provider accounts")
           .addSuccess(Schema.Array(LinkedAccountView))
           .middleware(Authentication)
       )
       .add(
         HttpApiEndpoint.del("unlink", "/oauth/accounts/:provider")
+          .annotate(OpenApi.Summary, "Unlink a provider account")
           .setPath(ProviderPath)
           .addSuccess(HttpApiSchema.NoContent)
           .addError(Schema.Union(declared(LinkedAccountNotFoundError), declared(LastSignInMethodError)))

@@ -4,7 +4,8 @@ import {
   AuthenticationError,
   LastSignInMethodError,
   PasskeyNotFoundError,
-  PasskeyRegistrationError
+  PasskeyRegistrationError,
+  StoreUnavailableError
 } from "../../../domain/errors.js"
 import { AuthenticationChallengeKey, PasskeyInfo, RegistrationChallengeKey } from "../../../domain/Passkey.js"
 import {
@@ -66,8 +67,10 @@ export const passkeyGroup = (shape: ApiShape) =>
   placed(
     { prefix: shape.authPrefix, title: "Passkeys", description: "Passwordless sign-in with passkeys." },
     HttpApiGroup.make("passkey")
+      .addError(declared(StoreUnavailableError))
       .add(
         HttpApiEndpoint.post("registerBegin", "/passkeys/register/begin")
+          .annotate(OpenApi.Summary, "Start a passkey registration")
           .addSuccess(RegistrationStart)
           .annotate(
             OpenApi.Description,
@@ -77,6 +80,7 @@ export const passkeyGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("registerComplete", "/passkeys/register/complete")
+          .annotate(OpenApi.Summary, "Register a passkey")
           .setPayload(RegisterCompleteRequest)
           .addSuccess(PasskeyInfo, { status: 201 })
           .addError(declared(PasskeyRegistrationError))
@@ -88,6 +92,7 @@ export const passkeyGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("authenticateBegin", "/passkeys/authenticate/begin")
+          .annotate(OpenApi.Summary, "Start a passkey sign-in")
           .setPayload(AuthenticateBeginRequest)
           .addSuccess(AuthenticationStart)
           .annotate(
@@ -98,6 +103,7 @@ export const passkeyGroup = (shape: ApiShape) =>
       )
       .add(
         HttpApiEndpoint.post("authenticateComplete", "/passkeys/authenticate/complete")
+          .annotate(OpenApi.Summary, "Sign in with a passkey")
           .setPayload(AuthenticateCompleteRequest)
           .addSuccess(LoginResponse)
           .addError(declared(AuthenticationError))
@@ -107,9 +113,15 @@ export const passkeyGroup = (shape: ApiShape) =>
           )
           .pipe(limited("passkey_auth"))
       )
-      .add(HttpApiEndpoint.get("list", "/passkeys").addSuccess(Schema.Array(PasskeyInfo)).middleware(Authentication))
+      .add(
+        HttpApiEndpoint.get("list", "/passkeys")
+          .annotate(OpenApi.Summary, "List passkeys")
+          .addSuccess(Schema.Array(PasskeyInfo))
+          .middleware(Authentication)
+      )
       .add(
         HttpApiEndpoint.del("delete", "/passkeys/:passkey_id")
+          .annotate(OpenApi.Summary, "Delete a passkey")
           .setPath(PasskeyPath)
           .addSuccess(HttpApiSchema.NoContent)
           .addError(Schema.Union(declared(PasskeyNotFoundError), declared(LastSignInMethodError)))

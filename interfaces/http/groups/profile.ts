@@ -1,10 +1,11 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import {
   AccountLockedError,
   InvalidPasswordError,
   RateLimitedError,
   ReauthenticationError,
+  StoreUnavailableError,
   UserAlreadyExistsError
 } from "../../../domain/errors.js"
 import { PublicUser } from "../../../domain/User.js"
@@ -28,17 +29,29 @@ export const profileGroup = (shape: ApiShape) =>
   placed(
     { prefix: shape.authPrefix, title: "Profile", description: "The signed-in user's own account." },
     HttpApiGroup.make("profile")
-      .add(HttpApiEndpoint.get("me", "/me").addSuccess(PublicUser))
-      .add(HttpApiEndpoint.get("verifiedMe", "/me/verified").addSuccess(PublicUser).middleware(RequireVerified))
+      .addError(declared(StoreUnavailableError))
+      .add(HttpApiEndpoint.get("me", "/me").annotate(OpenApi.Summary, "The signed-in user").addSuccess(PublicUser))
+      .add(
+        HttpApiEndpoint.get("verifiedMe", "/me/verified")
+          .annotate(OpenApi.Summary, "The signed-in user, if verified")
+          .addSuccess(PublicUser)
+          .middleware(RequireVerified)
+      )
       .add(
         HttpApiEndpoint.patch("updateMe", "/me")
+          .annotate(OpenApi.Summary, "Change profile fields")
           .setPayload(profilePatchPayload(shape.editableFields))
           .addSuccess(PublicUser)
           .addError(declared(UserAlreadyExistsError))
       )
-      .add(HttpApiEndpoint.del("deleteMe", "/me").addSuccess(HttpApiSchema.NoContent))
+      .add(
+        HttpApiEndpoint.del("deleteMe", "/me")
+          .annotate(OpenApi.Summary, "Delete the account")
+          .addSuccess(HttpApiSchema.NoContent)
+      )
       .add(
         HttpApiEndpoint.post("changePassword", "/change-password")
+          .annotate(OpenApi.Summary, "Change the password")
           .setPayload(
             strict({ current_password: Schema.optional(PasswordField), new_password: PasswordField }).annotations({
               identifier: "ChangePasswordRequest"

@@ -1,6 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { SessionNotFoundError } from "../../../domain/errors.js"
+import { SessionNotFoundError, StoreUnavailableError } from "../../../domain/errors.js"
 import { FamilyId, SessionInfo } from "../../../domain/Session.js"
 import { type ApiShape, placed } from "../Api.js"
 import { declared } from "../problems.js"
@@ -21,13 +21,23 @@ export const sessionsGroup = (shape: ApiShape) =>
         "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
     },
     HttpApiGroup.make("sessions")
-      .add(HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Array(SessionInfo)))
+      .addError(declared(StoreUnavailableError))
+      .add(
+        HttpApiEndpoint.get("list", "/sessions")
+          .annotate(OpenApi.Summary, "List live sessions")
+          .addSuccess(Schema.Array(SessionInfo))
+      )
       .add(
         HttpApiEndpoint.del("revoke", "/sessions/:family_id")
+          .annotate(OpenApi.Summary, "End a session")
           .setPath(Schema.Struct({ family_id: FamilyId }))
           .addSuccess(HttpApiSchema.NoContent)
           .addError(declared(SessionNotFoundError))
       )
-      .add(HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others").addSuccess(RevokedSessions))
+      .add(
+        HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others")
+          .annotate(OpenApi.Summary, "End every other session")
+          .addSuccess(RevokedSessions)
+      )
       .middleware(Authentication)
   )
