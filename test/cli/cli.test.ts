@@ -417,7 +417,12 @@ describe("portcullis openapi", () => {
     const login = document.paths["/api/v1/auth/login"]?.post
     expect(login?.responses["422"]).toEqual({
       description: expect.any(String),
-      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ValidationError" } } }
+      content: {
+        "application/problem+json": {
+          schema: { $ref: "#/components/schemas/ValidationError" },
+          example: expect.objectContaining({ code: "ValidationError", status: 422 })
+        }
+      }
     })
     expect(login?.responses).not.toHaveProperty("400")
   })
