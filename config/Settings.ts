@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Either, type Option } from "effect"
 import { makeReader } from "./reader.js"
 import { readAccounts } from "./sections/accounts.js"
 import { readCookies } from "./sections/cookies.js"
@@ -32,6 +32,11 @@ export interface ResolvedSettings {
   readonly settings: Settings
   /** Things that work but deserve the operator's attention, one sentence each. */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * Every setting by its variable's name, in its environment form with secrets masked
+   * (reader.ts shownText): none when unset without a default. What `portcullis check` prints.
+   */
+  readonly variables: ReadonlyMap<string, Option.Option<string>>
 }
 
 /**
@@ -41,7 +46,7 @@ export interface ResolvedSettings {
 export const parseSettings = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<ResolvedSettings, ReadonlyArray<string>> => {
-  const { reader, problems, warnings, unknownVariables } = makeReader(env)
+  const { reader, problems, warnings, variables, unknownVariables } = makeReader(env)
   const storage = readStorage(reader)
   const settings: Settings = {
     server: readServer(reader, storage),
@@ -56,5 +61,5 @@ export const parseSettings = (
     logging: readLogging(reader)
   }
   unknownVariables()
-  return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings })
+  return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings, variables })
 }

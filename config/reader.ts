@@ -29,6 +29,31 @@ export interface SettingsReader {
   readonly warn: (line: string) => void
 }
 
+/** A value in its environment form, for a form without `show`: lists comma-separated, URLs whole. */
+const plainText = (value: unknown): string =>
+  Array.isArray(value)
+    ? value.map(plainText).join(",")
+    : value instanceof URL
+      ? value.href
+      : typeof value === "object" && value !== null
+        ? JSON.stringify(value)
+        : String(value)
+
+const MASK = "***"
+
+/**
+ * A setting's text as `portcullis check` may print it: a URL's password masked wherever it is
+ * (postgres://app:***@db/portcullis), and any other secret masked whole, but a secret URL's
+ * user name, host and path stay readable.
+ */
+export const shownText = (text: string, secret: boolean): string => {
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  if (url === undefined || url.host === "") return secret ? MASK : text
+  if (url.password !== "") url.password = MASK
+  else if (secret && url.username !== "") url.username = MASK
+  return url.href
+}
+
 /** A value as it may be echoed in a problem line: any `user:password@` of a URL masked. */
 const withoutCredentials = (value: string) => value.replace(/([a-z][a-z0-9+.-]*:\/*)[^/@\s]*@/gi, "$1<credentials>@")
 
@@ -40,6 +65,10 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
   const problems: Array<string> = []
   const warnings: Array<string> = []
   const known = new Set<string>()
+  /** Every setting read, in reading order, as `check` shows it: none when unset without a default. */
+  const variables = new Map<string, Option.Option<string>>()
+  const show = <A>(form: F.Form<A>, value: A, options: ReadOptions) =>
+    Option.some(shownText(form.show?.(value) ?? plainText(value), options.secret === true))
 
   const raw = (name: string, emptyIsValue = false): string | undefined => {
     known.add(PREFIX + name)
@@ -49,6 +78,7 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
 
   const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
     const value = raw(name, options.emptyIsValue)
+    variables.set(PREFIX + name, Option.none())
     if (value === undefined) return Option.none<A>()
     const read = form.read(value)
     if (Either.isLeft(read)) {
@@ -56,12 +86,17 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
       problems.push(`${PREFIX}${name}${shown} ${read.left}; expected ${form.expected}`)
       return Option.none<A>()
     }
+    variables.set(PREFIX + name, show(form, read.right, options))
     return Option.some(read.right)
   }
 
   const reader: SettingsReader = {
     optional,
-    setting: (name, form, fallback, options) => Option.getOrElse(optional(name, form, options), () => fallback),
+    setting: (name, form, fallback, options = {}) =>
+      Option.getOrElse(optional(name, form, options), () => {
+        variables.set(PREFIX + name, show(form, fallback, options))
+        return fallback
+      }),
     secret: (name) => optional(name, F.text, { secret: true }).pipe(Option.map(Redacted.make)),
     problem: (line) => void problems.push(line),
     warn: (line) => void warnings.push(line)
@@ -75,5 +110,5 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     }
   }
 
-  return { reader, problems, warnings, unknownVariables }
+  return { reader, problems, warnings, variables, unknownVariables }
 }
