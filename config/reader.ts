@@ -29,15 +29,13 @@ export interface SettingsReader {
   readonly warn: (line: string) => void
 }
 
-/** A value in its environment form, for a form without `show`: lists comma-separated, URLs whole. */
+/** A value in its environment form, for a form without `show`: URLs whole, structures as JSON. */
 const plainText = (value: unknown): string =>
-  Array.isArray(value)
-    ? value.map(plainText).join(",")
-    : value instanceof URL
-      ? value.href
-      : typeof value === "object" && value !== null
-        ? JSON.stringify(value)
-        : String(value)
+  value instanceof URL
+    ? value.href
+    : typeof value === "object" && value !== null
+      ? JSON.stringify(value)
+      : String(value)
 
 const MASK = "***"
 
@@ -51,6 +49,7 @@ export const shownText = (text: string, secret: boolean): string => {
   if (url === undefined || url.host === "") return secret ? MASK : text
   if (url.password !== "") url.password = MASK
   else if (secret && url.username !== "") url.username = MASK
+  else return text
   return url.href
 }
 
@@ -67,8 +66,13 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
   const known = new Set<string>()
   /** Every setting read, in reading order, as `check` shows it: none when unset without a default. */
   const variables = new Map<string, Option.Option<string>>()
-  const show = <A>(form: F.Form<A>, value: A, options: ReadOptions) =>
-    Option.some(shownText(form.show?.(value) ?? plainText(value), options.secret === true))
+  const show = <A>(form: F.Form<A>, value: A, options: ReadOptions) => {
+    const shown = (text: string) => shownText(text, options.secret === true)
+    if (form.show !== undefined) return Option.some(shown(form.show(value)))
+    return Option.some(
+      Array.isArray(value) ? value.map((item) => shown(plainText(item))).join(",") : shown(plainText(value))
+    )
+  }
 
   const raw = (name: string, emptyIsValue = false): string | undefined => {
     known.add(PREFIX + name)
