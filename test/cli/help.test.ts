@@ -5,7 +5,7 @@ import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../suppo
 
 afterAll(killAll)
 
-const ansi = /\u001b\[/
+const ansi = new RegExp(`${String.fromCharCode(27)}\\[`)
 
 /** Every command with options of its own, by its path. */
 const commands = [
