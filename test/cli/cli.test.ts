@@ -344,7 +344,7 @@ describe("portcullis check", () => {
     })
     expect(run.status).toBe(0)
     expect(run.stderr).toBe("")
-    for (const line of lines(run.stdout)) expect(line).toMatch(/^SERVICE_[A-Z0-9_]+=/)
+    for (const line of lines(run.stdout)) expect(line).toMatch(/^(SERVICE|OTEL)_[A-Z0-9_]+=/)
     const shown = variables(run.stdout)
     expect(shown.get("SERVICE_PORT")).toBe("8000")
     expect(shown.get("SERVICE_HOST")).toBe("127.0.0.1")
@@ -372,7 +372,7 @@ describe("portcullis check", () => {
     }
     expect(report.settings.SERVICE_PORT).toBe("8000")
     expect(report.settings.SERVICE_SECRET_KEY).toBeNull()
-    expect(Object.keys(report.settings).every((name) => name.startsWith("SERVICE_"))).toBe(true)
+    expect(Object.keys(report.settings).every((name) => /^(SERVICE|OTEL)_/.test(name))).toBe(true)
     expect(report.warnings).toHaveLength(2)
     expect(report.warnings.some((warning) => warning.includes("SERVICE_SECRET_KEY"))).toBe(true)
     expect(report.warnings.some((warning) => warning.includes("SERVICE_PROT"))).toBe(true)
