@@ -9,6 +9,11 @@ export interface ReadOptions {
   readonly secret?: boolean
   /** An empty variable is a value (the route prefixes), not an unset one. */
   readonly emptyIsValue?: boolean
+  /**
+   * A conventional variable without the prefix, read when the prefixed one is unset: `PORT`,
+   * which hosting platforms set for the process to listen on. The prefixed one wins.
+   */
+  readonly unprefixed?: string
 }
 
 /**
@@ -41,19 +46,29 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
   const warnings: Array<string> = []
   const known = new Set<string>()
 
-  const raw = (name: string, emptyIsValue = false): string | undefined => {
-    known.add(PREFIX + name)
-    const value = env[PREFIX + name]
+  const present = (variable: string, emptyIsValue: boolean) => {
+    const value = env[variable]
     return value === "" && !emptyIsValue ? undefined : value
   }
 
+  /** The variable that gives the setting its value, and that value; none when unset. */
+  const raw = (name: string, options: ReadOptions) => {
+    known.add(PREFIX + name)
+    const emptyIsValue = options.emptyIsValue ?? false
+    for (const variable of [PREFIX + name, ...(options.unprefixed === undefined ? [] : [options.unprefixed])]) {
+      const value = present(variable, emptyIsValue)
+      if (value !== undefined) return { variable, value }
+    }
+    return undefined
+  }
+
   const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
-    const value = raw(name, options.emptyIsValue)
-    if (value === undefined) return Option.none<A>()
-    const read = form.read(value)
+    const found = raw(name, options)
+    if (found === undefined) return Option.none<A>()
+    const read = form.read(found.value)
     if (Either.isLeft(read)) {
-      const shown = options.secret === true ? "" : `=${JSON.stringify(withoutCredentials(value))}`
-      problems.push(`${PREFIX}${name}${shown} ${read.left}; expected ${form.expected}`)
+      const shown = options.secret === true ? "" : `=${JSON.stringify(withoutCredentials(found.value))}`
+      problems.push(`${found.variable}${shown} ${read.left}; expected ${form.expected}`)
       return Option.none<A>()
     }
     return Option.some(read.right)

@@ -20,7 +20,9 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
   }
   return {
     host: read.setting("HOST", F.text, "127.0.0.1"),
-    port: read.setting("PORT", F.int(0, 65_535), 8000),
+    // PORT is the platforms' convention (Heroku, Cloud Run, Render...). HOST is not read: zsh
+    // and some systems export it as the machine's name, which would listen on a network address.
+    port: read.setting("PORT", F.int(0, 65_535), 8000, { unprefixed: "PORT" }),
     apiPrefix,
     authRouterPrefix,
     /** API_PREFIX followed by AUTH_ROUTER_PREFIX: where the auth routes live. */

@@ -6,6 +6,7 @@ import { isErrorKind, problemOf } from "../http/problems.js"
 import { createSuperuser, migrate, user } from "./admin.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
+import { loadDotenv } from "./startup.js"
 
 const portcullis = Command.make("portcullis").pipe(
   Command.withSubcommands([serve, migrate, createSuperuser, user, openapi, check, secret]),
@@ -21,7 +22,8 @@ const fail = (lines: ReadonlyArray<string>) =>
     process.exitCode = 1
   })
 
-run(process.argv).pipe(
+loadDotenv.pipe(
+  Effect.zipRight(run(process.argv)),
   Effect.catchIf(ValidationError.isValidationError, () => fail([])),
   Effect.catchAll((error) =>
     error._tag === "StartupError"

@@ -1,4 +1,3 @@
-import { createServer } from "node:http"
 import { Command } from "@effect/cli"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
@@ -7,7 +6,9 @@ import * as Logging from "../../composition/logging.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { service } from "../../composition/service.js"
 import { startupWarnings } from "../../composition/startup.js"
+import { drainingServer, stoppedLine } from "./drain.js"
 import { deploymentOption, loadDeployment } from "./loadDeployment.js"
+import { startFailure } from "./startFailure.js"
 import { loadSettingsFor } from "./startup.js"
 import { isPrimary, superviseWorkers } from "./workers.js"
 
@@ -28,19 +29,27 @@ export const serve = Command.make("serve", { config }, ({ config }) =>
       })
       return yield* Layer.build(migrated).pipe(
         Effect.scoped,
+        Effect.mapError(startFailure(settings)),
         Effect.zipRight(superviseWorkers(server.workers, resolveSecretKey(settings))),
         Effect.provide(Logging.layer(logging))
       )
     }
+    const http = drainingServer()
     const Service = service(
       settings,
       deployment,
-      NodeHttpServer.layer(createServer, { host: server.host, port: server.port })
+      NodeHttpServer.layer(http.create, { host: server.host, port: server.port })
+    )
+    // Interruption (SIGTERM, SIGINT) reaches here once the launch's scope is closed: the server
+    // has waited for its requests in flight, and the stores are closed.
+    const launched = Layer.launch(Service).pipe(
+      Effect.mapError(startFailure(settings)),
+      Effect.onInterrupt(() => Effect.logInfo(stoppedLine(settings, http.drained()), { drained: http.drained() }))
     )
     yield* Effect.forEach(
       [...warnings, ...startupWarnings(settings, deployment)],
       (warning) => Effect.logWarning(warning),
       { discard: true }
-    ).pipe(Effect.zipRight(Layer.launch(Service)), Effect.provide(Logging.layer(logging)))
+    ).pipe(Effect.zipRight(launched), Effect.provide(Logging.layer(logging)))
   })
 ).pipe(Command.withDescription("Serve the HTTP API (the default for npm start)."))
