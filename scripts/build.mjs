@@ -21,7 +21,10 @@ const stamp = join(dist, ".build-stamp")
 /** What the build reads: the project's sources and its configuration. */
 const inputs = () => {
   const { include, compilerOptions } = JSON.parse(readFileSync(join(root, project), "utf8"))
-  return { paths: [...include, project, "tsconfig.json"], buildInfo: join(root, compilerOptions.tsBuildInfoFile) }
+  return {
+    paths: [...include, project, "tsconfig.json", "package.json"],
+    buildInfo: join(root, compilerOptions.tsBuildInfoFile)
+  }
 }
 
 /**
