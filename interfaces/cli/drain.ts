@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http"
+import { Option } from "effect"
 import type { Settings } from "../../config/Settings.js"
 
 /**
@@ -27,7 +28,7 @@ const closedStores = ({ storage }: Settings) => {
     sqlite: "the SQLite database",
     postgres: "the PostgreSQL pool"
   }[storage.databaseUrl.kind]
-  return storage.redisUrl._tag === "Some" ? `${database} and Redis` : database
+  return Option.isSome(storage.redisUrl) ? `${database} and Redis` : database
 }
 
 /** The line shutdown ends with, once everything is closed. */
