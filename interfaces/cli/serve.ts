@@ -1,3 +1,4 @@
+import { createServer } from "node:http"
 import { Command } from "@effect/cli"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
@@ -27,7 +28,11 @@ export const serve = Command.make("serve", { config }, ({ config }) =>
         idType: storage.userIdType,
         uniqueFields: uniqueFields(settings, deployment)
       })
-      return yield* Layer.build(migrated).pipe(
+      // The workers listen through this process: a port it cannot take, none of them can, and
+      // each would fail and be replaced for ever. It is tried first, to fail once, in a sentence.
+      const listens = NodeHttpServer.layer(createServer, { host: server.host, port: server.port })
+      return yield* Layer.build(listens).pipe(
+        Effect.zipRight(Layer.build(migrated)),
         Effect.scoped,
         Effect.mapError(startFailure(settings)),
         Effect.zipRight(superviseWorkers(server.workers, resolveSecretKey(settings))),

@@ -158,7 +158,8 @@ describe("the .env file of the working directory", () => {
 })
 
 describe("a start-up that cannot go on ends in one sentence and exit code 1", () => {
-  it("when the port is in use", async () => {
+  /** Runs `serve` while another server holds its port. */
+  const serveOnTakenPort = async (vars: Readonly<Record<string, string>>) => {
     const holder = createServer()
     const port = await new Promise<number>((resolve) =>
       holder.listen(0, "127.0.0.1", () => resolve((holder.address() as { port: number }).port))
@@ -167,16 +168,31 @@ describe("a start-up that cannot go on ends in one sentence and exit code 1", ()
       const refused = await run(folder(), ["serve"], {
         SERVICE_PORT: String(port),
         SERVICE_SECRET_KEY: secretKey,
-        SERVICE_DATABASE_URL: "memory:"
+        ...vars
       })
-      expect(refused.status).toBe(1)
-      expectOneSentence(
-        refused.stderr,
-        new RegExp(`^Cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use; .*SERVICE_PORT\\.$`)
-      )
+      return { port, refused }
     } finally {
       holder.close()
     }
+  }
+  const inUse = (port: number) =>
+    new RegExp(`^Cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use; .*SERVICE_PORT\\.$`)
+
+  it("when the port is in use", async () => {
+    const { port, refused } = await serveOnTakenPort({ SERVICE_DATABASE_URL: "memory:" })
+    expect(refused.status).toBe(1)
+    expectOneSentence(refused.stderr, inUse(port))
+  })
+
+  it("when the port is in use with several workers, before any is started (none would ever listen)", async () => {
+    // The primary never connects to Redis itself: an address is enough for the settings.
+    const { port, refused } = await serveOnTakenPort({
+      SERVICE_WORKERS: "2",
+      SERVICE_REDIS_URL: "redis://127.0.0.1:1",
+      SERVICE_DATABASE_URL: `sqlite:${join(folder(), "portcullis.db")}`
+    })
+    expect(refused.status).toBe(1)
+    expectOneSentence(refused.stderr, inUse(port))
   })
 
   it("when the database cannot be reached, without its password", async () => {
