@@ -1,4 +1,5 @@
 import { Data, Duration, Effect, Either, Option, type Redacted } from "effect"
+import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import {
   type FieldProblem,
@@ -11,6 +12,7 @@ import {
 import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
 import { type Email, loginIdentifierOf, type PublicUser, toPublicUser } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Lockout } from "./Lockout.js"
 import { Events } from "./ports/Events.js"
@@ -39,6 +41,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const lockout = yield* Lockout
     const limiter = yield* RateLimiter
     const policy = yield* AuthPolicy
+    const audit = yield* Audit
 
     const acceptablePassword = (password: Redacted.Redacted<string>) => checkPassword(policy.passwordPolicy, password)
 
@@ -111,8 +114,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     /** Deletes the caller's account and ends every one of its sessions, access tokens included. */
     const deleteAccount = Effect.fn("Accounts.deleteAccount")(function* (principal: Principal) {
-      yield* sessions.endAll(principal.user.id, Option.none())
+      const ended = yield* sessions.endAll(principal.user.id, Option.none())
       yield* users.delete(principal.user.id)
+      yield* audit.record({
+        type: "account.deleted",
+        user_id: principal.user.id,
+        actor: Actor.user(principal.user.id),
+        details: { sessions_ended: ended.length }
+      })
     })
 
     const changePasswordRule: RateLimitRule = {
@@ -170,8 +179,13 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       const hashed = yield* hasher.hash(newPassword)
       // The other sessions end before the password changes: if the store fails in between, the
       // old password still works and nothing is half done but a sign-out.
-      yield* sessions.endAll(principal.user.id, currentFamily(principal))
-      yield* users.setPassword(principal.user.id, hashed)
+      const ended = yield* sessions.endAll(principal.user.id, currentFamily(principal))
+      yield* audit.recordWith(users.setPassword(principal.user.id, hashed), () => ({
+        type: "password.changed",
+        user_id: principal.user.id,
+        actor: Actor.user(principal.user.id),
+        details: { sessions_ended: ended.length }
+      }))
       yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))
     })
 
@@ -182,22 +196,34 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     ) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
-      return yield* users.create({
-        email,
-        hashed_password: Option.some(hashed),
-        is_active: true,
-        is_verified: true,
-        is_superuser: true
-      })
+      return yield* audit.recordWith(
+        users.create({
+          email,
+          hashed_password: Option.some(hashed),
+          is_active: true,
+          is_verified: true,
+          is_superuser: true
+        }),
+        (user) => ({ type: "user.created", user_id: user.id, details: { is_superuser: true } })
+      )
     })
 
     /** An operator's change of flags. Deactivating a user ends all of their sessions. */
     const setFlags = Effect.fn("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
       const found = yield* users.findByLogin("email", email)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
-      const updated = yield* users.setFlags(found.value.id, flags)
+      const updated = yield* audit.recordWith(users.setFlags(found.value.id, flags), (user) =>
+        Option.isNone(user) ? null : { type: "user.updated", user_id: found.value.id, details: { ...flags } }
+      )
       if (Option.isNone(updated)) return yield* new UserNotFoundError()
-      if (flags.is_active === false) yield* sessions.endAll(updated.value.id, Option.none())
+      if (flags.is_active === false) {
+        const ended = yield* sessions.endAll(updated.value.id, Option.none())
+        yield* audit.record({
+          type: "sessions.revoked_all",
+          user_id: updated.value.id,
+          details: { revoked: ended.length }
+        })
+      }
       return toPublicUser(updated.value)
     })
 

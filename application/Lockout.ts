@@ -1,6 +1,8 @@
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Metric, Option } from "effect"
 import { AccountLockedError, wholeSeconds } from "../domain/errors.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { lockouts } from "./metrics.js"
 import { AttemptCounter, type LockoutRule } from "./ports/AttemptCounter.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 
@@ -20,6 +22,7 @@ const failOpen =
 export class Lockout extends Effect.Service<Lockout>()("app/Lockout", {
   effect: Effect.gen(function* () {
     const attempts = yield* AttemptCounter
+    const audit = yield* Audit
     const { limits } = yield* AuthPolicy
     const lockoutRule: Option.Option<LockoutRule> = limits.lockoutEnabled
       ? Option.some({
@@ -64,7 +67,20 @@ export class Lockout extends Effect.Service<Lockout>()("app/Lockout", {
                   identifier,
                   failures: attempt.value.attempts,
                   locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
-                })
+                }),
+                // The lock is the identifier's, known to the store or not: the entry names no user.
+                Effect.zipRight(
+                  audit.record({
+                    type: "account.locked",
+                    user_id: null,
+                    details: {
+                      identifier,
+                      failures: attempt.value.attempts,
+                      locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
+                    }
+                  })
+                ),
+                Effect.zipRight(Metric.increment(lockouts))
               )
             : Effect.void
         )

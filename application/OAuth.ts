@@ -1,4 +1,5 @@
 import { DateTime, Duration, Effect, Option, Redacted, Schema } from "effect"
+import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import {
   LastSignInMethodError,
@@ -19,7 +20,9 @@ import {
 import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { toPublicUser, type User, type UserId } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { countedSignIn } from "./metrics.js"
 import { type Flow, OAuthStates, type ReturnedState } from "./OAuthStates.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -74,6 +77,7 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
     const sessions = yield* Sessions
     const events = yield* Events
     const policy = yield* AuthPolicy
+    const audit = yield* Audit
     const methodsOf = currentSignInMethods(users, accounts, passkeys)
 
     const providerNamed = (name: string) =>
@@ -192,6 +196,13 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
         case "Refuse":
           return Effect.logInfo("OAuth sign-in refused").pipe(
             Effect.annotateLogs({ provider: info.provider, reason: decision.reason }),
+            Effect.zipRight(
+              audit.record({
+                type: "sign_in.failed",
+                user_id: null,
+                details: { method: "oauth", provider: info.provider, reason: decision.reason }
+              })
+            ),
             Effect.zipRight(Effect.fail(refused))
           )
       }
@@ -208,10 +219,19 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
         return yield* Effect.zipRight(Effect.logInfo("OAuth sign-in of an inactive user"), refused)
       }
       const { user, isNew } = yield* carryOut(decision, info, yield* stored(tokens, info))
-      const pair = yield* sessions.start(user, client).pipe(Effect.catchTag("UserNotFoundError", () => refused))
+      const outcome = isNew
+        ? "created"
+        : decision._tag === "AutoLink"
+          ? decision.takeover
+            ? "takeover"
+            : "auto_linked"
+          : "linked"
+      const pair = yield* sessions
+        .start(user, client, { method: "oauth", provider: name, outcome })
+        .pipe(Effect.catchTag("UserNotFoundError", () => refused))
       yield* events.emit(AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("oauth"))
 
     /**
      * The link callback (spec rules 4 and 5): the state must have been issued to the caller. No
@@ -232,7 +252,10 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
           yield* accounts.updateTokens(decision.account.id, fresh)
           break
         case "Link":
-          yield* accounts.link({ provider: name, provider_user_id: info.provider_user_id, user_id: caller, ...fresh })
+          yield* audit.recordWith(
+            accounts.link({ provider: name, provider_user_id: info.provider_user_id, user_id: caller, ...fresh }),
+            () => ({ type: "oauth.linked", user_id: caller, actor: Actor.user(caller), details: { provider: name } })
+          )
           yield* events.emit(AuthEvent.after_oauth_link({ user: toPublicUser(principal.user), provider: name }))
           break
         case "AccountLinkedToOther":
@@ -271,6 +294,12 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
         }
         return yield* new LastSignInMethodError()
       }
+      yield* audit.record({
+        type: "oauth.unlinked",
+        user_id: user.id,
+        actor: Actor.user(user.id),
+        details: { provider }
+      })
       yield* events.emit(AuthEvent.after_oauth_unlink({ user: toPublicUser(user), provider }))
     })
 

@@ -1,4 +1,5 @@
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import {
   AuthenticationError,
@@ -20,7 +21,9 @@ import {
 import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseEmail, toPublicUser, type User, UserId } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { countedSignIn } from "./metrics.js"
 import { ChallengeStore } from "./ports/ChallengeStore.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -53,6 +56,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     const sessions = yield* Sessions
     const events = yield* Events
     const policy = yield* AuthPolicy
+    const audit = yield* Audit
     const methodsOf = currentSignInMethods(users, accounts, passkeys)
 
     const ttl = Duration.seconds(policy.passkeys.passkeyChallengeTtl)
@@ -67,10 +71,13 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
         Effect.zipRight(Effect.fail(new PasskeyRegistrationError()))
       )
 
-    /** A refused sign-in: logged with its cause, answered like every failed sign-in. */
-    const signInRefused = (reason: string) =>
+    /** A refused sign-in: logged and recorded with its cause, answered like every failed sign-in. */
+    const signInRefused = (reason: string, userId: UserId | null = null) =>
       Effect.logInfo("passkey sign-in refused").pipe(
         Effect.annotateLogs({ reason }),
+        Effect.zipRight(
+          audit.record({ type: "sign_in.failed", user_id: userId, details: { method: "passkey", reason } })
+        ),
         Effect.zipRight(Effect.fail(new AuthenticationError()))
       )
 
@@ -116,8 +123,13 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
         created_at: yield* DateTime.now,
         last_used_at: Option.none()
       })
-      yield* passkeys
-        .add(passkey)
+      yield* audit
+        .recordWith(passkeys.add(passkey), () => ({
+          type: "passkey.registered",
+          user_id: user.id,
+          actor: Actor.user(user.id),
+          details: { passkey_id: passkey.id, device_name: passkey.device_name }
+        }))
         .pipe(
           Effect.catchTag("PasskeyCredentialTakenError", () =>
             registrationRefused("the credential is registered already")
@@ -162,8 +174,8 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       const { passkey, user } = found.value
       const assertion = yield* webauthn
         .verifyAuthentication(credential, challenge, passkey)
-        .pipe(Effect.catchTag("WebAuthnVerificationError", (error) => signInRefused(error.reason)))
-      if (!user.is_active) return yield* signInRefused("inactive user")
+        .pipe(Effect.catchTag("WebAuthnVerificationError", (error) => signInRefused(error.reason, user.id)))
+      if (!user.is_active) return yield* signInRefused("inactive user", user.id)
       const now = yield* DateTime.now
       const decision = decideSignCount(passkey.sign_count, assertion.sign_count)
       switch (decision._tag) {
@@ -178,12 +190,19 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
         case "SuspectedClone":
           return yield* cloneSuspected(passkey, assertion.sign_count)
       }
-      return user
+      return { user, passkey }
     })
 
     const cloneSuspected = (passkey: Passkey, reported: number) =>
       Effect.logWarning("passkey sign count did not advance: a cloned authenticator is suspected").pipe(
         Effect.annotateLogs({ passkey_id: passkey.id, user_id: passkey.user_id, reported_sign_count: reported }),
+        Effect.zipRight(
+          audit.record({
+            type: "sign_in.failed",
+            user_id: passkey.user_id,
+            details: { method: "passkey", reason: "suspected clone", passkey_id: passkey.id }
+          })
+        ),
         Effect.zipRight(Effect.fail(new AuthenticationError()))
       )
 
@@ -194,14 +213,14 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     ) {
       const challenge = yield* challenges.take(request.challenge_key)
       if (Option.isNone(challenge)) return yield* signInRefused("unknown, expired or spent challenge")
-      const user = yield* verifiedOwner(challenge.value, request.credential)
+      const { user, passkey } = yield* verifiedOwner(challenge.value, request.credential)
       // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
       const pair = yield* sessions
-        .start(user, client)
+        .start(user, client, { method: "passkey", passkey_id: passkey.id })
         .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("passkey"))
 
     /** The caller's passkeys as listed, oldest first: never a key or a counter. */
     const list = Effect.fn("Passkeys.list")(function* (principal: Principal) {
@@ -233,6 +252,12 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
           yield* passkeys.add(restored).pipe(Effect.catchTag("PasskeyCredentialTakenError", () => Effect.void))
         return yield* new LastSignInMethodError()
       }
+      yield* audit.record({
+        type: "passkey.removed",
+        user_id: user.id,
+        actor: Actor.user(user.id),
+        details: { passkey_id: id }
+      })
     })
 
     return { registerBegin, registerComplete, authenticateBegin, authenticateComplete, list, delete: remove } as const

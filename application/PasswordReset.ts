@@ -1,9 +1,11 @@
 import { DateTime, Duration, Effect, Option, type Redacted } from "effect"
+import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { tokenWindow } from "../domain/Token.js"
 import { normaliseLogin, toPublicUser, UserId } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -29,6 +31,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     const crypto = yield* Cryptography
     const sessions = yield* Sessions
     const policy = yield* AuthPolicy
+    const audit = yield* Audit
 
     const fingerprint = (hashedPassword: Option.Option<string>) =>
       crypto.digest(`pwd:${Option.getOrElse(hashedPassword, () => "")}`)
@@ -77,9 +80,20 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
       const hashed = yield* hasher.hash(newPassword)
       // Every session ends before the password changes: if the store fails in between, the token
       // still works for a retry and no session outlives the new password.
-      yield* sessions.endAll(found.value.id, Option.none())
-      yield* users.setPassword(found.value.id, hashed)
-      const updated = yield* users.setFlags(found.value.id, { is_verified: true })
+      const ended = yield* sessions.endAll(found.value.id, Option.none())
+      const updated = yield* audit.recordWith(
+        Effect.zipRight(
+          users.setPassword(found.value.id, hashed),
+          users.setFlags(found.value.id, { is_verified: true })
+        ),
+        () => ({
+          type: "password.reset",
+          user_id: found.value.id,
+          // Whoever holds the mailed token acts as the user.
+          actor: Actor.user(found.value.id),
+          details: { sessions_ended: ended.length }
+        })
+      )
       yield* events.emit(
         AuthEvent.after_password_reset({ user: toPublicUser(Option.getOrElse(updated, () => found.value)) })
       )

@@ -2,9 +2,11 @@ import { Effect, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
 import { AuthenticationError } from "../domain/errors.js"
 import type { LoginResponse } from "../domain/Token.js"
-import { normaliseLogin, toPublicUser } from "../domain/User.js"
+import { normaliseLogin, toPublicUser, type UserId } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Lockout } from "./Lockout.js"
+import { countedSignIn } from "./metrics.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { UserRepo } from "./ports/UserRepo.js"
@@ -18,6 +20,7 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
     const sessions = yield* Sessions
     const events = yield* Events
     const lockout = yield* Lockout
+    const audit = yield* Audit
     const { accounts } = yield* AuthPolicy
 
     /** A stronger or current hash is stored on the way through; a failure to store it is not the user's. */
@@ -28,6 +31,19 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
       )
 
     /**
+     * A failed sign-in, recorded with its reason for the audit log's readers, answered the one
+     * way to the client. An unknown login is recorded by the identifier as normalised.
+     */
+    const failed = (login: string, user: Option.Option<{ readonly id: UserId }>, reason: string) =>
+      audit
+        .record({
+          type: "sign_in.failed",
+          user_id: Option.getOrNull(Option.map(user, (found) => found.id)),
+          details: { method: "password", reason, ...(Option.isNone(user) ? { identifier: login } : {}) }
+        })
+        .pipe(Effect.zipRight(Effect.fail(new AuthenticationError())))
+
+    /**
      * Every failure costs one password verification and answers the same AuthenticationError:
      * unknown login, user without a password, wrong password, inactive account.
      */
@@ -36,11 +52,12 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
       const hashed = Option.flatMap(found, (user) => user.hashed_password)
       if (Option.isNone(found) || Option.isNone(hashed)) {
         yield* hasher.verifyNothing(password)
-        return yield* new AuthenticationError()
+        return yield* failed(login, found, Option.isNone(found) ? "unknown_account" : "no_password")
       }
       const user = found.value
       const matches = yield* hasher.verify(hashed.value, password)
-      if (!matches || !user.is_active) return yield* new AuthenticationError()
+      if (!matches) return yield* failed(login, found, "wrong_password")
+      if (!user.is_active) return yield* failed(login, found, "inactive")
       if (hasher.needsRehash(hashed.value)) yield* upgradeHash(user.id, password)
       return user
     })
@@ -60,11 +77,11 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
       const user = yield* lockout.guard(normalised, verifyCredentials(normalised, password))
       // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
       const pair = yield* sessions
-        .start(user, client)
+        .start(user, client, { method: "password" })
         .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
-    })
+    }, countedSignIn("password"))
 
     return { login } as const
   })

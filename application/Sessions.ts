@@ -1,10 +1,13 @@
-import { DateTime, Duration, Effect, Option, Schema } from "effect"
+import { DateTime, Duration, Effect, Metric, Option, Schema } from "effect"
+import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
 import { decideRefresh, FamilyId, StoredRefreshToken, sessionList, TokenFamily } from "../domain/Session.js"
 import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { refreshReuseDetections } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
@@ -45,6 +48,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const users = yield* UserRepo
     const crypto = yield* Cryptography
     const events = yield* Events
+    const audit = yield* Audit
     const { tokens: rules, customClaims } = yield* AuthPolicy
 
     const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
@@ -86,8 +90,11 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return { pair, stored }
     })
 
-    /** Starts a session: a new family, its first refresh token and an access token. */
-    const start = Effect.fn("Sessions.start")(function* (user: User, client: ClientInfo) {
+    /**
+     * Starts a session: a new family, its first refresh token and an access token. The family and
+     * the sign-in's audit entry (how the user signed in: `signIn`) commit together.
+     */
+    const start = Effect.fn("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
       const now = yield* DateTime.now
       const familyId = FamilyId.make(yield* crypto.randomId)
       const { pair, stored } = yield* issuePair(user, familyId, now)
@@ -101,7 +108,12 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         expires_at: stored.expires_at,
         revoked_at: Option.none()
       })
-      yield* families.startFamily(family, stored)
+      yield* audit.recordWith(families.startFamily(family, stored), () => ({
+        type: "sign_in.succeeded",
+        user_id: user.id,
+        actor: Actor.user(user.id),
+        details: { ...signIn, family_id: familyId }
+      }))
       return pair
     })
 
@@ -125,7 +137,13 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
               Effect.annotateLogs({ family_id: familyId })
             )
+            yield* Metric.increment(refreshReuseDetections)
             yield* families.revokeFamily(familyId, now)
+            yield* audit.record({
+              type: "refresh.reuse_detected",
+              user_id: decision.family.user_id,
+              details: { family_id: familyId }
+            })
             return yield* new TokenBlacklistedError({ message: "Refresh token reuse detected; the session has ended." })
           }
           case "ReplaySuccessor":
@@ -192,6 +210,12 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
       const family = currentFamily(principal)
       if (Option.isSome(family)) yield* families.revokeFamily(family.value, yield* DateTime.now)
+      yield* audit.record({
+        type: "session.logged_out",
+        user_id: principal.user.id,
+        actor: Actor.user(principal.user.id),
+        details: { family_id: Option.getOrNull(family) }
+      })
       yield* events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))
     })
 
@@ -215,6 +239,12 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const end = Effect.fn("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
       const ended = yield* families.revokeFamilyOfUser(principal.user.id, familyId, yield* DateTime.now)
       if (!ended) return yield* new SessionNotFoundError()
+      yield* audit.record({
+        type: "session.revoked",
+        user_id: principal.user.id,
+        actor: Actor.user(principal.user.id),
+        details: { family_id: familyId }
+      })
     })
 
     /**
@@ -229,7 +259,14 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         (yield* families.liveFamiliesOf(principal.user.id, now)).map((family) => family.family_id as string)
       )
       const ended = yield* endAll(principal.user.id, currentFamily(principal))
-      return ended.filter((familyId) => live.has(familyId)).length
+      const revoked = ended.filter((familyId) => live.has(familyId)).length
+      yield* audit.record({
+        type: "sessions.revoked_others",
+        user_id: principal.user.id,
+        actor: Actor.user(principal.user.id),
+        details: { revoked }
+      })
+      return revoked
     })
 
     return { start, refresh, authenticate, logout, end, endOthers, endAll, list } as const

@@ -1,8 +1,10 @@
 import { DateTime, Duration, Effect, Option } from "effect"
+import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
@@ -20,6 +22,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
     const events = yield* Events
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
+    const audit = yield* Audit
 
     /** Sends a verification token to the user's address, unless it is verified already. */
     const send = Effect.fn("Verification.send")(function* (user: User) {
@@ -43,7 +46,12 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
       if (found.value.is_verified) {
         return yield* new TokenBlacklistedError({ message: "The token has already been used." })
       }
-      const verified = yield* users.setFlags(found.value.id, { is_verified: true })
+      const verified = yield* audit.recordWith(users.setFlags(found.value.id, { is_verified: true }), () => ({
+        type: "email.verified",
+        user_id: found.value.id,
+        actor: Actor.user(found.value.id),
+        details: { email: found.value.email }
+      }))
       const user = Option.getOrElse(verified, () => found.value)
       yield* events.emit(AuthEvent.after_email_verify({ user: toPublicUser(user) }))
     })

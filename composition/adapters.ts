@@ -9,6 +9,7 @@ import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
 import type { DatabaseUrl } from "../config/sections/storage.js"
 import type { JwtAlgorithm } from "../config/sections/tokens.js"
+import { withReplacements } from "../domain/Mail.js"
 import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
 import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
 import * as PasswordHasherArgon2 from "../infrastructure/crypto/PasswordHasherArgon2.js"
@@ -16,7 +17,9 @@ import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
 import * as MailerSmtp from "../infrastructure/mail/MailerSmtp.js"
+import { builtInTemplates } from "../infrastructure/mail/templates.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
+import * as AuditLogMemory from "../infrastructure/memory/AuditLogMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
 import * as ChallengeStoreMemory from "../infrastructure/memory/ChallengeStoreMemory.js"
 import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRepoMemory.js"
@@ -31,6 +34,7 @@ import * as BlacklistRedis from "../infrastructure/redis/BlacklistRedis.js"
 import * as ChallengeStoreRedis from "../infrastructure/redis/ChallengeStoreRedis.js"
 import * as RateLimiterRedis from "../infrastructure/redis/RateLimiterRedis.js"
 import * as RedisClient from "../infrastructure/redis/RedisClient.js"
+import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
@@ -84,14 +88,19 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
     RefreshTokenRepoMemory.layer,
     RoleRepoMemory.layer,
     PasskeyRepoMemory.layer,
-    OAuthAccountRepoMemory.layer
+    OAuthAccountRepoMemory.layer,
+    AuditLogMemory.layer
   ).pipe(Layer.provideMerge(UserRepoMemory.layerWith(options)))
 
 /** Every repository over a SQL client, SQLite or PostgreSQL alike. */
 export const sqlRepositories = (options: UserRepoOptions = {}) =>
-  Layer.mergeAll(RefreshTokenRepoSql.layer, RoleRepoSql.layer, PasskeyRepoSql.layer, OAuthAccountRepoSql.layer).pipe(
-    Layer.provideMerge(UserRepoSql.layerWith(options))
-  )
+  Layer.mergeAll(
+    RefreshTokenRepoSql.layer,
+    RoleRepoSql.layer,
+    PasskeyRepoSql.layer,
+    OAuthAccountRepoSql.layer,
+    AuditLogSql.layer
+  ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
 /**
  * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields
@@ -157,7 +166,11 @@ export const mailer = ({ mail }: Settings) =>
 
 /** The deployment's event handlers, and the built-in mailer for the send events they leave to it. */
 const events = (settings: Settings, deployment: Deployment) => {
-  const layer = EventsInProcess.layer({ handlers: deployment.events ?? {}, publicUrl: settings.server.publicUrl })
+  const layer = EventsInProcess.layer({
+    handlers: deployment.events ?? {},
+    templates: withReplacements(builtInTemplates, settings.mail.mailTemplates),
+    mail: { publicUrl: settings.server.publicUrl, product: settings.server.productName }
+  })
   return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
 }
 

@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
+import { Audit } from "../application/Audit.js"
 import { Lockout } from "../application/Lockout.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Readiness } from "../application/Readiness.js"
@@ -19,7 +20,10 @@ export const useCases = Layer.mergeAll(
   PasswordSignIn.Default,
   AccessControl.Default,
   Readiness.Default
-).pipe(Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)))
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),
+  Layer.provideMerge(Audit.Default)
+)
 
 /**
  * The use cases over the adapters the settings choose, the ports exposed beside them. `overrides`

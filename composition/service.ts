@@ -1,10 +1,13 @@
 import { HttpServer, OpenApi } from "@effect/platform"
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { auditRetention } from "../application/AuditRetention.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
+import type { MetricsText } from "../interfaces/http/metrics.js"
 import { httpLayer, keptFeatures, servedApi, servedFeatures } from "../interfaces/http/server.js"
 import { application } from "./application.js"
 import { features } from "./features.js"
+import { metricsPortLayer, metricsText, tracing } from "./observability.js"
 
 /**
  * What the deployment serves of the table: the routes of the features it keeps that their settings
@@ -16,17 +19,18 @@ const served = (settings: Settings, deployment: Deployment) => ({
   limits: keptFeatures(features, deployment).flatMap((feature) => feature.limits)
 })
 
-/** The deployment's HTTP API; needs the application and an HttpServer. */
-export const http = (settings: Settings, deployment: Deployment = {}) =>
-  httpLayer(settings, served(settings, deployment))
+/** The deployment's HTTP API, timing its requests into `metrics` when given; needs the application and an HttpServer. */
+export const http = (settings: Settings, deployment: Deployment = {}, metrics?: MetricsText) =>
+  httpLayer(settings, served(settings, deployment), metrics)
 
 /** The OpenAPI document of what the deployment serves. */
 export const openApiDocument = (settings: Settings, deployment: Deployment = {}) =>
   OpenApi.fromApi(servedApi(served(settings, deployment)))
 
 /**
- * The whole service on `server`: the HTTP API over the application. The use cases and ports
- * stay exposed (tests arrange through them); `overrides` replace some adapters.
+ * The whole service on `server`: the HTTP API over the application, its metrics (on their own
+ * port when METRICS_PORT is set) and its tracing. The use cases and ports stay exposed (tests
+ * arrange through them), and where the metrics listen; `overrides` replace some adapters.
  */
 export const service = <S, E, R, A = never, EO = never>(
   settings: Settings,
@@ -34,10 +38,15 @@ export const service = <S, E, R, A = never, EO = never>(
   server: Layer.Layer<HttpServer.HttpServer | S, E, R>,
   overrides?: Layer.Layer<A, EO>
 ) =>
-  http(settings, deployment).pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(server),
-    Layer.provideMerge(application(settings, deployment, overrides)),
-    // Spans cost every request a few allocations and nothing reads them: there is no exporter.
-    Layer.provide(Layer.setTracerEnabled(false))
-  )
+  Layer.unwrapEffect(
+    Effect.map(metricsText(settings), (metrics) =>
+      Layer.mergeAll(
+        http(settings, deployment, Option.getOrUndefined(metrics)).pipe(
+          HttpServer.withLogAddress,
+          Layer.provide(server)
+        ),
+        metricsPortLayer(settings, metrics),
+        auditRetention(settings.storage.auditRetentionDays)
+      )
+    )
+  ).pipe(Layer.provideMerge(application(settings, deployment, overrides)), Layer.provide(tracing(settings)))

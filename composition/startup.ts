@@ -48,8 +48,26 @@ const oauthWarnings = (settings: Settings, deployment: Deployment): ReadonlyArra
       ]
     : []
 
+/** Metrics tell anyone who reads them how the service is used and attacked. */
+const metricsWarnings = ({ observability, server }: Settings): ReadonlyArray<string> => {
+  if (!observability.metricsEnabled) return []
+  return [
+    ...(Option.isNone(observability.metricsPort)
+      ? [
+          `${PREFIX}METRICS_ENABLED=true without ${PREFIX}METRICS_PORT: /metrics is served on the API's port to anyone who asks; set ${PREFIX}METRICS_PORT to serve it on a port only the scraper reaches`
+        ]
+      : []),
+    ...(server.workers > 1
+      ? [
+          `${PREFIX}WORKERS=${server.workers}: each worker keeps its own metrics, and a scrape reaches whichever worker takes the connection`
+        ]
+      : [])
+  ]
+}
+
 /** What start-up should warn about: settings this deployment runs with that weaken or drop something. */
 export const startupWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => [
   ...deliveryWarnings(settings, deployment),
-  ...oauthWarnings(settings, deployment)
+  ...oauthWarnings(settings, deployment),
+  ...metricsWarnings(settings)
 ]

@@ -1,11 +1,12 @@
 import { Either } from "effect"
-import { makeReader } from "./reader.js"
+import { makeReader, type SettingDescription } from "./reader.js"
 import { readAccounts } from "./sections/accounts.js"
 import { readCookies } from "./sections/cookies.js"
 import { readLimits } from "./sections/limits.js"
 import { readLogging } from "./sections/logging.js"
 import { readMail } from "./sections/mail.js"
 import { readOAuth } from "./sections/oauth.js"
+import { readObservability } from "./sections/observability.js"
 import { readPasskeys } from "./sections/passkeys.js"
 import { readServer } from "./sections/server.js"
 import { readStorage } from "./sections/storage.js"
@@ -26,6 +27,7 @@ export interface Settings {
   readonly oauth: ReturnType<typeof readOAuth>
   readonly passkeys: ReturnType<typeof readPasskeys>
   readonly logging: ReturnType<typeof readLogging>
+  readonly observability: ReturnType<typeof readObservability>
 }
 
 export interface ResolvedSettings {
@@ -41,20 +43,30 @@ export interface ResolvedSettings {
 export const parseSettings = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<ResolvedSettings, ReadonlyArray<string>> => {
-  const { reader, problems, warnings, unknownVariables } = makeReader(env)
-  const storage = readStorage(reader)
+  const { settings, problems, warnings } = readAll(env)
+  return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings })
+}
+
+/** Every setting, described in the order and sections read: the source of docs/configuration.md. */
+export const describeSettings = (): ReadonlyArray<SettingDescription> => readAll({}).described
+
+const readAll = (env: Readonly<Record<string, string | undefined>>) => {
+  const { problems, warnings, unknownVariables, described, section } = makeReader(env)
+  const storage = section("Storage", readStorage)
+  const server = section("Server", (reader) => readServer(reader, storage))
   const settings: Settings = {
-    server: readServer(reader, storage),
+    server,
     storage,
-    tokens: readTokens(reader),
-    cookies: readCookies(reader),
-    limits: readLimits(reader),
-    accounts: readAccounts(reader),
-    mail: readMail(reader),
-    oauth: readOAuth(reader),
-    passkeys: readPasskeys(reader, storage),
-    logging: readLogging(reader)
+    tokens: section("Tokens", readTokens),
+    cookies: section("Cookies", readCookies),
+    limits: section("Lockout and rate limits", readLimits),
+    accounts: section("Accounts", readAccounts),
+    mail: section("Mail", readMail),
+    oauth: section("Social sign-in (OAuth)", readOAuth),
+    passkeys: section("Passkeys", (reader) => readPasskeys(reader, storage)),
+    logging: section("Logging", readLogging),
+    observability: section("Metrics and tracing", (reader) => readObservability(reader, server.port))
   }
   unknownVariables()
-  return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings })
+  return { settings, problems, warnings, described }
 }

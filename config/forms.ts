@@ -1,4 +1,5 @@
 import { Either } from "effect"
+import { hasControlCharacter } from "../domain/Text.js"
 
 /**
  * The forms a setting's value may take. Each reads the raw environment string and answers the
@@ -14,6 +15,12 @@ const form = <A>(expected: string, read: (raw: string) => Either.Either<A, strin
 export const text: Form<string> = form("a non-empty string", (raw) =>
   raw.trim() === "" ? Either.left("is empty") : Either.right(raw.trim())
 )
+
+/** Text shown to people (a product's name): one line, no control character. */
+export const line: Form<string> = form("a non-empty line of text", (raw) => {
+  if (raw.trim() === "") return Either.left("is empty")
+  return hasControlCharacter(raw) ? Either.left("holds a control character") : Either.right(raw.trim())
+})
 
 const truthy = new Set(["true", "1", "yes"])
 const falsy = new Set(["false", "0", "no"])

@@ -6,3 +6,7 @@ export const hasControlCharacter = (text: string) => {
   }
   return false
 }
+
+/** `&`, `<`, `>` and quotes escaped: text safe in an HTML element or a quoted attribute. */
+export const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c)

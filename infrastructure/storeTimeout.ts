@@ -1,5 +1,6 @@
 import { Context, Duration, Effect, Option } from "effect"
-import { StoreUnavailableError } from "../application/ports/StoreUnavailableError.js"
+import { storeUnavailable } from "../application/metrics.js"
+import type { StoreUnavailableError } from "../application/ports/StoreUnavailableError.js"
 
 /**
  * How long one call to a store may take (STORE_TIMEOUT_SECONDS): past it the call fails as an
@@ -28,7 +29,7 @@ export const bounded =
                 onSome: Effect.succeed,
                 onNone: () =>
                   Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
-                    Effect.zipRight(Effect.fail(new StoreUnavailableError({ store })))
+                    Effect.zipRight(storeUnavailable(store))
                   )
               })
             )

@@ -3,17 +3,27 @@ import { PREFIX, type SettingsReader } from "../reader.js"
 
 /** How accounts are made and signed in to: the login field, enumeration prevention, passwords. */
 export const readAccounts = (read: SettingsReader) => {
-  const passwordMinLength = read.setting("PASSWORD_MIN_LENGTH", F.int(1, 1024), 8)
-  const passwordMaxLength = read.setting("PASSWORD_MAX_LENGTH", F.int(1, 4096), 256)
+  const passwordMinLength = read.setting("PASSWORD_MIN_LENGTH", F.int(1, 1024), 8, {
+    doc: "The password policy's minimum length (a deployment's `min_length` applies when stricter)."
+  })
+  const passwordMaxLength = read.setting("PASSWORD_MAX_LENGTH", F.int(1, 4096), 256, {
+    doc: "The password policy's maximum length; longer passwords are refused before hashing."
+  })
   if (passwordMinLength > passwordMaxLength) {
     read.problem(`${PREFIX}PASSWORD_MIN_LENGTH is above ${PREFIX}PASSWORD_MAX_LENGTH; expected min <= max`)
   }
   return {
-    preventRegistrationEnumeration: read.setting("PREVENT_REGISTRATION_ENUMERATION", F.bool, true),
-    loginField: read.setting("LOGIN_FIELD", F.text, "email"),
+    preventRegistrationEnumeration: read.setting("PREVENT_REGISTRATION_ENUMERATION", F.bool, true, {
+      doc: "Registration answers 202 whatever the address; `false`: 201 with the user, or 409."
+    }),
+    loginField: read.setting("LOGIN_FIELD", F.text, "email", {
+      doc: "The user field to sign in with: `email`, or a custom field the deployment declares (else start-up is refused)."
+    }),
     passwordMinLength,
     passwordMaxLength,
-    sendVerificationOnRegister: read.setting("SEND_VERIFICATION_ON_REGISTER", F.bool, true)
+    sendVerificationOnRegister: read.setting("SEND_VERIFICATION_ON_REGISTER", F.bool, true, {
+      doc: "Registration sends the verification mail."
+    })
   }
 }
 

@@ -3,9 +3,13 @@ import { PREFIX, type SettingsReader } from "../reader.js"
 
 /** How a session's tokens travel: in the body, or the refresh token in an HttpOnly cookie guarded by CSRF. */
 export const readCookies = (read: SettingsReader) => {
-  const tokenTransport = read.setting("TOKEN_TRANSPORT", F.oneOf("bearer", "cookie"), "bearer")
-  const cookieSecure = read.setting("COOKIE_SECURE", F.bool, true)
-  const cookieSameSite = read.setting("COOKIE_SAMESITE", F.oneOf("lax", "strict", "none"), "lax")
+  const tokenTransport = read.setting("TOKEN_TRANSPORT", F.oneOf("bearer", "cookie"), "bearer", {
+    doc: "`bearer`: tokens in response bodies. `cookie`: the refresh token in an HttpOnly cookie guarded by a CSRF token."
+  })
+  const cookieSecure = read.setting("COOKIE_SECURE", F.bool, true, { doc: "The cookies' `Secure` attribute." })
+  const cookieSameSite = read.setting("COOKIE_SAMESITE", F.oneOf("lax", "strict", "none"), "lax", {
+    doc: "The cookies' `SameSite` attribute; `none` needs COOKIE_SECURE."
+  })
   if (cookieSameSite === "none" && !cookieSecure) {
     read.problem(
       `${PREFIX}COOKIE_SAMESITE=none needs ${PREFIX}COOKIE_SECURE=true; browsers refuse such cookies otherwise`
@@ -18,7 +22,9 @@ export const readCookies = (read: SettingsReader) => {
     tokenTransport,
     cookieSecure,
     cookieSameSite,
-    cookieDomain: read.optional("COOKIE_DOMAIN", F.domain)
+    cookieDomain: read.optional("COOKIE_DOMAIN", F.domain, {
+      doc: "The cookies' `Domain` attribute; unset: the host that set them."
+    })
   }
 }
 

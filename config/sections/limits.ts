@@ -22,15 +22,31 @@ const bucketLimits = F.mapOf<RateLimitBucket, F.RateLimit>(F.rateLimit, rateLimi
 
 /** Account lockout after failed sign-ins, and rate limits per client. */
 export const readLimits = (read: SettingsReader) => ({
-  lockoutEnabled: read.setting("LOCKOUT_ENABLED", F.bool, true),
-  maxLoginAttempts: read.setting("MAX_LOGIN_ATTEMPTS", F.int(1, 1000), 5),
-  lockoutDurationMinutes: read.setting("LOCKOUT_DURATION_MINUTES", F.int(1, 10_080), 15),
-  authRateLimitEnabled: read.setting("AUTH_RATE_LIMIT_ENABLED", F.bool, true),
-  authRateLimits: read.setting("AUTH_RATE_LIMITS", bucketLimits, rateLimitBuckets),
+  lockoutEnabled: read.setting("LOCKOUT_ENABLED", F.bool, true, {
+    doc: "Lock an identifier after MAX_LOGIN_ATTEMPTS failed sign-ins."
+  }),
+  maxLoginAttempts: read.setting("MAX_LOGIN_ATTEMPTS", F.int(1, 1000), 5, {
+    doc: "Failed sign-ins per identifier before a lock."
+  }),
+  lockoutDurationMinutes: read.setting("LOCKOUT_DURATION_MINUTES", F.int(1, 10_080), 15, {
+    doc: "How long a lock lasts."
+  }),
+  authRateLimitEnabled: read.setting("AUTH_RATE_LIMIT_ENABLED", F.bool, true, {
+    doc: "Per-client rate limits on the sign-in routes."
+  }),
+  authRateLimits: read.setting("AUTH_RATE_LIMITS", bucketLimits, rateLimitBuckets, {
+    doc: 'A JSON object of `"<count>/<window>"` per bucket, window `second`, `minute`, `hour`, `day` or `<n>s`; a partial object keeps the other defaults. Counted per client address, change_password per signed-in user.',
+    shownDefault:
+      "login 5, register 3, password_reset 3, verify_email 3, passkey_auth 10, refresh 30, oauth_callback 10, change_password 5 per minute"
+  }),
   /** Requests that may wait to hash a password (sign-in, registration) per process; past it, 503. */
-  hashingQueueLimit: read.setting("HASHING_QUEUE_LIMIT", F.int(1, 100_000), 64),
+  hashingQueueLimit: read.setting("HASHING_QUEUE_LIMIT", F.int(1, 100_000), 64, {
+    doc: "Sign-ins and registrations that may wait for a password hash at once, per process; past it they answer 503 with `Retry-After: 1` before anything counts them."
+  }),
   /** Every request of a client, but the health probes. */
-  globalRateLimit: read.optional("GLOBAL_RATE_LIMIT", F.rateLimit)
+  globalRateLimit: read.optional("GLOBAL_RATE_LIMIT", F.rateLimit, {
+    doc: "A limit per client over every route but the health probes, e.g. `600/minute`."
+  })
 })
 
 export type LimitSettings = ReturnType<typeof readLimits>

@@ -12,8 +12,12 @@ const logLevel: F.Form<(typeof levels)[number]> = {
 }
 
 export const readLogging = (read: SettingsReader) => ({
-  logLevel: read.setting("LOG_LEVEL", logLevel, "info"),
-  logFormat: read.setting("LOG_FORMAT", F.oneOf("json", "pretty", "logfmt"), "json")
+  logLevel: read.setting("LOG_LEVEL", logLevel, "info", {
+    doc: "The least severe level written (`warn` is read as `warning`)."
+  }),
+  logFormat: read.setting("LOG_FORMAT", F.oneOf("json", "pretty", "logfmt"), "json", {
+    doc: "`json`: one flat object a line (`time`, `level`, `msg`, then fields); `logfmt`: the same as `key=value` pairs; `pretty`: for a terminal."
+  })
 })
 
 export type LoggingSettings = ReturnType<typeof readLogging>

@@ -1,20 +1,88 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
 import { Option, Redacted } from "effect"
+import { type MailTemplate, type MailTemplateReplacements, mailPurposes, templateFaults } from "../../domain/Mail.js"
 import * as F from "../forms.js"
 import { PREFIX, type SettingsReader } from "../reader.js"
 
-/** How the verification and reset mails go out: SMTP, the log, or not at all. */
+const parts = ["text", "html"] as const satisfies ReadonlyArray<keyof MailTemplate>
+const extension = { text: "txt", html: "html" } as const
+const templateFiles = mailPurposes.flatMap((purpose) =>
+  parts.map((part) => ({ purpose, part, file: `${purpose}.${extension[part]}` }))
+)
+const expectedFiles = `a folder holding any of ${templateFiles.map(({ file }) => file).join(", ")}`
+
+const reason = (error: unknown) =>
+  error instanceof Error && "code" in error
+    ? String(error.code)
+    : error instanceof Error
+      ? error.message
+      : String(error)
+
+/**
+ * The templates of MAIL_TEMPLATES_DIR, each replacing its built-in one; a template it lacks keeps
+ * the built-in one. A folder that cannot be read, a template that cannot be read or is unusable,
+ * or a `.txt`/`.html` file whose name is not a template's (a typo would otherwise be ignored
+ * silently) is a start-up problem, one line each.
+ */
+const readTemplates = (read: SettingsReader, folder: string): MailTemplateReplacements => {
+  const variable = `${PREFIX}MAIL_TEMPLATES_DIR`
+  let entries: ReadonlyArray<string>
+  try {
+    entries = readdirSync(resolve(folder))
+  } catch (error) {
+    read.problem(`${variable}=${JSON.stringify(folder)} cannot be read (${reason(error)}); expected ${expectedFiles}`)
+    return {}
+  }
+  const known = new Set(templateFiles.map(({ file }) => file))
+  for (const entry of entries) {
+    if (/\.(txt|html)$/.test(entry) && !known.has(entry)) {
+      read.problem(`${variable}: ${entry} is not a template's name; expected ${expectedFiles}`)
+    }
+  }
+  const found = templateFiles.filter(({ file }) => entries.includes(file))
+  if (found.length === 0)
+    read.problem(`${variable}=${JSON.stringify(folder)} holds no template; expected ${expectedFiles}`)
+  const replacements: Record<string, Record<string, string>> = {}
+  for (const { purpose, part, file } of found) {
+    let template: string
+    try {
+      template = readFileSync(join(resolve(folder), file), "utf8")
+    } catch (error) {
+      read.problem(`${variable}: ${file} cannot be read (${reason(error)})`)
+      continue
+    }
+    const faults = templateFaults(part, template)
+    for (const fault of faults) read.problem(`${variable}: ${file} ${fault}`)
+    if (faults.length === 0) replacements[purpose] = { ...replacements[purpose], [part]: template }
+  }
+  return replacements
+}
+
+/** How the verification and reset mails go out: SMTP, the log, or not at all; and what they say. */
 export const readMail = (read: SettingsReader) => {
   const smtpUrl = read
-    .optional("SMTP_URL", F.url("smtp:", "smtps:"), { secret: true })
+    .optional("SMTP_URL", F.url("smtp:", "smtps:"), {
+      secret: true,
+      doc: "The SMTP server for the verification and reset mails (`smtp://user:password@host:587`, `smtps://\u2026`)."
+    })
     .pipe(Option.map((value) => Redacted.make(value.href)))
-  const mailer = read.optional("MAILER", F.oneOf("smtp", "console"))
+  const mailer = read.optional("MAILER", F.oneOf("smtp", "console"), {
+    doc: "`console` writes mails, tokens included, to the log instead (local development); `smtp` requires SMTP_URL. Unset: SMTP when SMTP_URL is set, else mails are dropped with a start-up warning."
+  })
   if (Option.contains(mailer, "smtp") && Option.isNone(smtpUrl)) {
     read.problem(`${PREFIX}MAILER=smtp needs ${PREFIX}SMTP_URL; expected smtp://… or smtps://…`)
   }
+  const mailTemplatesDir = read.optional("MAIL_TEMPLATES_DIR", F.text, {
+    doc: "A folder whose templates replace the built-in mails, file by file: `verify-email.txt`, `verify-email.html`, `reset-password.txt`, `reset-password.html` (placeholders `{{link}}`, `{{token}}`, `{{product}}`, `{{email}}`; a text template starts with a `Subject:` line). Read once at start-up; a fault in it stops start-up."
+  })
   return {
     smtpUrl,
-    mailFrom: read.setting("MAIL_FROM", F.text, "no-reply@localhost"),
-    mailer
+    mailFrom: read.setting("MAIL_FROM", F.text, "no-reply@localhost", { doc: "The mails' sender address." }),
+    mailer,
+    mailTemplatesDir,
+    /** The templates MAIL_TEMPLATES_DIR replaces, read once at start-up. */
+    mailTemplates: Option.match(mailTemplatesDir, { onNone: () => ({}), onSome: (dir) => readTemplates(read, dir) })
   }
 }
 

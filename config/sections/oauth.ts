@@ -39,15 +39,29 @@ export const oauthEndpoint: F.Form<string> = {
 
 const builtInProvider = (read: SettingsReader, kind: OAuthKind): Option.Option<OAuthProviderRegistration> => {
   const name = `OAUTH_${kind.toUpperCase()}`
-  const clientId = read.optional(`${name}_CLIENT_ID`, F.text)
-  const clientSecret = read.secret(`${name}_CLIENT_SECRET`)
-  const redirectUris = read.optional(`${name}_REDIRECT_URIS`, F.list(F.url("http:", "https:")))
-  const scopes = read.optional(`${name}_SCOPES`, F.list(F.text))
-  const authorizationEndpoint = read.optional(`${name}_AUTHORIZATION_ENDPOINT`, oauthEndpoint)
-  const tokenEndpoint = read.optional(`${name}_TOKEN_ENDPOINT`, oauthEndpoint)
-  const userinfoEndpoint = read.optional(`${name}_USERINFO_ENDPOINT`, oauthEndpoint)
+  const clientId = read.optional(`${name}_CLIENT_ID`, F.text, {
+    doc: "A built-in provider's OAuth client ID; setting it turns the provider on."
+  })
+  const clientSecret = read.secret(`${name}_CLIENT_SECRET`, { doc: "A built-in provider's OAuth client secret." })
+  const redirectUris = read.optional(`${name}_REDIRECT_URIS`, F.list(F.url("http:", "https:")), {
+    doc: "A built-in provider's allow-list of callback URLs."
+  })
+  const scopes = read.optional(`${name}_SCOPES`, F.list(F.text), {
+    doc: "Scopes to ask a built-in provider for, instead of its kind's defaults."
+  })
+  const authorizationEndpoint = read.optional(`${name}_AUTHORIZATION_ENDPOINT`, oauthEndpoint, {
+    doc: "Overrides a built-in provider's authorization endpoint (self-hosted GitLab, GitHub Enterprise); https, or http on loopback only."
+  })
+  const tokenEndpoint = read.optional(`${name}_TOKEN_ENDPOINT`, oauthEndpoint, {
+    doc: "Overrides a built-in provider's token endpoint."
+  })
+  const userinfoEndpoint = read.optional(`${name}_USERINFO_ENDPOINT`, oauthEndpoint, {
+    doc: "Overrides a built-in provider's userinfo endpoint."
+  })
   const emailsEndpoint = withEmailsEndpoint.has(kind)
-    ? read.optional(`${name}_EMAILS_ENDPOINT`, oauthEndpoint)
+    ? read.optional(`${name}_EMAILS_ENDPOINT`, oauthEndpoint, {
+        doc: "Overrides GitHub's emails endpoint, where the verified address is read."
+      })
     : Option.none()
   if (Option.isNone(clientId)) {
     if (Option.isSome(clientSecret) || Option.isSome(redirectUris)) {
@@ -85,7 +99,10 @@ const customProviders = (
   read: SettingsReader,
   builtIn: ReadonlyArray<OAuthProviderRegistration>
 ): ReadonlyArray<OAuthProviderRegistration> => {
-  const value = read.optional("OAUTH_CUSTOM_PROVIDERS", F.json, { secret: true })
+  const value = read.optional("OAUTH_CUSTOM_PROVIDERS", F.json, {
+    secret: true,
+    doc: "A JSON list of standard OAuth 2.0 providers: `{name, authorization_endpoint, token_endpoint, userinfo_endpoint, scopes, pkce, client_id, client_secret, redirect_uris, claims}`."
+  })
   if (Option.isNone(value)) return []
   const decoded = Schema.decodeUnknownEither(CustomProviders)(value.value, { onExcessProperty: "error" })
   if (Either.isLeft(decoded)) {
@@ -134,9 +151,15 @@ const customProviders = (
 export const readOAuth = (read: SettingsReader) => {
   const builtIn = oauthKinds.flatMap((kind) => Option.toArray(builtInProvider(read, kind)))
   return {
-    oauthAutoLinkByEmail: read.setting("OAUTH_AUTO_LINK_BY_EMAIL", F.bool, true),
-    oauthStateExpireSeconds: read.setting("OAUTH_STATE_EXPIRE_SECONDS", F.int(30, 3600), 300),
-    oauthPkceEnabled: read.setting("OAUTH_PKCE_ENABLED", F.bool, true),
+    oauthAutoLinkByEmail: read.setting("OAUTH_AUTO_LINK_BY_EMAIL", F.bool, true, {
+      doc: "A provider sign-in whose verified email a user holds links to that user (an unverified holder loses its password and sessions first); `false`: refused."
+    }),
+    oauthStateExpireSeconds: read.setting("OAUTH_STATE_EXPIRE_SECONDS", F.int(30, 3600), 300, {
+      doc: "The OAuth state's lifetime."
+    }),
+    oauthPkceEnabled: read.setting("OAUTH_PKCE_ENABLED", F.bool, true, {
+      doc: "PKCE (S256) for the built-in kinds; a custom provider has its own `pkce`."
+    }),
     oauthProviders: [...builtIn, ...customProviders(read, builtIn)]
   }
 }

@@ -5,11 +5,21 @@ import type { StorageSettings } from "./storage.js"
 
 /** Passkey sign-in: the relying party, where challenges live and for how long. */
 export const readPasskeys = (read: SettingsReader, storage: StorageSettings) => {
-  const passkeyEnabled = read.setting("PASSKEY_ENABLED", F.bool, false)
-  const passkeyRpId = read.optional("PASSKEY_RP_ID", F.domain)
-  const passkeyRpName = read.optional("PASSKEY_RP_NAME", F.text)
-  const passkeyOrigins = read.setting("PASSKEY_ORIGINS", F.list(F.origin), [])
-  const passkeyChallengeBackend = read.setting("PASSKEY_CHALLENGE_BACKEND", F.oneOf("memory", "redis"), "memory")
+  const passkeyEnabled = read.setting("PASSKEY_ENABLED", F.bool, false, {
+    doc: "Serve the passkey routes; needs the three relying-party settings."
+  })
+  const passkeyRpId = read.optional("PASSKEY_RP_ID", F.domain, {
+    doc: "The relying party's ID: a bare domain (`example.com`, `localhost`) to which credentials are bound."
+  })
+  const passkeyRpName = read.optional("PASSKEY_RP_NAME", F.text, {
+    doc: "The name browsers show in their passkey prompts."
+  })
+  const passkeyOrigins = read.setting("PASSKEY_ORIGINS", F.list(F.origin), [], {
+    doc: "The full origins ceremonies may come from (`https://app.example.com`), each on PASSKEY_RP_ID or a subdomain of it."
+  })
+  const passkeyChallengeBackend = read.setting("PASSKEY_CHALLENGE_BACKEND", F.oneOf("memory", "redis"), "memory", {
+    doc: "Where challenges wait: `memory` (per process) or `redis` (needs REDIS_URL; use it with several workers)."
+  })
   if (passkeyEnabled) {
     if (Option.isNone(passkeyRpId)) {
       read.problem(`${PREFIX}PASSKEY_ENABLED needs ${PREFIX}PASSKEY_RP_ID; expected ${F.domain.expected}`)
@@ -40,8 +50,12 @@ export const readPasskeys = (read: SettingsReader, storage: StorageSettings) => 
     passkeyRpName,
     passkeyOrigins,
     passkeyChallengeBackend,
-    passkeyChallengeTtl: read.setting("PASSKEY_CHALLENGE_TTL", F.int(10, 600), 60),
-    passkeyRequireUserVerification: read.setting("PASSKEY_REQUIRE_USER_VERIFICATION", F.bool, true)
+    passkeyChallengeTtl: read.setting("PASSKEY_CHALLENGE_TTL", F.int(10, 600), 60, {
+      doc: "Seconds a challenge can be completed in; also the browser's timeout."
+    }),
+    passkeyRequireUserVerification: read.setting("PASSKEY_REQUIRE_USER_VERIFICATION", F.bool, true, {
+      doc: "Require a PIN or biometric, not only presence."
+    })
   }
 }
 

@@ -5,9 +5,17 @@ import { isShared, type StorageSettings } from "./storage.js"
 
 /** Where and how the service listens: address, route prefix, public URL, workers, proxies, CORS. */
 export const readServer = (read: SettingsReader, storage: StorageSettings) => {
-  const apiPrefix = read.setting("API_PREFIX", F.pathPrefix, "/api/v1", { emptyIsValue: true })
-  const authRouterPrefix = read.setting("AUTH_ROUTER_PREFIX", F.pathPrefix, "/auth", { emptyIsValue: true })
-  const workers = read.setting("WORKERS", F.int(1, 64), 1)
+  const apiPrefix = read.setting("API_PREFIX", F.pathPrefix, "/api/v1", {
+    emptyIsValue: true,
+    doc: "The API's route prefix; an empty value means none. The auth routes live under API_PREFIX followed by AUTH_ROUTER_PREFIX (`/api/v1/auth`)."
+  })
+  const authRouterPrefix = read.setting("AUTH_ROUTER_PREFIX", F.pathPrefix, "/auth", {
+    emptyIsValue: true,
+    doc: "The auth routes' prefix after API_PREFIX; an empty value means none."
+  })
+  const workers = read.setting("WORKERS", F.int(1, 64), 1, {
+    doc: "Processes serving on one port (node:cluster). More than 1 needs REDIS_URL and a shared database (a SQLite file or PostgreSQL); the primary migrates once, shares one SECRET_KEY with its workers, replaces a worker that dies and stops them all on SIGTERM."
+  })
   if (workers > 1) {
     if (!isShared(storage.databaseUrl)) {
       read.problem(
@@ -19,22 +27,47 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     }
   }
   return {
-    host: read.setting("HOST", F.text, "127.0.0.1"),
-    // PORT is the platforms' convention (Heroku, Cloud Run, Render...). HOST is not read: zsh
-    // and some systems export it as the machine's name, which would listen on a network address.
-    port: read.setting("PORT", F.int(0, 65_535), 8000, { unprefixed: "PORT" }),
+    // HOST is not read without the prefix: zsh and some systems export it as the machine's name,
+    // which would put the service on a network address.
+    host: read.setting("HOST", F.text, "127.0.0.1", {
+      doc: "The address to listen on; `0.0.0.0` for every interface. `HOST` without the prefix is not read."
+    }),
+    port: read.setting("PORT", F.int(0, 65_535), 8000, {
+      unprefixed: "PORT",
+      doc: "The port to listen on. `PORT` without the prefix, which hosting platforms set, is read when this is unset; this one wins."
+    }),
     apiPrefix,
     authRouterPrefix,
     /** API_PREFIX followed by AUTH_ROUTER_PREFIX: where the auth routes live. */
     authPrefix: apiPrefix + authRouterPrefix,
     /** The service's public base: links in mails, HSTS when https. */
-    publicUrl: read.setting("PUBLIC_URL", F.url("http:", "https:"), new URL("http://localhost:8000")),
+    publicUrl: read.setting("PUBLIC_URL", F.url("http:", "https:"), new URL("http://localhost:8000"), {
+      doc: "The service's public base URL: the base of the links in mails; `https:` turns on HSTS."
+    }),
     workers,
-    trustedProxyHeaders: read.setting("TRUSTED_PROXY_HEADERS", F.list(F.text), []).map((h) => h.toLowerCase()),
-    trustedProxyCount: read.setting("TRUSTED_PROXY_COUNT", F.int(1, 32), 1),
-    corsOrigins: read.setting("CORS_ORIGINS", F.list(F.origin), []),
+    trustedProxyHeaders: read
+      .setting("TRUSTED_PROXY_HEADERS", F.list(F.text), [], {
+        doc: "Headers the proxies in front of the service set (`x-forwarded-for`, `x-real-ip`, `forwarded`); without any, the client is the connection's peer."
+      })
+      .map((h) => h.toLowerCase()),
+    trustedProxyCount: read.setting("TRUSTED_PROXY_COUNT", F.int(1, 32), 1, {
+      doc: "How many proxies stand in front: the client is that many addresses from the right of the header."
+    }),
+    corsOrigins: read.setting("CORS_ORIGINS", F.list(F.origin), [], {
+      doc: "Browser origins allowed to call the API, credentials included; no other origin gets CORS headers."
+    }),
     /** Serve the demo page at /demo: a try-out, not for production. */
-    demo: read.setting("DEMO", F.bool, false)
+    demo: read.setting("DEMO", F.bool, false, {
+      doc: "Serve the demo page at `/demo`: for trying the service out, not for production."
+    }),
+    /** Serve /verify-email and /reset-password, the pages the mailed links open. */
+    hostedPages: read.setting("HOSTED_PAGES", F.bool, true, {
+      doc: "Serve the pages the mailed links open, `/verify-email` and `/reset-password`; `false` for a deployment with its own front end at PUBLIC_URL."
+    }),
+    /** The name mails and hosted pages give the service. */
+    productName: read.setting("PRODUCT_NAME", F.line, "Portcullis", {
+      doc: "The name mails and hosted pages give the service."
+    })
   }
 }
 

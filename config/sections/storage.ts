@@ -27,14 +27,33 @@ export const isShared = (database: DatabaseUrl) =>
 
 /** Where records and shared state live: the database, Redis, and the form of user ids. */
 export const readStorage = (read: SettingsReader) => ({
-  databaseUrl: read.setting("DATABASE_URL", databaseUrl, { kind: "sqlite", filename: "./data/portcullis.db" }),
+  databaseUrl: read.setting(
+    "DATABASE_URL",
+    databaseUrl,
+    { kind: "sqlite", filename: "./data/portcullis.db" },
+    {
+      doc: "Where records live: `sqlite:<path>`, `sqlite::memory:`, `memory:` (tests), or `postgres://user:password@host:5432/db` (also `postgresql://`).",
+      shownDefault: "sqlite:./data/portcullis.db"
+    }
+  ),
   /** Revocations, rate limits, lockout (and passkey challenges) shared by every worker. */
   redisUrl: read
-    .optional("REDIS_URL", F.url("redis:", "rediss:"), { secret: true })
+    .optional("REDIS_URL", F.url("redis:", "rediss:"), {
+      secret: true,
+      doc: "Redis for rate limits, lockout counters, revocations and single-use tokens, under `portcullis:`; needed by several workers. A cache: losing it never reopens a closed door."
+    })
     .pipe(Option.map((value) => Redacted.make(value.href))),
-  userIdType: read.setting("USER_ID_TYPE", F.oneOf("uuid", "integer", "string"), "uuid"),
+  userIdType: read.setting("USER_ID_TYPE", F.oneOf("uuid", "integer", "string"), "uuid", {
+    doc: "The form of new user ids: `uuid` (v7, a JSON string); `integer` (numbered by the store, never reused, a JSON number); `string` (22 random base64url characters). The JWT `sub` is always the id as a string. Choose it before the first user: ids already stored keep their form."
+  }),
   /** How long one call to the database or Redis may take before the request answers 503. */
-  storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5)
+  storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5, {
+    doc: "How long one PostgreSQL or Redis call may take before the request answers 503. SQLite calls run on the event loop, where no timer can cut them short, so they are not bounded."
+  }),
+  /** Audit events older than this many days are deleted (at start, then hourly while serving). */
+  auditRetentionDays: read.setting("AUDIT_RETENTION_DAYS", F.int(1, 36500), 90, {
+    doc: "Audit events older than this many days are deleted, at start and then every hour while serving."
+  })
 })
 
 export type StorageSettings = ReturnType<typeof readStorage>

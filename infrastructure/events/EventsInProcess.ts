@@ -3,7 +3,7 @@ import { Events } from "../../application/ports/Events.js"
 import { Mailer } from "../../application/ports/Mailer.js"
 import type { EventHandlers } from "../../config/Deployment.js"
 import { AuthEvent } from "../../domain/Events.js"
-import { passwordResetMail, verificationMail } from "../../domain/Mail.js"
+import { composeMail, type MailContext, type MailPurpose, type MailTemplates } from "../../domain/Mail.js"
 import { PublicUser } from "../../domain/User.js"
 
 const encodeUser = Schema.encodeSync(PublicUser)
@@ -24,10 +24,18 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   send_password_reset_email: ({ email, token }) => [email, token]
 })
 
+/** The mail each send event asks for. */
+const mailPurposeOf = {
+  send_verification_email: "verify-email",
+  send_password_reset_email: "reset-password"
+} as const satisfies Record<string, MailPurpose>
+
 export interface EventsOptions {
   readonly handlers: EventHandlers
-  /** Base of the links in mails. */
-  readonly publicUrl: URL
+  /** The templates of the two mails: the built-in ones with the deployment's replacements. */
+  readonly templates: MailTemplates
+  /** Base of the links in mails, and the product they name. */
+  readonly mail: MailContext
 }
 
 /**
@@ -51,9 +59,10 @@ export const make = (options: EventsOptions) =>
       if (Option.isNone(mailer)) return Effect.void
       switch (event._tag) {
         case "send_verification_email":
-          return mailer.value.send(verificationMail(options.publicUrl, event.email, event.token))
         case "send_password_reset_email":
-          return mailer.value.send(passwordResetMail(options.publicUrl, event.email, event.token))
+          return mailer.value.send(
+            composeMail(options.templates, options.mail, mailPurposeOf[event._tag], event.email, event.token)
+          )
         default:
           return Effect.void
       }

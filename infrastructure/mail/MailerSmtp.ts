@@ -8,7 +8,10 @@ export interface SmtpOptions {
   readonly from: string
 }
 
-/** Mail through an SMTP server (nodemailer), with timeouts so a dead server cannot hold a fiber. */
+/**
+ * Mail through an SMTP server (nodemailer): the text and HTML parts as multipart/alternative, with
+ * timeouts so a dead server cannot hold a fiber.
+ */
 export const make = (options: SmtpOptions) =>
   Effect.acquireRelease(
     Effect.sync(() =>
@@ -25,7 +28,14 @@ export const make = (options: SmtpOptions) =>
       Mailer.of({
         send: (message) =>
           Effect.tryPromise({
-            try: () => transport.sendMail({ from: options.from, ...message }),
+            try: () =>
+              transport.sendMail({
+                from: options.from,
+                to: message.to,
+                subject: message.subject,
+                text: message.text,
+                html: message.html
+              }),
             catch: (error) => new MailError({ message: error instanceof Error ? error.message : String(error) })
           }).pipe(Effect.asVoid)
       })

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Redacted, Runtime } from "effect"
 import { Redis } from "ioredis"
-import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { storeUnavailable } from "../../application/metrics.js"
+import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 
 /** The key prefix of everything Portcullis keeps in Redis. */
 export const DEFAULT_PREFIX = "portcullis:"
@@ -112,7 +113,7 @@ export const make = (options: RedisClientOptions) =>
           Effect.tapError((error) =>
             Effect.logDebug(`redis ${operation} failed`, error instanceof Error ? error.message : String(error))
           ),
-          Effect.mapError(() => new StoreUnavailableError({ store: "redis" }))
+          Effect.catchAll(() => storeUnavailable("redis"))
         )
     })
   })

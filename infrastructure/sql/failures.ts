@@ -2,7 +2,8 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import type { ParseError } from "effect/ParseResult"
-import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { storeUnavailable } from "../../application/metrics.js"
+import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { bounded } from "../storeTimeout.js"
 
 /** True when the database refused a row for breaking a unique constraint (SQLite or PostgreSQL). */
@@ -29,9 +30,7 @@ export const unavailable = <A, R>(
 ): Effect.Effect<A, StoreUnavailableError, R> =>
   boundedCall(
     Effect.catchAll(effect, (error) =>
-      Effect.logError("database operation failed", error).pipe(
-        Effect.zipRight(Effect.fail(new StoreUnavailableError({ store: "database" })))
-      )
+      Effect.logError("database operation failed", error).pipe(Effect.zipRight(storeUnavailable("database")))
     )
   )
 

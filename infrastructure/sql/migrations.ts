@@ -16,7 +16,9 @@ const columns = {
   trueByDefault: { pg: "BOOLEAN NOT NULL DEFAULT TRUE", sqlite: "INTEGER NOT NULL DEFAULT 1" },
   falseByDefault: { pg: "BOOLEAN NOT NULL DEFAULT FALSE", sqlite: "INTEGER NOT NULL DEFAULT 0" },
   emptyObject: { pg: "JSONB NOT NULL DEFAULT '{}'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '{}'" },
-  emptyList: { pg: "JSONB NOT NULL DEFAULT '[]'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '[]'" }
+  emptyList: { pg: "JSONB NOT NULL DEFAULT '[]'::jsonb", sqlite: "TEXT NOT NULL DEFAULT '[]'" },
+  // AUTOINCREMENT: SQLite would otherwise give a deleted last row's id again, and ids are cursors.
+  ascendingKey: { pg: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", sqlite: "INTEGER PRIMARY KEY AUTOINCREMENT" }
 } as const
 
 /** A column type of the client's dialect, as an SQL fragment. */
@@ -139,6 +141,25 @@ export const loader = Migrator.fromRecord({
       created_at ${type("millis")} NOT NULL,
       last_used_at ${type("millis")}
     )`.pipe(Effect.zipRight(sql`CREATE INDEX passkeys_user ON passkeys (user_id)`))
+  ),
+  // Security events. No reference to users: a deleted user's history stays. The indexes serve
+  // the newest-first reads by user and by type, and the retention sweep by time.
+  "0007_audit_events": migration((sql, type) =>
+    sql`CREATE TABLE audit_events (
+      id ${type("ascendingKey")},
+      occurred_at ${type("millis")} NOT NULL,
+      event_type TEXT NOT NULL,
+      user_id TEXT,
+      actor_kind TEXT NOT NULL,
+      actor_id TEXT,
+      ip_address TEXT,
+      user_agent TEXT,
+      details ${type("emptyObject")}
+    )`.pipe(
+      Effect.zipRight(sql`CREATE INDEX audit_events_user ON audit_events (user_id, id)`),
+      Effect.zipRight(sql`CREATE INDEX audit_events_type ON audit_events (event_type, id)`),
+      Effect.zipRight(sql`CREATE INDEX audit_events_time ON audit_events (occurred_at)`)
+    )
   )
 })
 

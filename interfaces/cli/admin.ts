@@ -1,6 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Redacted, Schema } from "effect"
 import { Accounts } from "../../application/Accounts.js"
+import { cliContext, RequestContext } from "../../application/Audit.js"
 import type { UserFlags } from "../../application/ports/UserRepo.js"
 import { migrate as migrateDatabase } from "../../composition/adapters.js"
 import { application } from "../../composition/application.js"
@@ -21,7 +22,8 @@ const withAccounts = <A, E>(task: (accounts: Accounts) => Effect.Effect<A, E>) =
     const { settings } = yield* loadSettings
     return yield* Effect.flatMap(Accounts, task).pipe(
       Effect.provide(application(settings)),
-      Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" }))
+      Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" })),
+      Effect.provideService(RequestContext, cliContext)
     )
   })
 

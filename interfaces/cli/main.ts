@@ -4,12 +4,13 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import { isErrorKind, problemOf } from "../http/problems.js"
 import { createSuperuser, migrate, user } from "./admin.js"
+import { audit } from "./audit.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv } from "./startup.js"
 
 const portcullis = Command.make("portcullis").pipe(
-  Command.withSubcommands([serve, migrate, createSuperuser, user, openapi, check, secret]),
+  Command.withSubcommands([serve, migrate, createSuperuser, user, audit, openapi, check, secret]),
   Command.withDescription("Portcullis: authentication and account service.")
 )
 

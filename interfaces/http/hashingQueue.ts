@@ -1,6 +1,7 @@
 import { type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import type { LimitedRoute } from "./Feature.js"
+import { hashingQueueDepth } from "./metrics.js"
 import { respond } from "./middleware.js"
 import { problem } from "./problems.js"
 import { routePath } from "./rateLimits.js"
@@ -34,6 +35,7 @@ export const hashingQueue =
     let inFlight = 0
     const leave = Effect.sync(() => {
       inFlight--
+      hashingQueueDepth.unsafeUpdate(inFlight, [])
     })
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       if (request.method !== "POST") return app
@@ -41,6 +43,7 @@ export const hashingQueue =
       if (!patterns.some((pattern) => pattern.test(path))) return app
       if (inFlight >= limit) return Effect.succeed(respond(queueFull))
       inFlight++
+      hashingQueueDepth.unsafeUpdate(inFlight, [])
       return Effect.ensuring(app, leave)
     })
   }

@@ -11,6 +11,8 @@ import {
 import { Cause, Effect, Exit, HashMap, Option } from "effect"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { demoPolicy } from "./demo/demo.js"
+import { hostedPolicy } from "./hosted/hosted.js"
+import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import {
   type JsonShapeFault,
@@ -182,17 +184,22 @@ export interface HeaderOptions {
   readonly docsPath: string
   /** The demo page and its files (SERVICE_DEMO), whose scripts and styles come from the service itself. */
   readonly demoPath?: string
+  /** The hosted pages and their files (HOSTED_PAGES), likewise. */
+  readonly hostedPaths?: ReadonlyArray<string>
   /** Who may say who the client is, for the access log's client address. */
   readonly proxies: TrustedProxies
+  /** Told of every request once answered (METRICS_ENABLED); without one, requests pay nothing for metrics. */
+  readonly observe?: RequestObserver | undefined
 }
 
 /** Load balancers call these every few seconds: their lines are debug, not info. */
 const probePaths = new Set(["/healthz", "/readyz"])
 
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
-/** The policy of a path: the docs' and the demo's own, the API's everywhere else. */
+/** The policy of a path: the docs', the demo's and the hosted pages' own, the API's everywhere else. */
 const policyFor = (path: string, options: HeaderOptions) => {
   if (path === options.docsPath) return docsPolicy
+  if (options.hostedPaths?.includes(path)) return hostedPolicy
   const demo = options.demoPath
   if (demo !== undefined && (path === demo || path.startsWith(`${demo}/`))) return demoPolicy
   return apiPolicy
@@ -205,6 +212,7 @@ const docsPolicy =
  * Security headers on every response, a request id the logs and the client share, and one
  * access-log line per request: method, path without its query string (a mailed token may ride
  * there), status, duration, client address and user agent; never a header's or a body's secret.
+ * The same point times the request for the metrics, when they are on.
  *
  * The client address is resolved here, once (trusted proxy headers, else the socket), and
  * becomes the request's `remoteAddress` for everything inside: the rate limits' buckets, the IP a
@@ -223,6 +231,7 @@ export const responseHeaders = (options: HeaderOptions) => {
     "cache-control": "no-store",
     ...(options.hsts ? { "strict-transport-security": "max-age=63072000; includeSubDomains" } : {})
   }
+  const { observe } = options
   return (app: HttpApp.Default): HttpApp.Default =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const requestId = randomUUID()
@@ -240,6 +249,8 @@ export const responseHeaders = (options: HeaderOptions) => {
           const status = Exit.isSuccess(exit)
             ? exit.value.status
             : HttpServerError.causeResponseStripped(exit.cause)[0].status
+          const elapsed = performance.now() - started
+          observe?.(request.method, path, status, elapsed)
           const log = probePaths.has(path) ? Effect.logDebug : Effect.logInfo
           // The fields ride as an object part of the message (the line's formats spread it into
           // fields) rather than as annotations: those would cost a fiber-local map on every request.
@@ -247,7 +258,7 @@ export const responseHeaders = (options: HeaderOptions) => {
             method: request.method,
             path,
             status,
-            duration_ms: Math.round(performance.now() - started),
+            duration_ms: Math.round(elapsed),
             client_address: address ?? "unknown",
             user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
           })

@@ -1,5 +1,5 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Metric, Option } from "effect"
 import { type RateLimitDecision, RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
 import type { RateLimit } from "../../config/forms.js"
 import type { Settings } from "../../config/Settings.js"
@@ -7,6 +7,7 @@ import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { RateLimitedError, wholeSeconds } from "../../domain/errors.js"
 import { addressBucket } from "./clientAddress.js"
 import type { LimitedRoute } from "./Feature.js"
+import { rateLimitRefusals } from "./metrics.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
 import { targetPath } from "./requestShape.js"
@@ -79,12 +80,13 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
 
     /** The limits a request counts against, its route's bucket first. */
     const checksOf = (method: string, path: string, client: string) => {
-      const checks: Array<{ readonly key: string; readonly rule: RateLimitRule }> = []
+      const checks: Array<{ readonly bucket: string; readonly key: string; readonly rule: RateLimitRule }> = []
       const bucket = limits.authRateLimitEnabled ? routeBucket(method, path) : undefined
       const bucketRule = bucket === undefined ? undefined : bucketRules.get(bucket)
-      if (bucketRule !== undefined) checks.push({ key: `${bucket}:${client}`, rule: bucketRule })
+      if (bucket !== undefined && bucketRule !== undefined)
+        checks.push({ bucket, key: `${bucket}:${client}`, rule: bucketRule })
       if (Option.isSome(globalRule) && !unlimitedPaths.has(path)) {
-        checks.push({ key: `global:${client}`, rule: globalRule.value })
+        checks.push({ bucket: "global", key: `global:${client}`, rule: globalRule.value })
       }
       return checks
     }
@@ -105,6 +107,7 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
             const decision = yield* hit(check.key, check.rule)
             if (Option.isNone(decision)) continue
             if (!decision.value.allowed) {
+              yield* Metric.increment(Metric.tagged(rateLimitRefusals, "bucket", check.bucket))
               return respond(
                 problemOf(
                   new RateLimitedError({

@@ -1,19 +1,23 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
-import { Layer } from "effect"
+import { Layer, Option } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { assembleApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { auditContext } from "./auditContext.js"
 import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
 import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
 import type { Feature, FeatureApi, LimitedRoute } from "./Feature.js"
 import { hashingQueue } from "./hashingQueue.js"
 import { health } from "./health.js"
+import { hostedLayer, hostedPaths, noHostedPages } from "./hosted/hosted.js"
+import { METRICS_PATH, type MetricsText, metricsRoute, requestObserver } from "./metrics.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
 import { rateLimits } from "./rateLimits.js"
 import { routeTable } from "./routes.js"
+import { redactedSpanHeaders, redactSpanQuery } from "./tracing.js"
 
 /** The features a deployment keeps: the required ones, and those its `routeGroups` name (all by default). */
 export const keptFeatures = <F extends Feature<string, unknown>>(
@@ -46,15 +50,32 @@ export const servedApi = (served: Served<FeatureApi<unknown>>) => assembleApi([.
  * and docs page under the auth prefix, the problem renderer, the rate limits of the features
  * served, the security headers and CORS. A feature left out has no routes and no limits. Needs
  * the use cases and an HttpServer.
+ *
+ * With `metrics` (METRICS_ENABLED), every request is timed into them, and they are served at
+ * /metrics unless METRICS_PORT gives them a port of their own. With spans exported, they are
+ * kept free of secret headers and query values.
  */
-export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, served: Served<P>) => {
+export const httpLayer = <P extends FeatureApi<unknown>>(
+  settings: Settings,
+  served: Served<P>,
+  metrics?: MetricsText
+) => {
   const api = servedApi(served)
   const handlers = Layer.mergeAll(health.handlers, ...served.parts.map((part): P["handlers"] => part.handlers))
   const { authPrefix, publicUrl, corsOrigins } = settings.server
   const docsPath = `${authPrefix}/docs`
   const openApiPath = `${authPrefix}/openapi.json`
-  const { demo } = settings.server
-  const routes = routeTable(api, [docsPath, openApiPath, ...(demo ? demoPaths : [])])
+  const { demo, hostedPages, productName } = settings.server
+  const { metricsPort, otlpEndpoint } = settings.observability
+  const metricsHere = metrics !== undefined && Option.isNone(metricsPort)
+  const routes = routeTable(api, [
+    docsPath,
+    openApiPath,
+    ...(demo ? demoPaths : []),
+    ...(hostedPages ? hostedPaths : []),
+    ...(metricsHere ? [METRICS_PATH] : [])
+  ])
+  const traced = Option.isSome(otlpEndpoint)
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
@@ -71,6 +92,12 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
   return HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
+    Layer.provide(
+      hostedPages
+        ? hostedLayer({ authPrefix, product: productName, passwordMinLength: settings.accounts.passwordMinLength })
+        : noHostedPages
+    ),
+    Layer.provide(metricsHere ? metricsRoute(metrics) : Layer.empty),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
     // Layers build bottom-up and each middleware wraps the ones added before it. The headers and
     // the access log wrap everything, so they see every response before it is sent.
@@ -80,10 +107,13 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
           hsts: publicUrl.protocol === "https:",
           docsPath,
           ...(demo ? { demoPath: DEMO_PATH } : {}),
-          proxies
+          ...(hostedPages ? { hostedPaths } : {}),
+          proxies,
+          observe: metrics === undefined ? undefined : requestObserver(routes)
         })
       )
     ),
+    Layer.provide(traced ? HttpApiBuilder.middleware(redactSpanQuery) : Layer.empty),
     // A request refused for a full hashing queue is not counted by the rate limits.
     Layer.provide(
       HttpApiBuilder.middleware(hashingQueue(authPrefix, served.limits, settings.limits.hashingQueueLimit))
@@ -92,8 +122,10 @@ export const httpLayer = <P extends FeatureApi<unknown>>(settings: Settings, ser
     // (test/http/rate-limits).
     Layer.provide(HttpApiBuilder.middleware(rateLimits(settings, served.limits))),
     Layer.provide(HttpApiBuilder.middleware(problemResponses(routes))),
+    Layer.provide(HttpApiBuilder.middleware(auditContext)),
     // An API middleware, not a serve one: its preflight answers still get the security headers.
     Layer.provide(HttpApiBuilder.middleware(cors({ origins: corsOrigins, routes }))),
-    Layer.provide(ApiLive)
+    Layer.provide(ApiLive),
+    Layer.provide(traced ? redactedSpanHeaders : Layer.empty)
   )
 }

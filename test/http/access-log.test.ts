@@ -39,7 +39,7 @@ describe("the access log", () => {
           expect(requests[0]).toMatchObject({
             method: "GET",
             path: "/verify-email",
-            status: 404,
+            status: 200,
             client_address: "203.0.113.5"
           })
           expect(typeof requests[0]?.duration_ms).toBe("number")

@@ -7,6 +7,7 @@ import { AuthEvent } from "../../domain/Events.js"
 import type { MailMessage } from "../../domain/Mail.js"
 import { Email, type PublicUser, UserId } from "../../domain/User.js"
 import * as EventsInProcess from "../../infrastructure/events/EventsInProcess.js"
+import { builtInTemplates } from "../../infrastructure/mail/templates.js"
 
 const publicUrl = new URL("https://auth.example.com/app")
 const user: PublicUser = {
@@ -30,7 +31,11 @@ const recordingMailer = (sent: Array<MailMessage>) =>
   Layer.succeed(Mailer, Mailer.of({ send: (message) => Effect.sync(() => void sent.push(message)) }))
 
 const run = <A>(handlers: EventHandlers, body: Effect.Effect<A, unknown, Events>, mailer?: Layer.Layer<Mailer>) => {
-  const events = EventsInProcess.layer({ handlers, publicUrl })
+  const events = EventsInProcess.layer({
+    handlers,
+    templates: builtInTemplates,
+    mail: { publicUrl, product: "Portcullis" }
+  })
   return body.pipe(Effect.provide(mailer === undefined ? events : events.pipe(Layer.provide(mailer))), Effect.scoped)
 }
 
@@ -102,7 +107,7 @@ describe("in-process events", () => {
         yield* events.emit(AuthEvent.send_verification_email({ email: "a@example.com", token: "t2" }))
         yield* eventually(() => handled.length === 1 && sent.length === 1)
         expect(handled[0]).toEqual(["a@example.com", "t1"])
-        expect(sent[0]?.subject).toBe("Confirm your email address")
+        expect(sent[0]?.subject).toBe("Confirm your email address for Portcullis")
       }),
       recordingMailer(sent)
     )

@@ -1,6 +1,4 @@
-/** `&`, `<`, `>` and quotes escaped: text safe in an HTML attribute or element. */
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c)
+import { escapeHtml } from "../../../domain/Text.js"
 
 /**
  * The demo page: plain HTML, every script and style from /demo itself (its Content-Security-Policy

@@ -1,7 +1,17 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Admin } from "../../../application/Admin.js"
+import { Audit, RequestContext } from "../../../application/Audit.js"
 import { PermissionName } from "../../../domain/Access.js"
+import {
+  Actor,
+  AUDIT_PAGE_DEFAULT,
+  AuditCursor,
+  AuditEventType,
+  AuditLimit,
+  AuditPageJson,
+  AuditUserFilter
+} from "../../../domain/Audit.js"
 import { UserNotFoundError } from "../../../domain/errors.js"
 import { isIntegerUserId, RoleName, UserId, type UserIdType } from "../../../domain/User.js"
 import { RequireSuperuser } from "../AccessLevels.js"
@@ -57,18 +67,35 @@ const RolePermissionRequest = strict({ role: RoleField, permission: PermissionNa
   identifier: "RolePermissionRequest"
 })
 
-/** Every admin change is logged with the superuser who made it. */
+/** Every admin change is logged, and recorded in the audit log, with the superuser who made it. */
 const byActor = <A, E, R>(change: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(CurrentPrincipal, (principal) => Effect.annotateLogs(change, "actor_id", principal.user.id))
+  Effect.zipWith(CurrentPrincipal, RequestContext, (principal, request) =>
+    change.pipe(
+      Effect.annotateLogs("actor_id", principal.user.id),
+      Effect.provideService(RequestContext, { ...request, actor: Actor.superuser(principal.user.id) })
+    )
+  ).pipe(Effect.flatten)
 
-/** Roles and permissions, for superusers. */
+/** The audit log's filters and page, as query parameters. */
+const AuditParams = Schema.Struct({
+  user_id: Schema.optional(AuditUserFilter),
+  type: Schema.optional(AuditEventType),
+  limit: Schema.optional(AuditLimit),
+  cursor: Schema.optional(AuditCursor)
+})
+
+/** Roles, permissions and the audit log, for superusers. */
 export const admin = feature({
   name: "admin",
   limits: [],
   api: ({ settings }) =>
     withUseCases(
       featureApi(
-        { prefix: settings.server.authPrefix, title: "Admin", description: "Roles and permissions, for superusers." },
+        {
+          prefix: settings.server.authPrefix,
+          title: "Admin",
+          description: "Roles, permissions and the audit log, for superusers."
+        },
         HttpApiGroup.make("admin")
           .add(
             HttpApiEndpoint.post("assignRole", "/admin/assign-role")
@@ -97,10 +124,20 @@ export const admin = feature({
               .setPath(Schema.Struct({ role: RoleField }))
               .addSuccess(RolePermissions)
           )
+          .add(
+            HttpApiEndpoint.get("auditEvents", "/admin/audit")
+              .setUrlParams(AuditParams)
+              .addSuccess(AuditPageJson)
+              .annotate(
+                OpenApi.Description,
+                "The audit log, newest first: filter by user_id and type; pass next_cursor as cursor for the next page."
+              )
+          )
           .middleware(RequireSuperuser),
         (handlers) =>
           Effect.gen(function* () {
             const admin = yield* Admin
+            const audit = yield* Audit
             return handlers
               .handle("assignRole", ({ payload }) =>
                 byActor(admin.assignRole(payload.user_id, payload.role)).pipe(
@@ -124,6 +161,14 @@ export const admin = feature({
               )
               .handle("rolePermissions", ({ path }) =>
                 Effect.map(admin.rolePermissions(path.role), (permissions) => ({ role: path.role, permissions }))
+              )
+              .handle("auditEvents", ({ urlParams }) =>
+                audit.list({
+                  user_id: urlParams.user_id,
+                  type: urlParams.type,
+                  before: urlParams.cursor,
+                  limit: urlParams.limit ?? AUDIT_PAGE_DEFAULT
+                })
               )
           })
       ),

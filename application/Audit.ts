@@ -1,0 +1,102 @@
+import { Context, DateTime, Effect } from "effect"
+import {
+  Actor,
+  type AuditDetails,
+  type AuditEntry,
+  type AuditEventType,
+  type AuditQuery,
+  auditPage,
+  boundedDetails,
+  retentionCutoff
+} from "../domain/Audit.js"
+import type { UserId } from "../domain/User.js"
+import { AuditLog } from "./ports/AuditLog.js"
+import type { ClientInfo } from "./Sessions.js"
+
+/**
+ * Where the request being served came from, and on whose authority it acts when that is not the
+ * subject's own (a superuser through the admin API, an operator through the CLI). The interfaces
+ * set it (interfaces/http/auditContext.ts, the admin group, the CLI); the use cases never learn
+ * HTTP. Outside any request: nobody, from nowhere.
+ */
+export class RequestContext extends Context.Reference<RequestContext>()("app/RequestContext", {
+  defaultValue: (): { readonly actor: Actor; readonly client: ClientInfo } => ({
+    actor: Actor.none,
+    client: { ip_address: null, user_agent: null }
+  })
+}) {}
+
+/** An operator's command: the CLI acts, from no network address. */
+export const cliContext = { actor: Actor.cli, client: { ip_address: null, user_agent: null } }
+
+/** What a use case says about an event; the time, the client and, by default, the actor come from the request. */
+export interface AuditEvent {
+  readonly type: AuditEventType
+  readonly user_id: UserId | null
+  /** The subject acting on their own account; left out, the request's actor. */
+  readonly actor?: Actor
+  readonly details?: AuditDetails
+}
+
+/**
+ * Records security events in the audit log (AuditLog), and reads them back. Two ways to record,
+ * so that the log never weakens what it records:
+ *
+ * - `record`, for what protects (a sign-out, a revocation, a lockout, a refused sign-in): the
+ *   action has happened and stands whatever the log does; an entry that cannot be written is
+ *   logged as an error, its fields with it, and the request goes on.
+ * - `recordWith`, for what grants or changes a credential (a sign-in, a role, a password, a
+ *   linked provider, a passkey): the action's writes and the entry commit in one transaction, so
+ *   nothing is granted unrecorded; when the entry cannot be written the action is undone and the
+ *   request fails as an unavailable store (503).
+ */
+export class Audit extends Effect.Service<Audit>()("app/Audit", {
+  effect: Effect.gen(function* () {
+    const log = yield* AuditLog
+
+    const entryOf = (event: AuditEvent): Effect.Effect<AuditEntry> =>
+      Effect.zipWith(DateTime.now, RequestContext, (now, request) => ({
+        occurred_at: now,
+        type: event.type,
+        user_id: event.user_id,
+        actor: event.actor ?? request.actor,
+        ip_address: request.client.ip_address,
+        user_agent: request.client.user_agent,
+        details: boundedDetails(event.details ?? {})
+      }))
+
+    const record = (event: AuditEvent) =>
+      Effect.flatMap(entryOf(event), (entry) =>
+        log.append(entry).pipe(
+          Effect.catchTag("StoreUnavailableError", () =>
+            Effect.logError("audit event not recorded", {
+              type: entry.type,
+              user_id: entry.user_id,
+              actor_kind: entry.actor.kind,
+              actor_id: entry.actor.id,
+              ip_address: entry.ip_address,
+              details: entry.details
+            })
+          )
+        )
+      )
+
+    /** `event` answers null when the action turned out to change nothing (an unknown user): nothing to record. */
+    const recordWith = <A, E, R>(action: Effect.Effect<A, E, R>, event: (result: A) => AuditEvent | null) =>
+      log.appendWith(action, (result) => {
+        const happened = event(result)
+        return happened === null ? Effect.succeed(null) : entryOf(happened)
+      })
+
+    /** A page of the log, newest first, and the cursor of the next. */
+    const list = (query: AuditQuery) =>
+      Effect.map(log.list({ ...query, limit: query.limit + 1 }), (read) => auditPage(read, query.limit))
+
+    /** Deletes the entries older than the retention period; answers how many. */
+    const sweep = Effect.fn("Audit.sweep")(function* (retentionDays: number) {
+      return yield* log.deleteBefore(retentionCutoff(yield* DateTime.now, retentionDays))
+    })
+
+    return { record, recordWith, list, sweep } as const
+  })
+}) {}

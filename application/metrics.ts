@@ -1,0 +1,58 @@
+import { Cause, Effect, Exit, Metric, Option } from "effect"
+import { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
+
+/**
+ * The security signals an operator watches, as Effect metrics (the metrics endpoint renders
+ * them; nothing reads them when metrics are off). They tick only on sign-ins, lockouts, reuse
+ * and store faults, never on the hot authenticated routes. Labels are code-defined names, never
+ * a login, an address or a token.
+ */
+export const signIns = Metric.counter("portcullis_sign_ins", {
+  description: "Successful sign-ins, by method (password, passkey, oauth).",
+  incremental: true
+})
+
+export const signInFailures = Metric.counter("portcullis_sign_in_failures", {
+  description: "Refused sign-ins, by method and reason (the error kind: AuthenticationError, AccountLockedError, ...).",
+  incremental: true
+})
+
+export const lockouts = Metric.counter("portcullis_lockouts", {
+  description: "Login identifiers locked after MAX_LOGIN_ATTEMPTS failed password checks.",
+  incremental: true
+})
+
+export const refreshReuseDetections = Metric.counter("portcullis_refresh_reuse_detections", {
+  description: "Rotated refresh tokens presented again: each ended its session (family).",
+  incremental: true
+})
+
+export const storeErrors = Metric.counter("portcullis_store_errors", {
+  description: "Store calls that failed or timed out (StoreUnavailableError), by store.",
+  incremental: true
+})
+
+export type SignInMethod = "password" | "passkey" | "oauth"
+
+/**
+ * Counts a sign-in's outcome: a success, or a refusal by its error kind. A defect or an
+ * interruption is no answer to the client's credentials, so it counts as neither.
+ */
+export const countedSignIn =
+  (method: SignInMethod) =>
+  <A, E extends { readonly _tag: string }, R>(signIn: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.onExit(signIn, (exit) => {
+      if (Exit.isSuccess(exit)) return Metric.increment(Metric.tagged(signIns, "method", method))
+      return Option.match(Cause.failureOption(exit.cause), {
+        onNone: () => Effect.void,
+        onSome: (error) =>
+          Metric.increment(Metric.tagged(Metric.tagged(signInFailures, "method", method), "reason", error._tag))
+      })
+    })
+
+/** Fails as an unavailable `store`, counted. */
+export const storeUnavailable = (store: string) =>
+  Effect.zipRight(
+    Metric.increment(Metric.tagged(storeErrors, "store", store)),
+    Effect.fail(new StoreUnavailableError({ store }))
+  )

@@ -1,0 +1,79 @@
+import type { MailTemplates } from "../../domain/Mail.js"
+
+/**
+ * The HTML part around a message: inline styles only (mail clients drop style sheets), one
+ * column, the button a plain link so that it works in every client.
+ */
+const htmlMail = (title: string, intro: string, button: string, tokenLabel: string, outro: string) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+</head>
+<body style="margin:0;padding:0;background:#f6f6f4;color:#1b1b1b;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif">
+<div style="max-width:36rem;margin:0 auto;padding:1.5rem 1rem">
+<div style="background:#ffffff;border:1px solid #d0d0cc;border-radius:6px;padding:1.5rem">
+<p style="margin:0 0 1rem;font-weight:600">{{product}}</p>
+<h1 style="margin:0 0 1rem;font-size:1.35rem">${title}</h1>
+<p style="margin:0 0 1.5rem">${intro}</p>
+<p style="margin:0 0 1.5rem"><a href="{{link}}" style="display:inline-block;background:#005fcc;color:#ffffff;text-decoration:none;padding:0.6rem 1.1rem;border-radius:4px;font-weight:600">${button}</a></p>
+<p style="margin:0 0 0.5rem;font-size:0.9rem">If the button does not work, open this address:<br><a href="{{link}}" style="color:#005fcc;word-break:break-all">{{link}}</a></p>
+<p style="margin:1rem 0 0.25rem;font-size:0.9rem">${tokenLabel}</p>
+<p style="margin:0 0 1.5rem;font:0.85rem/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all">{{token}}</p>
+<p style="margin:0;font-size:0.9rem;color:#555555">${outro}</p>
+</div>
+</div>
+</body>
+</html>
+`
+
+/**
+ * The built-in mails. A deployment's MAIL_TEMPLATES_DIR replaces any of them file by file
+ * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html). The bare token
+ * stands on its own line, for clients that confirm through the API themselves.
+ */
+export const builtInTemplates: MailTemplates = {
+  "verify-email": {
+    text: `Subject: Confirm your email address for {{product}}
+
+Confirm the email address of your {{product}} account ({{email}}) by opening this link:
+
+{{link}}
+
+Or use this verification token:
+
+{{token}}
+
+If you did not create an account, ignore this message.
+`,
+    html: htmlMail(
+      "Confirm your email address",
+      "Confirm the email address of your account ({{email}}) to finish setting it up.",
+      "Confirm my email address",
+      "Or use this verification token:",
+      "If you did not create an account, ignore this message."
+    )
+  },
+  "reset-password": {
+    text: `Subject: Reset your password for {{product}}
+
+Choose a new password for your {{product}} account ({{email}}) by opening this link:
+
+{{link}}
+
+Or use this reset token:
+
+{{token}}
+
+If you did not ask to reset your password, ignore this message; your password is unchanged.
+`,
+    html: htmlMail(
+      "Reset your password",
+      "Someone, hopefully you, asked to reset the password of your account ({{email}}).",
+      "Choose a new password",
+      "Or use this reset token:",
+      "If you did not ask to reset your password, ignore this message; your password is unchanged."
+    )
+  }
+}

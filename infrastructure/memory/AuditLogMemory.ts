@@ -1,0 +1,41 @@
+import { DateTime, Effect, Layer } from "effect"
+import { AuditLog } from "../../application/ports/AuditLog.js"
+import type { AuditRecord } from "../../domain/Audit.js"
+
+/** The audit log in an array, oldest first, for tests and throwaway runs. */
+export const make = Effect.sync(() => {
+  let records: Array<AuditRecord> = []
+  let lastId = 0
+  const append = (entry: Omit<AuditRecord, "id">) =>
+    Effect.sync(() => {
+      records.push({ id: ++lastId, ...entry })
+    })
+  return AuditLog.of({
+    append,
+    appendWith: (action, entry) =>
+      Effect.tap(action, (result) =>
+        Effect.flatMap(entry(result), (recorded) => (recorded === null ? Effect.void : append(recorded)))
+      ),
+    list: (query) =>
+      Effect.sync(() => {
+        const page: Array<AuditRecord> = []
+        for (let i = records.length - 1; i >= 0 && page.length < query.limit; i--) {
+          const record = records[i] as AuditRecord
+          if (query.before !== undefined && record.id >= query.before) continue
+          if (query.user_id !== undefined && record.user_id !== query.user_id) continue
+          if (query.type !== undefined && record.type !== query.type) continue
+          page.push(record)
+        }
+        return page
+      }),
+    deleteBefore: (cutoff) =>
+      Effect.sync(() => {
+        const kept = records.filter((record) => !DateTime.lessThan(record.occurred_at, cutoff))
+        const deleted = records.length - kept.length
+        records = kept
+        return deleted
+      })
+  })
+})
+
+export const layer = Layer.effect(AuditLog, make)

@@ -1,0 +1,82 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Layer, Schema } from "effect"
+import { AuditLog } from "../../application/ports/AuditLog.js"
+import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } from "../../domain/Audit.js"
+import { UserId } from "../../domain/User.js"
+import { SqlInt, SqlMillis } from "./columns.js"
+import { transaction, unavailable } from "./failures.js"
+
+const decodeRows = Schema.decodeUnknown(
+  Schema.Array(
+    Schema.Struct({
+      id: SqlInt,
+      occurred_at: SqlMillis,
+      event_type: AuditEventType,
+      user_id: Schema.NullOr(UserId),
+      actor_kind: ActorKind,
+      actor_id: Schema.NullOr(UserId),
+      ip_address: Schema.NullOr(Schema.String),
+      user_agent: Schema.NullOr(Schema.String),
+      details: Schema.parseJson(Details)
+    })
+  )
+)
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const insert = (entry: AuditEntry) =>
+    sql`INSERT INTO audit_events
+        (occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, details)
+      VALUES (${entry.occurred_at.epochMillis}, ${entry.type}, ${entry.user_id}, ${entry.actor.kind},
+        ${entry.actor.id}, ${entry.ip_address}, ${entry.user_agent}, ${JSON.stringify(entry.details)})`
+
+  // Details reach the row as JSON text on both dialects.
+  const details = sql.onDialectOrElse({ pg: () => sql`details::text AS details`, orElse: () => sql`details` })
+
+  return AuditLog.of({
+    append: (entry) => insert(entry).pipe(Effect.asVoid, unavailable),
+
+    appendWith: (action, entry) =>
+      transaction(sql)(
+        Effect.tap(action, (result) =>
+          Effect.flatMap(entry(result), (recorded) => (recorded === null ? Effect.void : insert(recorded)))
+        )
+      ).pipe(
+        // The action's own failures pass through as they are; the entry's write, or the commit, is the store's.
+        Effect.catchIf(
+          (error): error is SqlError => error instanceof SqlError,
+          (error) => unavailable(Effect.fail(error))
+        )
+      ),
+
+    list: (query) =>
+      sql`SELECT id, occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, ${details}
+        FROM audit_events
+        WHERE ${sql.and([
+          ...(query.user_id === undefined ? [] : [sql`user_id = ${query.user_id}`]),
+          ...(query.type === undefined ? [] : [sql`event_type = ${query.type}`]),
+          ...(query.before === undefined ? [] : [sql`id < ${query.before}`])
+        ])}
+        ORDER BY id DESC LIMIT ${query.limit}`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows) =>
+          rows.map(({ event_type, actor_kind, actor_id, ...row }) => ({
+            ...row,
+            type: event_type,
+            actor: { kind: actor_kind, id: actor_id }
+          }))
+        ),
+        unavailable
+      ),
+
+    deleteBefore: (cutoff) =>
+      sql`DELETE FROM audit_events WHERE occurred_at < ${cutoff.epochMillis} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      )
+  })
+})
+
+export const layer = Layer.effect(AuditLog, make)

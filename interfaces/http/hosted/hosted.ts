@@ -1,0 +1,62 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import type { MailPurpose } from "../../../domain/Mail.js"
+import { type PageOptions, pageStyles, resetPasswordPage, verifyEmailPage } from "./pages.js"
+import { pageScript } from "./script.js"
+
+const SCRIPT_PATH = "/hosted/pages.js"
+const STYLES_PATH = "/hosted/pages.css"
+
+/** The pages the mailed links open (PUBLIC_URL/<purpose>?token=…), at the root whatever the auth prefix. */
+const pagePaths: Readonly<Record<MailPurpose, `/${MailPurpose}`>> = {
+  "verify-email": "/verify-email",
+  "reset-password": "/reset-password"
+}
+
+/** Every GET route of the hosted pages, for the route table (405 on a wrong method) and their policy. */
+export const hostedPaths: ReadonlyArray<string> = [...Object.values(pagePaths), SCRIPT_PATH, STYLES_PATH]
+
+/**
+ * The pages' own Content-Security-Policy: script, styles and API calls from this origin only,
+ * nothing inline, no markup built from strings (Trusted Types), no form posted anywhere.
+ */
+export const hostedPolicy =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'"
+
+export interface HostedOptions {
+  readonly authPrefix: string
+  readonly product: string
+  readonly passwordMinLength: number
+}
+
+/** The API route as the page reaches it: relative to the page, which sits at the root. */
+const relative = (authPrefix: string, route: string) => `${authPrefix}${route}`.slice(1)
+
+/**
+ * The hosted pages (HOSTED_PAGES, on by default): /verify-email and /reset-password complete the
+ * mailed flows through the service's own API. Built once, at start-up.
+ */
+export const hostedLayer = (options: HostedOptions) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function* () {
+      const page = (endpoint: string): PageOptions => ({
+        product: options.product,
+        endpoint: relative(options.authPrefix, endpoint),
+        passwordMinLength: options.passwordMinLength
+      })
+      const html = (text: string) => Effect.succeed(HttpServerResponse.html(text))
+      yield* router.get(pagePaths["verify-email"], html(verifyEmailPage(page("/verify-email/confirm"))))
+      yield* router.get(pagePaths["reset-password"], html(resetPasswordPage(page("/password-reset/confirm"))))
+      yield* router.get(
+        SCRIPT_PATH,
+        Effect.succeed(HttpServerResponse.text(pageScript, { contentType: "text/javascript; charset=utf-8" }))
+      )
+      yield* router.get(
+        STYLES_PATH,
+        Effect.succeed(HttpServerResponse.text(pageStyles, { contentType: "text/css; charset=utf-8" }))
+      )
+    })
+  )
+
+/** Nothing, for a deployment with its own front end (HOSTED_PAGES=false). */
+export const noHostedPages = Layer.empty

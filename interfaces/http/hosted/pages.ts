@@ -1,0 +1,91 @@
+import type { MailPurpose } from "../../../domain/Mail.js"
+import { escapeHtml } from "../../../domain/Text.js"
+
+/** What a hosted page needs to know: its product's name and the API route it completes the flow with. */
+export interface PageOptions {
+  readonly product: string
+  /** The confirm route, relative to the page (no leading slash): a proxy serving the service under a path keeps it. */
+  readonly endpoint: string
+  readonly passwordMinLength: number
+}
+
+/**
+ * The frame both pages share. Script and styles come from the service by relative address, so
+ * that a PUBLIC_URL with a path (a proxy that strips it) still finds them. The form stays hidden
+ * until the script shows it: without script there is nothing it could do.
+ */
+const frame = (purpose: MailPurpose, title: string, options: PageOptions, body: string) => `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="referrer" content="no-referrer">
+  <meta name="robots" content="noindex">
+  <meta name="portcullis-endpoint" content="${escapeHtml(options.endpoint)}">
+  <title>${escapeHtml(title)} · ${escapeHtml(options.product)}</title>
+  <link rel="stylesheet" href="hosted/pages.css">
+  <script src="hosted/pages.js" defer></script>
+</head>
+<body data-page="${purpose}">
+<main>
+  <p class="product">${escapeHtml(options.product)}</p>
+  <h1>${escapeHtml(title)}</h1>
+  <noscript><p>This page needs JavaScript to finish. Turn it on and open the link from the mail again.</p></noscript>
+${body}
+  <div id="result" role="status" aria-live="polite" tabindex="-1">
+    <p id="result-detail"></p>
+    <ul id="result-rules"></ul>
+  </div>
+</main>
+</body>
+</html>
+`
+
+/**
+ * /verify-email: one button, not a confirmation on load, because mail scanners open links (some
+ * run their scripts too) and would spend the token before its owner does.
+ */
+export const verifyEmailPage = (options: PageOptions) =>
+  frame(
+    "verify-email",
+    "Confirm your email address",
+    options,
+    `  <form id="form" hidden>
+    <p>Press the button to confirm the email address of your account.</p>
+    <button type="submit">Confirm my email address</button>
+  </form>`
+  )
+
+/** /reset-password: the new password twice, so that a typo does not lock its owner out. */
+export const resetPasswordPage = (options: PageOptions) =>
+  frame(
+    "reset-password",
+    "Choose a new password",
+    options,
+    `  <form id="form" hidden>
+    <label for="new-password">New password</label>
+    <input id="new-password" name="new_password" type="password" autocomplete="new-password" required aria-describedby="password-hint">
+    <p id="password-hint" class="hint">At least ${options.passwordMinLength} characters.</p>
+    <label for="repeat-password">New password again</label>
+    <input id="repeat-password" name="repeat_password" type="password" autocomplete="new-password" required>
+    <button type="submit">Set the new password</button>
+  </form>`
+  )
+
+export const pageStyles = `body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #f6f6f4; }
+main { max-width: 30rem; margin: 2rem auto; padding: 1.5rem; background: #fff; border: 1px solid #ccc; border-radius: 6px; }
+.product { margin: 0; font-weight: 600; }
+h1 { font-size: 1.4rem; margin: 0.5rem 0 1rem; }
+label { display: block; margin-top: 0.75rem; font-weight: 600; }
+input { font: inherit; width: 100%; box-sizing: border-box; padding: 0.45rem; border: 1px solid #767676; border-radius: 4px; }
+input[aria-invalid="true"] { border-color: #b00020; }
+.hint { margin: 0.25rem 0 0; font-size: 0.9rem; color: #555; }
+button { font: inherit; margin-top: 1rem; padding: 0.5rem 1rem; border: 0; border-radius: 4px; background: #005fcc; color: #fff; cursor: pointer; }
+button[disabled] { background: #767676; cursor: progress; }
+:focus-visible { outline: 3px solid #005fcc; outline-offset: 2px; }
+#result:empty, #result:not([data-kind]) { display: none; }
+#result { margin-top: 1rem; padding: 0.75rem 1rem; border-radius: 6px; background: #e7f4ea; }
+#result[data-kind="error"] { background: #fbe7e7; }
+#result p { margin: 0; }
+#result ul:empty { display: none; }
+`

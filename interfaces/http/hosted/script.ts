@@ -1,0 +1,101 @@
+/**
+ * The hosted pages' script, served as /hosted/pages.js (the pages' policy allows no inline
+ * script). It takes the token from the address, then removes it from the address bar and the
+ * history, so that it is neither shown nor kept once read. The page is plain DOM: no markup is
+ * ever built from text (the policy requires Trusted Types for that, and nothing here needs it).
+ */
+export const pageScript = `"use strict";
+(function () {
+  var page = document.body.dataset.page;
+  var endpoint = document.querySelector('meta[name="portcullis-endpoint"]').content;
+  var form = document.getElementById("form");
+  var result = document.getElementById("result");
+  var button = form.querySelector("button");
+  var token = new URLSearchParams(window.location.search).get("token");
+  if (token !== null) window.history.replaceState(null, "", window.location.pathname);
+
+  function show(kind, detail, rules) {
+    result.dataset.kind = kind;
+    document.getElementById("result-detail").textContent = detail;
+    var list = document.getElementById("result-rules");
+    list.replaceChildren.apply(list, (rules || []).map(function (rule) {
+      var item = document.createElement("li");
+      item.textContent = rule;
+      return item;
+    }));
+    result.focus();
+  }
+
+  function finished(detail) {
+    form.hidden = true;
+    show("success", detail);
+  }
+
+  async function complete(body) {
+    var response;
+    try {
+      response = await fetch(endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "omit",
+        referrerPolicy: "no-referrer"
+      });
+    } catch (error) {
+      return { ok: false, detail: "The service could not be reached. Check your connection and try again." };
+    }
+    var data = null;
+    try { data = await response.json(); } catch (error) { data = null; }
+    var detail = data && typeof data.detail === "string" ? data.detail : "The service answered " + response.status + ".";
+    var rules = data && Array.isArray(data.errors)
+      ? data.errors.map(function (e) { return e && typeof e.message === "string" ? e.message : ""; }).filter(Boolean)
+      : [];
+    return { ok: response.ok, detail: detail, rules: rules, code: data && data.code };
+  }
+
+  var submit = {
+    "verify-email": async function () {
+      var answer = await complete({ token: token });
+      if (answer.ok) return finished("Your email address is confirmed. You can close this page.");
+      show("error", answer.detail);
+    },
+    "reset-password": async function () {
+      var password = document.getElementById("new-password");
+      var repeat = document.getElementById("repeat-password");
+      password.removeAttribute("aria-invalid");
+      repeat.removeAttribute("aria-invalid");
+      if (password.value !== repeat.value) {
+        repeat.setAttribute("aria-invalid", "true");
+        return show("error", "The two passwords differ. Type the same new password twice.");
+      }
+      var answer = await complete({ token: token, new_password: password.value });
+      if (answer.ok) {
+        password.value = "";
+        repeat.value = "";
+        return finished("Your password has been changed and every session has ended. Sign in with the new password.");
+      }
+      if (answer.code === "InvalidPasswordError") password.setAttribute("aria-invalid", "true");
+      show("error", answer.detail, answer.rules.filter(function (rule) { return answer.detail.indexOf(rule) < 0; }));
+    }
+  }[page];
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    delete result.dataset.kind;
+    button.disabled = true;
+    form.setAttribute("aria-busy", "true");
+    submit().finally(function () {
+      button.disabled = false;
+      form.removeAttribute("aria-busy");
+    });
+  });
+
+  if (!token) {
+    show("error", "This link has no token. Open the link from the mail again, or ask for a new mail.");
+    return;
+  }
+  form.hidden = false;
+  var first = form.querySelector("input, button");
+  if (first) first.focus();
+})();
+`

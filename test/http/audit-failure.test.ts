@@ -1,0 +1,80 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { Accounts } from "../../application/Accounts.js"
+import { AuditLog } from "../../application/ports/AuditLog.js"
+import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { Email } from "../../domain/User.js"
+import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
+import { call, expectProblem, login, me, password, signIn, signUp, uniqueEmail } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+const unavailable = Effect.fail(new StoreUnavailableError({ store: "database" }))
+
+/** The memory log with one of its two ways of writing broken. */
+const brokenLog = (broken: "append" | "appendWith") =>
+  Layer.effect(
+    AuditLog,
+    Effect.map(AuditLogMemory.make, (log) =>
+      // A refused appendWith runs nothing, as a SQL transaction whose entry failed leaves nothing
+      // (test/contract/audit-log.test.ts shows it of the SQL stores).
+      AuditLog.of({ ...log, [broken]: () => unavailable })
+    )
+  )
+
+const superuser = Effect.gen(function* () {
+  const email = uniqueEmail("root")
+  yield* Effect.flatMap(Accounts, (accounts) => accounts.createSuperuser(Email.make(email), Redacted.make(password)))
+  return yield* signIn(email)
+})
+
+describe("when the audit log cannot record what protects", () => {
+  layer(TestApp.layer("memory:", {}, { overrides: brokenLog("append") }), { excludeTestServices: true })((it) => {
+    it.effect("the action stands: logout ends the session, and a failed sign-in is still a plain 401", () =>
+      Effect.gen(function* () {
+        const user = yield* signUp("protected")
+        const other = yield* signIn(user.email)
+        expect((yield* call("POST", "/sessions/revoke-others", { token: user.access })).status).toBe(200)
+        expectProblem(yield* me(other.access), 401, "TokenBlacklistedError")
+        expect((yield* call("POST", "/logout", { token: user.access })).status).toBe(204)
+        expectProblem(yield* me(user.access), 401, "TokenBlacklistedError")
+        expectProblem(yield* login(user.email, "wrong password"), 401, "AuthenticationError")
+      })
+    )
+  })
+})
+
+describe("when the audit log cannot record what grants", () => {
+  const outage = { on: false }
+  const FlakyLog = Layer.effect(
+    AuditLog,
+    Effect.map(AuditLogMemory.make, (log) =>
+      AuditLog.of({
+        ...log,
+        appendWith: (action, entry) => (outage.on ? unavailable : log.appendWith(action, entry))
+      })
+    )
+  )
+  layer(TestApp.layer("memory:", {}, { overrides: FlakyLog }), { excludeTestServices: true })((it) => {
+    it.effect("nothing is granted unrecorded: a role assignment and a sign-in answer 503 and change nothing", () =>
+      Effect.gen(function* () {
+        const admin = yield* superuser
+        const user = yield* signUp("granted")
+        outage.on = true
+        const assigned = yield* call("POST", "/admin/assign-role", {
+          token: admin.access,
+          json: { user_id: user.id, role: "auditor" }
+        })
+        expectProblem(assigned, 503, "ServiceUnavailableError")
+        expectProblem(yield* login(user.email), 503, "ServiceUnavailableError")
+        outage.on = false
+        expect(((yield* me(user.access)).body as { roles: Array<string> }).roles).toEqual([])
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            outage.on = false
+          })
+        )
+      )
+    )
+  })
+})
