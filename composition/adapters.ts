@@ -4,15 +4,16 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { AuthPolicy } from "../application/AuthPolicy.js"
+import { PublishedKeys } from "../application/ports/PublishedKeys.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
 import type { DatabaseUrl } from "../config/sections/storage.js"
-import type { JwtAlgorithm } from "../config/sections/tokens.js"
 import { withReplacements } from "../domain/Mail.js"
 import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
 import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
 import * as PasswordHasherArgon2 from "../infrastructure/crypto/PasswordHasherArgon2.js"
+import * as TokenSignerAsymmetric from "../infrastructure/crypto/TokenSignerAsymmetric.js"
 import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
@@ -174,26 +175,38 @@ const events = (settings: Settings, deployment: Deployment) => {
   return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
 }
 
-const isHmac = (algorithm: JwtAlgorithm): algorithm is TokenSignerHmac.HmacAlgorithm => algorithm.startsWith("HS")
+/**
+ * The token signer of JWT_ALGORITHM, and the public keys it publishes: the private key and the
+ * earlier public keys for the asymmetric algorithms (their presence is checked with the
+ * settings), SECRET_KEY and nothing published for the HMACs.
+ */
+const tokenSigner = ({ tokens }: Settings, secretKey: Redacted.Redacted<string>) => {
+  const claims = { issuer: tokens.jwtIssuer, audience: tokens.jwtAudience, leewaySeconds: tokens.jwtLeewaySeconds }
+  const { jwtAlgorithm: algorithm } = tokens
+  if (algorithm === "HS256" || algorithm === "HS384" || algorithm === "HS512") {
+    return Layer.merge(
+      TokenSignerHmac.layer({ algorithm, secretKey, ...claims }),
+      Layer.succeed(PublishedKeys, PublishedKeys.of({ jwks: { keys: [] } }))
+    )
+  }
+  return Option.match(tokens.jwtPrivateKey, {
+    onNone: () => Layer.die(new Error(`JWT_ALGORITHM=${algorithm} has no JWT_PRIVATE_KEY`)),
+    onSome: (signingKey) =>
+      TokenSignerAsymmetric.layer({
+        signingKey: Redacted.value(signingKey),
+        verifyKeys: tokens.jwtVerifyKeys,
+        ...claims
+      })
+  })
+}
 
-const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) => {
-  const { tokens } = settings
-  return Layer.mergeAll(
+const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) =>
+  Layer.mergeAll(
     PasswordHasherArgon2.layer(),
     CryptographyNode.layer(secretKey),
     CsrfTokensHmac.layer(secretKey),
-    // Start-up refuses the asymmetric algorithms this build cannot sign with yet (startup.ts).
-    isHmac(tokens.jwtAlgorithm)
-      ? TokenSignerHmac.layer({
-          algorithm: tokens.jwtAlgorithm,
-          secretKey,
-          issuer: tokens.jwtIssuer,
-          audience: tokens.jwtAudience,
-          leewaySeconds: tokens.jwtLeewaySeconds
-        })
-      : Layer.die(new Error(`JWT_ALGORITHM=${tokens.jwtAlgorithm} is not supported by this version yet`))
+    tokenSigner(settings, secretKey)
   )
-}
 
 /** The OAuth providers of the settings and of the deployment's code; calls to them time out after 10 s. */
 const oauthProviderClients = (settings: Settings, deployment: Deployment) =>

@@ -1,6 +1,7 @@
 import { type Deployment as DeploymentOf, deploymentProblems as problemsOf } from "../config/Deployment.js"
 import { admin } from "../interfaces/http/features/admin.js"
 import { auth } from "../interfaces/http/features/auth.js"
+import { jwks } from "../interfaces/http/features/jwks.js"
 import { oauth } from "../interfaces/http/features/oauth.js"
 import { passkey } from "../interfaces/http/features/passkey.js"
 import { profile } from "../interfaces/http/features/profile.js"
@@ -12,7 +13,7 @@ import { verify } from "../interfaces/http/features/verify.js"
  * routes, the settings that turn it on and what it cannot do yet (interfaces/http/features/).
  * A deployment serves the ones its `routeGroups` keep.
  */
-export const features = [auth, profile, verify, sessions, admin, oauth, passkey] as const
+export const features = [auth, profile, verify, sessions, admin, oauth, passkey, jwks] as const
 
 /** The route groups a deployment may name: the features' names. */
 export type RouteGroupName = (typeof features)[number]["name"]

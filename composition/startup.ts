@@ -3,18 +3,15 @@ import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders, providerClashes } from "../config/oauthProviders.js"
 import { PREFIX } from "../config/reader.js"
 import type { Settings } from "../config/Settings.js"
+import { isAsymmetric } from "../config/sections/tokens.js"
 import { sendEvents } from "../domain/Events.js"
 import { mailer } from "./adapters.js"
 import { features } from "./features.js"
 import { loginFieldProblems } from "./policy.js"
 
 /** The features the settings ask for that this build does not have, whatever the deployment. */
-export const missingFeatures = (settings: Settings): ReadonlyArray<string> => [
-  ...(settings.tokens.jwtAlgorithm.startsWith("HS")
-    ? []
-    : [`${PREFIX}JWT_ALGORITHM: ${settings.tokens.jwtAlgorithm} is not supported by this version yet`]),
-  ...features.flatMap((feature) => feature.unsupported?.(settings) ?? [])
-]
+export const missingFeatures = (settings: Settings): ReadonlyArray<string> =>
+  features.flatMap((feature) => feature.unsupported?.(settings) ?? [])
 
 /**
  * Settings this build accepts as valid but cannot honour with this deployment. Refusing them at
@@ -65,9 +62,20 @@ const metricsWarnings = ({ observability, server }: Settings): ReadonlyArray<str
   ]
 }
 
+/** Apps that verify tokens locally need the public keys; a deployment's own route groups may leave them out. */
+const jwksWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> =>
+  isAsymmetric(settings.tokens.jwtAlgorithm) &&
+  deployment.routeGroups !== undefined &&
+  !deployment.routeGroups.includes("jwks")
+    ? [
+        `${PREFIX}JWT_ALGORITHM=${settings.tokens.jwtAlgorithm} but the deployment's routeGroups leave out jwks: the public keys are not published`
+      ]
+    : []
+
 /** What start-up should warn about: settings this deployment runs with that weaken or drop something. */
 export const startupWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => [
   ...deliveryWarnings(settings, deployment),
   ...oauthWarnings(settings, deployment),
-  ...metricsWarnings(settings)
+  ...metricsWarnings(settings),
+  ...jwksWarnings(settings, deployment)
 ]

@@ -1,8 +1,11 @@
+import { readFileSync } from "node:fs"
 import { Either, Option, Redacted } from "effect"
+import type { AsymmetricAlgorithm } from "../../domain/Jwks.js"
 import * as F from "../forms.js"
 import { PREFIX, type SettingsReader } from "../reader.js"
+import { type AlgorithmKey, asymmetricAlgorithms, keyKinds, readPrivateKey, readPublicKeys } from "../signingKeys.js"
 
-export const jwtAlgorithms = ["HS256", "HS384", "HS512", "EdDSA", "ES256", "RS256"] as const
+export const jwtAlgorithms = ["HS256", "HS384", "HS512", ...asymmetricAlgorithms] as const
 export type JwtAlgorithm = (typeof jwtAlgorithms)[number]
 
 const algorithm: F.Form<JwtAlgorithm> = {
@@ -11,6 +14,100 @@ const algorithm: F.Form<JwtAlgorithm> = {
     const found = jwtAlgorithms.find((candidate) => candidate.toLowerCase() === raw.trim().toLowerCase())
     return found === undefined ? Either.left("is not a supported algorithm") : Either.right(found)
   }
+}
+
+export const isAsymmetric = (value: JwtAlgorithm): value is AsymmetricAlgorithm =>
+  (asymmetricAlgorithms as ReadonlyArray<string>).includes(value)
+
+/** A key's text, and how a problem line names where it came from (a file's path is no secret). */
+interface KeyText {
+  readonly text: string
+  readonly source: string
+}
+
+/**
+ * The text of `NAME`, or of the file `NAME_FILE` names: one of them, not both. `refused` when
+ * what was set cannot be used (the fault is recorded).
+ */
+const keyText = (read: SettingsReader, name: string, expected: string, doc: string): KeyText | "unset" | "refused" => {
+  const value = read.secret(name, { doc })
+  const file = read.optional(`${name}_FILE`, F.text, { doc: `A file holding ${name}, instead of the value.` })
+  if (Option.isSome(value) && Option.isSome(file)) {
+    read.problem(`${PREFIX}${name} and ${PREFIX}${name}_FILE are both set; expected one of them`)
+    return "refused"
+  }
+  if (Option.isSome(value)) return { text: Redacted.value(value.value), source: `${PREFIX}${name}` }
+  if (Option.isNone(file)) return "unset"
+  const source = `${PREFIX}${name}_FILE=${JSON.stringify(file.value)}`
+  try {
+    return { text: readFileSync(file.value, "utf8"), source }
+  } catch (error) {
+    read.problem(
+      `${source} cannot be read (${(error as NodeJS.ErrnoException).code ?? "I/O error"}); expected a readable file holding ${expected}`
+    )
+    return "refused"
+  }
+}
+
+const verifyKeysForm = "a JWK Set, a JSON array of public JWKs or PEM strings, or PEM public keys"
+
+/**
+ * The signing key of an asymmetric JWT_ALGORITHM (JWT_PRIVATE_KEY) and the earlier public keys
+ * still accepted after a rotation (JWT_VERIFY_KEYS), each a value or a file. HMAC algorithms sign
+ * with SECRET_KEY and publish nothing, so they take neither.
+ */
+const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
+  const privateForm = isAsymmetric(jwtAlgorithm)
+    ? `a PEM or JWK private key, ${keyKinds[jwtAlgorithm]} for ${jwtAlgorithm}`
+    : "a PEM or JWK private key"
+  const privateText = keyText(
+    read,
+    "JWT_PRIVATE_KEY",
+    privateForm,
+    "The signing key of an asymmetric JWT_ALGORITHM: PEM (PKCS#8, SEC1 or PKCS#1, unencrypted) or a private JWK; its `kid` is its RFC 7638 thumbprint (`portcullis keygen` prints one). A key of another type, a public key or an unreadable file stops start-up."
+  )
+  const verifyText = keyText(
+    read,
+    "JWT_VERIFY_KEYS",
+    verifyKeysForm,
+    "Earlier public keys still accepted and published after a rotation: a JWK Set, a JSON array of public JWKs or PEM strings, one JWK, or PEM text of public keys; each verifies only under its own algorithm (a JWK's `alg`, when present, must match it)."
+  )
+  if (!isAsymmetric(jwtAlgorithm)) {
+    for (const [text, name] of [
+      [privateText, "JWT_PRIVATE_KEY"],
+      [verifyText, "JWT_VERIFY_KEYS"]
+    ] as const) {
+      if (text !== "unset") {
+        read.problem(
+          `${PREFIX}${name} is set but ${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} signs with SECRET_KEY; expected an EdDSA, ES256 or RS256 algorithm, or no ${name}`
+        )
+      }
+    }
+    return { jwtPrivateKey: Option.none<Redacted.Redacted<AlgorithmKey>>(), jwtVerifyKeys: [] }
+  }
+  if (privateText === "unset") {
+    read.problem(
+      `${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} needs ${PREFIX}JWT_PRIVATE_KEY or ${PREFIX}JWT_PRIVATE_KEY_FILE; expected ${privateForm} (\`portcullis keygen --algorithm ${jwtAlgorithm}\` prints one)`
+    )
+  }
+  const jwtPrivateKey =
+    typeof privateText === "string"
+      ? Option.none()
+      : Either.match(readPrivateKey(privateText.text, jwtAlgorithm), {
+          onLeft: (fault) => {
+            read.problem(`${privateText.source} ${fault}; expected ${privateForm}`)
+            return Option.none()
+          },
+          onRight: (key) => Option.some(Redacted.make(key))
+        })
+  const jwtVerifyKeys =
+    typeof verifyText === "string"
+      ? []
+      : Either.getOrElse(readPublicKeys(verifyText.text), (fault): ReadonlyArray<AlgorithmKey> => {
+          read.problem(`${verifyText.source} ${fault}; expected ${verifyKeysForm}`)
+          return []
+        })
+  return { jwtPrivateKey, jwtVerifyKeys }
 }
 
 /** The signing keys, the tokens' lifetimes and how ended sessions are revoked. */
@@ -28,17 +125,9 @@ export const readTokens = (read: SettingsReader) => {
     read.warn(`${PREFIX}SECRET_KEY is not set: a random key is used, so tokens do not survive a restart`)
   }
   const jwtAlgorithm = read.setting("JWT_ALGORITHM", algorithm, "HS256", {
-    doc: "How tokens are signed: `HS256`, `HS384`, `HS512` with SECRET_KEY; `EdDSA`, `ES256`, `RS256` with JWT_PRIVATE_KEY."
+    doc: "How tokens are signed: `HS256`, `HS384`, `HS512` with SECRET_KEY; `EdDSA` (Ed25519), `ES256` (P-256), `RS256` (RSA, 2048 bits or more) with JWT_PRIVATE_KEY, publishing the public keys at `{auth_prefix}/.well-known/jwks.json`."
   })
-  const jwtPrivateKey = read.secret("JWT_PRIVATE_KEY", { doc: "The private key of an asymmetric JWT_ALGORITHM." })
-  const hmac = jwtAlgorithm.startsWith("HS")
-  if (hmac ? Option.isSome(jwtPrivateKey) : Option.isNone(jwtPrivateKey)) {
-    read.problem(
-      hmac
-        ? `${PREFIX}JWT_PRIVATE_KEY is set but ${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} signs with SECRET_KEY; expected an EdDSA, ES256 or RS256 algorithm, or no private key`
-        : `${PREFIX}JWT_ALGORITHM=${jwtAlgorithm} needs ${PREFIX}JWT_PRIVATE_KEY; expected a PEM private key`
-    )
-  }
+  const { jwtPrivateKey, jwtVerifyKeys } = readSigningKeys(read, jwtAlgorithm)
   /** When false, access tokens live until they expire: logout ends only the refresh side. */
   const blacklistEnabled = read.setting("BLACKLIST_ENABLED", F.bool, true, {
     doc: "Access tokens of ended sessions are refused (checked in the database); also makes OAuth states single-use. `false`: they stay valid until they expire, and start-up warns."
@@ -49,7 +138,10 @@ export const readTokens = (read: SettingsReader) => {
   return {
     secretKey,
     jwtAlgorithm,
+    /** The signing key of an asymmetric algorithm; its `kid` is its RFC 7638 thumbprint. */
     jwtPrivateKey,
+    /** Earlier public keys, still accepted and published until their tokens expire. */
+    jwtVerifyKeys,
     jwtIssuer: read.setting("JWT_ISSUER", F.text, "portcullis", {
       doc: "The `iss` claim, stamped on every token and checked."
     }),

@@ -1,8 +1,7 @@
 import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
-import { DateTime, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, type Option, Redacted } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
-import { TokenError } from "../../domain/errors.js"
-import { checkClaims, TokenPayload } from "../../domain/Token.js"
+import { acceptPayload, base64url, invalid, segments, stampOf } from "./compactJwt.js"
 
 export type HmacAlgorithm = "HS256" | "HS384" | "HS512"
 
@@ -15,9 +14,6 @@ export interface SignerOptions {
 }
 
 const hashOf: Record<HmacAlgorithm, string> = { HS256: "sha256", HS384: "sha384", HS512: "sha512" }
-const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(TokenPayload))
-const invalid = new TokenError({ message: "The token is invalid." })
-const base64url = (text: string) => Buffer.from(text).toString("base64url")
 
 /**
  * JWTs (JWS compact serialization, RFC 7515) signed with an HMAC of SECRET_KEY through
@@ -36,23 +32,17 @@ export const make = (options: SignerOptions) =>
     const hash = hashOf[options.algorithm]
     const header = base64url(JSON.stringify({ alg: options.algorithm, typ: "JWT" }))
     const mac = (signingInput: string) => createHmac(hash, key).update(signingInput).digest()
-    const stamp = Option.match(options.audience, {
-      onNone: () => ({ iss: options.issuer }),
-      onSome: (aud) => ({ iss: options.issuer, aud })
-    })
+    const stamp = stampOf(options)
 
-    /** The payload of a token whose header is ours and whose signature is right, else nothing. */
-    const verifiedPayload = (token: string): string | undefined => {
-      const first = token.indexOf(".")
-      const second = token.indexOf(".", first + 1)
-      if (first < 0 || second < 0 || token.indexOf(".", second + 1) >= 0) return undefined
-      if (token.slice(0, first) !== header) return undefined
+    /** Whether a token's header is ours and its signature right. */
+    const isSigned = (token: string): boolean => {
+      const parts = segments(token)
+      if (parts === undefined || parts.header !== header) return false
       // Compared as text: a signature in any other spelling than the canonical one (padding, stray
       // characters that a lenient decoder would skip) is refused, so each token has one form.
-      const signature = Buffer.from(token.slice(second + 1))
-      const expected = Buffer.from(mac(token.slice(0, second)).toString("base64url"))
-      if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return undefined
-      return Buffer.from(token.slice(first + 1, second), "base64url").toString()
+      const signature = Buffer.from(parts.signature)
+      const expected = Buffer.from(mac(parts.signingInput).toString("base64url"))
+      return signature.length === expected.length && timingSafeEqual(signature, expected)
     }
 
     return TokenSigner.of({
@@ -62,19 +52,7 @@ export const make = (options: SignerOptions) =>
           return `${signingInput}.${mac(signingInput).toString("base64url")}`
         }),
       verify: (token, purpose) =>
-        Effect.gen(function* () {
-          const text = verifiedPayload(token)
-          if (text === undefined) return yield* invalid
-          const payload = decodePayload(text)
-          if (Either.isLeft(payload)) return yield* invalid
-          return yield* checkClaims(payload.right, {
-            purpose,
-            issuer: options.issuer,
-            audience: options.audience,
-            now: yield* DateTime.now,
-            leewaySeconds: options.leewaySeconds
-          })
-        })
+        isSigned(token) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
     })
   })
 

@@ -5,12 +5,13 @@ import { Effect } from "effect"
 import { isErrorKind, problemOf } from "../http/problems.js"
 import { createSuperuser, migrate, user } from "./admin.js"
 import { audit } from "./audit.js"
+import { keygen } from "./keygen.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv } from "./startup.js"
 
 const portcullis = Command.make("portcullis").pipe(
-  Command.withSubcommands([serve, migrate, createSuperuser, user, audit, openapi, check, secret]),
+  Command.withSubcommands([serve, migrate, createSuperuser, user, audit, openapi, check, secret, keygen]),
   Command.withDescription("Portcullis: authentication and account service.")
 )
 

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto"
+import { KeyObject, randomBytes } from "node:crypto"
 import { Command } from "@effect/cli"
 import { Console, Effect, Either, Option, Redacted } from "effect"
 import { openApiDocument } from "../../composition/service.js"
@@ -7,9 +7,10 @@ import { parseSettings } from "../../config/Settings.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { StartupError } from "./startup.js"
 
-/** Settings as plain JSON: options unwrapped, secrets redacted, URLs as text. */
+/** Settings as plain JSON: options unwrapped, secrets redacted (private keys too), public keys as JWKs, URLs as text. */
 const plain = (value: unknown): unknown => {
   if (Redacted.isRedacted(value)) return "<redacted>"
+  if (value instanceof KeyObject) return value.type === "public" ? value.export({ format: "jwk" }) : "<redacted>"
   if (Option.isOption(value)) return Option.match(value, { onNone: () => null, onSome: plain })
   if (value instanceof URL) return value.href
   if (Array.isArray(value)) return value.map(plain)

@@ -223,6 +223,13 @@ const docsPolicy =
  * on the response itself rather than through a pre-response handler (a fiber-local change on
  * every request).
  */
+/** A route that says how its answer may be cached (the public keys) keeps its say; every other answer is no-store. */
+const withHeaders = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
+  const cacheControl = response.headers["cache-control"]
+  const secured = HttpServerResponse.setHeaders(response, headers)
+  return cacheControl === undefined ? secured : HttpServerResponse.setHeader(secured, "cache-control", cacheControl)
+}
+
 export const responseHeaders = (options: HeaderOptions) => {
   const common: Record<string, string> = {
     "x-content-type-options": "nosniff",
@@ -262,10 +269,7 @@ export const responseHeaders = (options: HeaderOptions) => {
             client_address: address ?? "unknown",
             user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
           })
-          return Effect.zipRight(
-            line,
-            Exit.isSuccess(exit) ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, headers)) : exit
-          )
+          return Effect.zipRight(line, Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, headers)) : exit)
         }),
         Effect.annotateLogs("request_id", requestId)
       )

@@ -1,3 +1,7 @@
+import { generateKeyPairSync } from "node:crypto"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Option, Redacted } from "effect"
 import { resolveSecretKey } from "../../composition/adapters.js"
@@ -5,6 +9,10 @@ import { notYetSupported } from "../../composition/startup.js"
 import { parseSettings, type ResolvedSettings, type Settings } from "../../config/Settings.js"
 
 type Env = Readonly<Record<string, string>>
+
+const ed25519 = generateKeyPairSync("ed25519")
+const ed25519Pem = ed25519.privateKey.export({ format: "pem", type: "pkcs8" }).toString()
+const ed25519PublicPem = ed25519.publicKey.export({ format: "pem", type: "spki" }).toString()
 
 /** The resolved settings of an environment; fails the test, showing every problem line, when it is refused. */
 const accepted = (env: Env): ResolvedSettings => {
@@ -194,7 +202,8 @@ describe("parseSettings defaults", () => {
       SERVICE_EMAIL_VERIFY_EXPIRE_MINUTES: "60",
       SERVICE_PASSWORD_RESET_EXPIRE_MINUTES: "20",
       SERVICE_JWT_ALGORITHM: "EdDSA",
-      SERVICE_JWT_PRIVATE_KEY: "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----",
+      SERVICE_JWT_PRIVATE_KEY: ed25519Pem,
+      SERVICE_JWT_VERIFY_KEYS: ed25519PublicPem,
       SERVICE_JWT_ISSUER: "https://auth.example.com",
       SERVICE_JWT_AUDIENCE: "example-api",
       SERVICE_JWT_LEEWAY_SECONDS: "5",
@@ -738,13 +747,13 @@ describe("parseSettings rules between settings", () => {
       expect(line).toContain("SERVICE_JWT_ALGORITHM")
       expect(line).toContain("SERVICE_JWT_PRIVATE_KEY")
     }
-    const pem = "-----BEGIN PRIVATE KEY-----\nSeCrEtPeM\n-----END PRIVATE KEY-----"
-    const line = onlyProblem({ SERVICE_JWT_PRIVATE_KEY: pem })
+    const line = onlyProblem({ SERVICE_JWT_PRIVATE_KEY: ed25519Pem })
     expect(line).toContain("SERVICE_JWT_PRIVATE_KEY")
-    expect(line).not.toContain("SeCrEtPeM")
-    expect(settingsOf({ SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: pem }).tokens.jwtAlgorithm).toBe(
-      "EdDSA"
-    )
+    expect(line).not.toContain(ed25519Pem.split("\n")[1])
+    expect(onlyProblem({ SERVICE_JWT_VERIFY_KEYS: ed25519PublicPem })).toContain("SERVICE_JWT_VERIFY_KEYS")
+    expect(
+      settingsOf({ SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: ed25519Pem }).tokens.jwtAlgorithm
+    ).toBe("EdDSA")
   })
 
   it("refuses MAILER=smtp without SMTP_URL", () => {
@@ -912,10 +921,7 @@ describe("notYetSupported", () => {
     expect(notYetSupported(settingsOf({ SERVICE_REDIS_URL: "redis://cache:6379" }))).toEqual([])
   })
 
-  it.each([
-    [{ SERVICE_LOGIN_FIELD: "username" }, "SERVICE_LOGIN_FIELD"],
-    [{ SERVICE_JWT_ALGORITHM: "RS256", SERVICE_JWT_PRIVATE_KEY: "pem" }, "SERVICE_JWT_ALGORITHM"]
-  ])("refuses %j, naming %s", (env, name) => {
+  it.each([[{ SERVICE_LOGIN_FIELD: "username" }, "SERVICE_LOGIN_FIELD"]])("refuses %j, naming %s", (env, name) => {
     const refusedLines = notYetSupported(settingsOf(env))
     expect(refusedLines).toHaveLength(1)
     expect(refusedLines[0]).toContain(name)
@@ -930,16 +936,15 @@ describe("notYetSupported", () => {
         SERVICE_PASSKEY_RP_ID: "example.com",
         SERVICE_PASSKEY_RP_NAME: "Example",
         SERVICE_PASSKEY_ORIGINS: "https://example.com",
-        SERVICE_JWT_ALGORITHM: "RS256",
-        SERVICE_JWT_PRIVATE_KEY: "pem",
+        SERVICE_JWT_ALGORITHM: "EdDSA",
+        SERVICE_JWT_PRIVATE_KEY: ed25519Pem,
         SERVICE_OAUTH_GOOGLE_CLIENT_ID: "id",
         SERVICE_OAUTH_GOOGLE_CLIENT_SECRET: "secret",
         SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: "https://example.com/cb",
         SERVICE_LOGIN_FIELD: "username"
       })
     )
-    expect(refusedLines).toHaveLength(2)
-    expect(refusedLines.join("\n")).toContain("SERVICE_JWT_ALGORITHM")
+    expect(refusedLines).toHaveLength(1)
     expect(refusedLines.join("\n")).toContain("SERVICE_LOGIN_FIELD")
   })
 
@@ -966,5 +971,120 @@ describe("notYetSupported", () => {
         })
       )
     ).toEqual([])
+  })
+})
+
+describe("JWT signing keys", () => {
+  const p256 = generateKeyPairSync("ec", { namedCurve: "P-256" })
+  const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 })
+  const pem = (key: import("node:crypto").KeyObject) =>
+    key.export(key.type === "private" ? { format: "pem", type: "pkcs8" } : { format: "pem", type: "spki" }).toString()
+  const jwk = (key: import("node:crypto").KeyObject) => JSON.stringify(key.export({ format: "jwk" }))
+  const keyFile = (text: string) => {
+    const file = join(mkdtempSync(join(tmpdir(), "portcullis-keys-")), "key")
+    writeFileSync(file, text)
+    return file
+  }
+  const asymmetric = (algorithm: string, env: Env) => ({ SERVICE_JWT_ALGORITHM: algorithm, ...env })
+
+  it("accepts each algorithm's private key as PEM or JWK, from the value or a file, and keeps it redacted", () => {
+    const pairs = [
+      ["EdDSA", ed25519.privateKey],
+      ["ES256", p256.privateKey],
+      ["RS256", rsa.privateKey]
+    ] as const
+    for (const [algorithm, key] of pairs) {
+      for (const env of [
+        { SERVICE_JWT_PRIVATE_KEY: pem(key) },
+        { SERVICE_JWT_PRIVATE_KEY: jwk(key) },
+        { SERVICE_JWT_PRIVATE_KEY_FILE: keyFile(pem(key)) },
+        { SERVICE_JWT_PRIVATE_KEY_FILE: keyFile(jwk(key)) }
+      ]) {
+        const { tokens } = settingsOf(asymmetric(algorithm, env))
+        const signing = Option.map(tokens.jwtPrivateKey, Redacted.value)
+        expect(Option.map(signing, (found) => found.algorithm)).toEqual(Option.some(algorithm))
+        expect(JSON.stringify(tokens)).not.toContain(pem(key).split("\n")[1])
+      }
+    }
+    expect(
+      settingsOf(asymmetric("RS256", { SERVICE_JWT_PRIVATE_KEY: pem(rsa.privateKey) })).tokens.jwtVerifyKeys
+    ).toEqual([])
+  })
+
+  it("refuses, one line each and never echoing the key: another algorithm's key, a public key, a small RSA key, a bad file", () => {
+    const cases: ReadonlyArray<readonly [Env, string]> = [
+      [asymmetric("EdDSA", { SERVICE_JWT_PRIVATE_KEY: pem(p256.privateKey) }), "Ed25519"],
+      [asymmetric("ES256", { SERVICE_JWT_PRIVATE_KEY: jwk(ed25519.privateKey) }), "P-256"],
+      [asymmetric("EdDSA", { SERVICE_JWT_PRIVATE_KEY: ed25519PublicPem }), "public key"],
+      [asymmetric("ES256", { SERVICE_JWT_PRIVATE_KEY: jwk(p256.publicKey) }), "public key"],
+      [
+        asymmetric("RS256", {
+          SERVICE_JWT_PRIVATE_KEY: pem(generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey)
+        }),
+        "1024-bit"
+      ],
+      [
+        asymmetric("EdDSA", {
+          SERVICE_JWT_PRIVATE_KEY: "-----BEGIN PRIVATE KEY-----\nSeCrEt\n-----END PRIVATE KEY-----"
+        }),
+        "PEM"
+      ],
+      [asymmetric("EdDSA", { SERVICE_JWT_PRIVATE_KEY_FILE: "/nonexistent/portcullis/key.pem" }), "ENOENT"],
+      [
+        asymmetric("EdDSA", { SERVICE_JWT_PRIVATE_KEY: ed25519Pem, SERVICE_JWT_PRIVATE_KEY_FILE: keyFile(ed25519Pem) }),
+        "both set"
+      ]
+    ]
+    for (const [env, fault] of cases) {
+      const line = onlyProblem(env)
+      expect(line, JSON.stringify(env)).toMatch(/^SERVICE_JWT_PRIVATE_KEY/)
+      expect(line).toContain(fault)
+      expect(line).toContain("expected")
+      for (const value of Object.values(env)) {
+        if (value.includes("KEY") || value.startsWith("{")) expect(line).not.toContain(value.split("\n")[1] ?? value)
+      }
+    }
+    expect(
+      onlyProblem(asymmetric("EdDSA", { SERVICE_JWT_PRIVATE_KEY_FILE: "/nonexistent/portcullis/key.pem" }))
+    ).toContain('"/nonexistent/portcullis/key.pem"')
+  })
+
+  it("reads JWT_VERIFY_KEYS as a JWK Set, a JSON array of JWKs or PEM strings, or PEM text, each key with its algorithm", () => {
+    const signing = { SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: ed25519Pem }
+    const algorithmsOf = (env: Env) =>
+      settingsOf({ ...signing, ...env }).tokens.jwtVerifyKeys.map((key) => key.algorithm)
+    const publicJwks = [
+      JSON.parse(jwk(p256.publicKey)),
+      { ...JSON.parse(jwk(rsa.publicKey)), alg: "RS256", kid: "old" }
+    ]
+    expect(algorithmsOf({ SERVICE_JWT_VERIFY_KEYS: JSON.stringify({ keys: publicJwks }) })).toEqual(["ES256", "RS256"])
+    expect(algorithmsOf({ SERVICE_JWT_VERIFY_KEYS: JSON.stringify(publicJwks) })).toEqual(["ES256", "RS256"])
+    expect(algorithmsOf({ SERVICE_JWT_VERIFY_KEYS: JSON.stringify([pem(rsa.publicKey)]) })).toEqual(["RS256"])
+    expect(algorithmsOf({ SERVICE_JWT_VERIFY_KEYS: `${pem(p256.publicKey)}\n${ed25519PublicPem}` })).toEqual([
+      "ES256",
+      "EdDSA"
+    ])
+    expect(algorithmsOf({ SERVICE_JWT_VERIFY_KEYS_FILE: keyFile(JSON.stringify({ keys: publicJwks })) })).toEqual([
+      "ES256",
+      "RS256"
+    ])
+  })
+
+  it("refuses a private key, an unreadable entry or a JWK whose alg is not its key's among JWT_VERIFY_KEYS", () => {
+    const signing = { SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: ed25519Pem }
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      [pem(p256.privateKey), "private key"],
+      [JSON.stringify([JSON.parse(jwk(p256.privateKey))]), "private JWK"],
+      [JSON.stringify({ keys: [{ ...JSON.parse(jwk(p256.publicKey)), alg: "RS256" }] }), "alg"],
+      ['{"keys": [', "not valid JSON"],
+      ["not a key", "no PEM block"],
+      [JSON.stringify([{ kty: "OKP", crv: "Ed25519" }]), "unreadable JWK"]
+    ]
+    for (const [value, fault] of cases) {
+      const line = onlyProblem({ ...signing, SERVICE_JWT_VERIFY_KEYS: value })
+      expect(line, value).toMatch(/^SERVICE_JWT_VERIFY_KEYS /)
+      expect(line).toContain(fault)
+      expect(line).not.toContain(value.slice(0, 40))
+    }
   })
 })

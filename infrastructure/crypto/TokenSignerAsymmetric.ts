@@ -1,0 +1,100 @@
+import { createPublicKey, type KeyObject, sign, verify } from "node:crypto"
+import { Context, Effect, Layer } from "effect"
+import { calculateJwkThumbprint } from "jose"
+import { PublishedKeys } from "../../application/ports/PublishedKeys.js"
+import { TokenSigner } from "../../application/ports/TokenSigner.js"
+import type { AsymmetricAlgorithm, PublicJwk } from "../../domain/Jwks.js"
+import { acceptPayload, base64url, type ClaimOptions, invalid, segments, stampOf } from "./compactJwt.js"
+
+/** A key and the one algorithm it signs with. */
+export interface AlgorithmKey {
+  readonly algorithm: AsymmetricAlgorithm
+  readonly key: KeyObject
+}
+
+export interface SignerOptions extends ClaimOptions {
+  /** The private key that signs from now on. */
+  readonly signingKey: AlgorithmKey
+  /** Earlier public keys: their tokens are still accepted until they expire. */
+  readonly verifyKeys: ReadonlyArray<AlgorithmKey>
+}
+
+/**
+ * How node:crypto signs each algorithm: Ed25519 hashes internally; ES256 as JWS wants it, the
+ * raw r‖s (IEEE P1363) rather than DER; RS256 with PKCS#1 v1.5, node's default for RSA keys.
+ */
+const schemes: Record<AsymmetricAlgorithm, { readonly hash: string | null; readonly dsaEncoding?: "ieee-p1363" }> = {
+  EdDSA: { hash: null },
+  ES256: { hash: "sha256", dsaEncoding: "ieee-p1363" },
+  RS256: { hash: "sha256" }
+}
+
+const publicHalf = (key: KeyObject) => (key.type === "private" ? createPublicKey(key) : key)
+
+/** The public JWK of a key, with its RFC 7638 thumbprint as `kid`, its algorithm and `use: "sig"`. */
+export const publicJwk = ({ algorithm, key }: AlgorithmKey): Effect.Effect<PublicJwk> =>
+  Effect.promise(async () => {
+    const jwk = publicHalf(key).export({ format: "jwk" })
+    const kid = await calculateJwkThumbprint(jwk as Parameters<typeof calculateJwkThumbprint>[0], "sha256")
+    return { ...(jwk as Omit<PublicJwk, "kid" | "alg" | "use">), kid, alg: algorithm, use: "sig" as const }
+  })
+
+/** The exact protected header of a token signed by a key: its algorithm and its `kid`, nothing else. */
+const headerOf = (jwk: PublicJwk) => base64url(JSON.stringify({ alg: jwk.alg, typ: "JWT", kid: jwk.kid }))
+
+/**
+ * JWTs signed with a private key (EdDSA, ES256, RS256) through node:crypto, on the event loop:
+ * a signature check is a few tens of microseconds for Ed25519 and ECDSA, and RSA verification is
+ * cheaper still.
+ *
+ * Each key has one protected header, `{alg, typ, kid}`, and verification looks the token's
+ * header up byte for byte among them: the header chooses a key only together with that key's
+ * own algorithm, so an unknown `kid`, a known `kid` with another `alg` (an HMAC keyed with the
+ * public key's bytes, `none`), or any extra parameter finds nothing and is refused before any
+ * signature is checked.
+ */
+export const make = (options: SignerOptions) =>
+  Effect.gen(function* () {
+    const signingJwk = yield* publicJwk(options.signingKey)
+    const published: Array<PublicJwk> = [signingJwk]
+    const byHeader = new Map<string, AlgorithmKey>([[headerOf(signingJwk), options.signingKey]])
+    for (const earlier of options.verifyKeys) {
+      const jwk = yield* publicJwk(earlier)
+      const header = headerOf(jwk)
+      if (byHeader.has(header)) continue
+      published.push(jwk)
+      byHeader.set(header, { algorithm: earlier.algorithm, key: publicHalf(earlier.key) })
+    }
+
+    const header = headerOf(signingJwk)
+    const signer = schemes[options.signingKey.algorithm]
+    const signingKey = { key: options.signingKey.key, ...signer }
+    const stamp = stampOf(options)
+
+    /** Whether a token's header names one of the keys, and that key signed it. */
+    const isSigned = (token: string): boolean => {
+      const parts = segments(token)
+      const found = parts === undefined ? undefined : byHeader.get(parts.header)
+      if (parts === undefined || found === undefined) return false
+      const signature = Buffer.from(parts.signature, "base64url")
+      // Only the canonical spelling of a signature is accepted, so each token has one form.
+      if (signature.toString("base64url") !== parts.signature) return false
+      const scheme = schemes[found.algorithm]
+      return verify(scheme.hash, Buffer.from(parts.signingInput), { key: found.key, ...scheme }, signature)
+    }
+
+    return Context.make(
+      TokenSigner,
+      TokenSigner.of({
+        sign: (claims) =>
+          Effect.sync(() => {
+            const signingInput = `${header}.${base64url(JSON.stringify({ ...claims, ...stamp }))}`
+            return `${signingInput}.${sign(signer.hash, Buffer.from(signingInput), signingKey).toString("base64url")}`
+          }),
+        verify: (token, purpose) =>
+          isSigned(token) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
+      })
+    ).pipe(Context.add(PublishedKeys, PublishedKeys.of({ jwks: { keys: published } })))
+  })
+
+export const layer = (options: SignerOptions) => Layer.effectContext(make(options))

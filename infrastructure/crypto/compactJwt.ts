@@ -1,0 +1,53 @@
+import { DateTime, Effect, Either, Option, Schema } from "effect"
+import { TokenError, type TokenExpiredError } from "../../domain/errors.js"
+import { checkClaims, TokenPayload, type TokenPurpose } from "../../domain/Token.js"
+
+/** What every signer stamps and checks besides the signature. */
+export interface ClaimOptions {
+  readonly issuer: string
+  readonly audience: Option.Option<string>
+  readonly leewaySeconds: number
+}
+
+const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(TokenPayload))
+
+/** One refusal for every malformed or wrongly signed token: a forger learns nothing from it. */
+export const invalid = new TokenError({ message: "The token is invalid." })
+
+export const base64url = (text: string) => Buffer.from(text).toString("base64url")
+
+/** The issuer and, when configured, the audience, stamped on every token. */
+export const stampOf = (options: ClaimOptions) =>
+  Option.match(options.audience, {
+    onNone: () => ({ iss: options.issuer }),
+    onSome: (aud) => ({ iss: options.issuer, aud })
+  })
+
+/** The three segments of a compact JWS (RFC 7515), or nothing when it has any other shape. */
+export const segments = (
+  token: string
+): { readonly header: string; readonly signingInput: string; readonly signature: string } | undefined => {
+  const first = token.indexOf(".")
+  const second = token.indexOf(".", first + 1)
+  if (first < 0 || second < 0 || token.indexOf(".", second + 1) >= 0) return undefined
+  return { header: token.slice(0, first), signingInput: token.slice(0, second), signature: token.slice(second + 1) }
+}
+
+/** The claims of a token whose signature was verified, held to the one rule (domain/Token.ts). */
+export const acceptPayload = (
+  signingInput: string,
+  purpose: TokenPurpose,
+  options: ClaimOptions
+): Effect.Effect<TokenPayload, TokenError | TokenExpiredError> =>
+  Effect.gen(function* () {
+    const text = Buffer.from(signingInput.slice(signingInput.indexOf(".") + 1), "base64url").toString()
+    const payload = decodePayload(text)
+    if (Either.isLeft(payload)) return yield* invalid
+    return yield* checkClaims(payload.right, {
+      purpose,
+      issuer: options.issuer,
+      audience: options.audience,
+      now: yield* DateTime.now,
+      leewaySeconds: options.leewaySeconds
+    })
+  })
