@@ -1,4 +1,4 @@
-import { Redacted } from "effect"
+import { Option, Redacted } from "effect"
 import { PREFIX } from "../../config/reader.js"
 import type { Settings } from "../../config/Settings.js"
 import type { DatabaseUrl } from "../../config/sections/storage.js"
@@ -16,15 +16,27 @@ const messageOf = (value: unknown): string | undefined =>
     ? String((value as Failure).message)
     : undefined
 
-const codeOf = (value: unknown): unknown =>
-  typeof value === "object" && value !== null && "code" in value ? value.code : undefined
+/** A field of a system error (`code`, `port`), if it has it. */
+const fieldOf = (value: unknown, field: string): unknown =>
+  typeof value === "object" && value !== null && field in value ? (value as Record<string, unknown>)[field] : undefined
 
-/** What to do about the listen errors an operator meets, by the system's code. */
-const listenFaults: Record<string, string> = {
-  EADDRINUSE: `the address is already in use; stop what listens there or choose another ${PREFIX}PORT`,
-  EACCES: `permission denied (ports below 1024 need privileges); choose another ${PREFIX}PORT`,
+/** What to do about the listen errors an operator meets, by the system's code; `port` names the port's setting. */
+const listenFaults = (port: string): Record<string, string> => ({
+  EADDRINUSE: `the address is already in use; stop what listens there or choose another ${PREFIX}${port}`,
+  EACCES: `permission denied (ports below 1024 need privileges); choose another ${PREFIX}${port}`,
   EADDRNOTAVAIL: `the address is not one of this machine's; choose another ${PREFIX}HOST`,
   ENOTFOUND: `the host name does not resolve; choose another ${PREFIX}HOST`
+})
+
+/** The refused listen, by the address the system names: the API's port or the metrics' own. */
+const listenSentence = (settings: Settings, cause: unknown) => {
+  const { host } = settings.server
+  const port = Number(fieldOf(cause, "port") ?? settings.server.port)
+  const setting =
+    port !== settings.server.port && Option.contains(settings.observability.metricsPort, port) ? "METRICS_PORT" : "PORT"
+  const fault =
+    listenFaults(setting)[String(fieldOf(cause, "code"))] ?? messageOf(cause) ?? "the server refused to start"
+  return `Cannot listen on ${host}:${port}: ${fault}.`
 }
 
 /** URL.parse arrived in Node 22. */
@@ -65,14 +77,10 @@ const withoutPassword = (text: string, url: DatabaseUrl) => {
 }
 
 const sentence = (settings: Settings, failure: Failure): string => {
-  const { host, port } = settings.server
   const database = settings.storage.databaseUrl
   switch (failure._tag) {
-    case "ServeError": {
-      const fault =
-        listenFaults[String(codeOf(failure.cause))] ?? messageOf(failure.cause) ?? "the server refused to start"
-      return `Cannot listen on ${host}:${port}: ${fault}.`
-    }
+    case "ServeError":
+      return listenSentence(settings, failure.cause)
     case "SqlError": {
       const reason = messageOf(failure.cause) ?? messageOf(failure) ?? "the driver gave no reason"
       return `Cannot use the database of ${PREFIX}DATABASE_URL (${shownDatabase(database)}): ${withoutPassword(reason, database)}.`

@@ -158,30 +158,36 @@ describe("the .env file of the working directory", () => {
 })
 
 describe("a start-up that cannot go on ends in one sentence and exit code 1", () => {
-  /** Runs `serve` while another server holds its port. */
-  const serveOnTakenPort = async (vars: Readonly<Record<string, string>>) => {
+  /** Runs `serve` while another server holds the port of its setting `SERVICE_<setting>`. */
+  const serveOnTakenPort = async (vars: Readonly<Record<string, string>>, setting = "PORT") => {
     const holder = createServer()
     const port = await new Promise<number>((resolve) =>
       holder.listen(0, "127.0.0.1", () => resolve((holder.address() as { port: number }).port))
     )
     try {
-      const refused = await run(folder(), ["serve"], {
-        SERVICE_PORT: String(port),
-        SERVICE_SECRET_KEY: secretKey,
-        ...vars
-      })
+      const ports = { SERVICE_PORT: String(await freePort()), [`SERVICE_${setting}`]: String(port) }
+      const refused = await run(folder(), ["serve"], { ...ports, SERVICE_SECRET_KEY: secretKey, ...vars })
       return { port, refused }
     } finally {
       holder.close()
     }
   }
-  const inUse = (port: number) =>
-    new RegExp(`^Cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use; .*SERVICE_PORT\\.$`)
+  const inUse = (port: number, setting = "SERVICE_PORT") =>
+    new RegExp(`^Cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use; .* ${setting}\\.$`)
 
   it("when the port is in use", async () => {
     const { port, refused } = await serveOnTakenPort({ SERVICE_DATABASE_URL: "memory:" })
     expect(refused.status).toBe(1)
     expectOneSentence(refused.stderr, inUse(port))
+  })
+
+  it("when the metrics' own port is in use, naming its setting", async () => {
+    const { port, refused } = await serveOnTakenPort(
+      { SERVICE_DATABASE_URL: "memory:", SERVICE_METRICS_ENABLED: "true" },
+      "METRICS_PORT"
+    )
+    expect(refused.status).toBe(1)
+    expectOneSentence(refused.stderr, inUse(port, "SERVICE_METRICS_PORT"))
   })
 
   it("when the port is in use with several workers, before any is started (none would ever listen)", async () => {
