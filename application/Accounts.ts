@@ -11,7 +11,7 @@ import {
 } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
-import { type Email, loginIdentifierOf, type PublicUser, toPublicUser } from "../domain/User.js"
+import { type Email, loginIdentifierOf, type PublicUser, toPublicUser, type UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Lockout } from "./Lockout.js"
@@ -227,6 +227,17 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       return toPublicUser(updated.value)
     })
 
-    return { register, updateProfile, deleteAccount, changePassword, createSuperuser, setFlags } as const
+    /**
+     * An operator's new password for a user, under the password policy. Like a reset, every
+     * session of the user ends, before the password changes for the same reason.
+     */
+    const setPassword = Effect.fn("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
+      yield* acceptablePassword(password)
+      const hashed = yield* hasher.hash(password)
+      yield* sessions.endAll(id, Option.none())
+      yield* users.setPassword(id, hashed)
+    })
+
+    return { register, updateProfile, deleteAccount, changePassword, createSuperuser, setFlags, setPassword } as const
   })
 }) {}

@@ -1,10 +1,19 @@
 import { Effect, Option } from "effect"
 import type { PermissionName } from "../domain/Access.js"
 import { UserNotFoundError } from "../domain/errors.js"
-import { type RoleName, toPublicUser, type UserId } from "../domain/User.js"
+import { type Email, type PublicUser, type RoleName, toPublicUser, type UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { RoleRepo } from "./ports/RoleRepo.js"
-import { UserRepo } from "./ports/UserRepo.js"
+import { type UserQuery, UserRepo } from "./ports/UserRepo.js"
+
+/** How an operator names a user: by email address or by id. */
+export type UserRef = { readonly email: Email } | { readonly id: UserId }
+
+/** One page of users, and where the next one starts when there is one. */
+export interface UserPage {
+  readonly users: ReadonlyArray<PublicUser>
+  readonly nextOffset: Option.Option<number>
+}
 
 /**
  * A superuser's administration of roles and permissions. Who may call it is the interface's
@@ -61,6 +70,30 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     /** A role's permissions in name order; an unknown role has none. */
     const rolePermissions = (role: RoleName) => roles.permissionsOf(role)
 
-    return { assignRole, removeRole, assignPermission, removePermission, rolePermissions } as const
+    const findUser = Effect.fn("Admin.findUser")(function* (ref: UserRef) {
+      const found = yield* "email" in ref ? users.findByLogin("email", ref.email) : users.findById(ref.id)
+      if (Option.isNone(found)) return yield* new UserNotFoundError()
+      return found.value
+    })
+
+    /** One more user than the page is asked for tells whether another page follows. */
+    const listUsers = Effect.fn("Admin.listUsers")(function* (query: UserQuery) {
+      const found = yield* users.list({ ...query, limit: query.limit + 1 })
+      const page: UserPage = {
+        users: found.slice(0, query.limit).map(toPublicUser),
+        nextOffset: found.length > query.limit ? Option.some(query.offset + query.limit) : Option.none()
+      }
+      return page
+    })
+
+    return {
+      assignRole,
+      removeRole,
+      assignPermission,
+      removePermission,
+      rolePermissions,
+      findUser,
+      listUsers
+    } as const
   })
 }) {}

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Either, type Option } from "effect"
 import { makeReader, type SettingDescription } from "./reader.js"
 import { readAccounts } from "./sections/accounts.js"
 import { readCookies } from "./sections/cookies.js"
@@ -34,6 +34,11 @@ export interface ResolvedSettings {
   readonly settings: Settings
   /** Things that work but deserve the operator's attention, one sentence each. */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * Every setting by its variable's name, in its environment form with secrets masked
+   * (reader.ts shownText): none when unset without a default. What `portcullis check` prints.
+   */
+  readonly variables: ReadonlyMap<string, Option.Option<string>>
 }
 
 /**
@@ -43,15 +48,15 @@ export interface ResolvedSettings {
 export const parseSettings = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<ResolvedSettings, ReadonlyArray<string>> => {
-  const { settings, problems, warnings } = readAll(env)
-  return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings })
+  const { settings, problems, warnings, variables } = readAll(env)
+  return problems.length > 0 ? Either.left(problems) : Either.right({ settings, warnings, variables })
 }
 
 /** Every setting, described in the order and sections read: the source of docs/configuration.md. */
 export const describeSettings = (): ReadonlyArray<SettingDescription> => readAll({}).described
 
 const readAll = (env: Readonly<Record<string, string | undefined>>) => {
-  const { problems, warnings, unknownVariables, described, section } = makeReader(env)
+  const { problems, warnings, variables, unknownVariables, described, section } = makeReader(env)
   const storage = section("Storage", readStorage)
   const server = section("Server", (reader) => readServer(reader, storage))
   const settings: Settings = {
@@ -68,5 +73,5 @@ const readAll = (env: Readonly<Record<string, string | undefined>>) => {
     observability: section("Metrics and tracing", (reader) => readObservability(reader, server.port))
   }
   unknownVariables()
-  return { settings, problems, warnings, described }
+  return { settings, problems, warnings, variables, described }
 }

@@ -8,6 +8,8 @@ import { hasControlCharacter } from "../domain/Text.js"
 export interface Form<A> {
   readonly expected: string
   readonly read: (raw: string) => Either.Either<A, string>
+  /** The value written back in this form, for `portcullis check`; plain values need none (reader.ts). */
+  readonly show?: (value: A) => string
 }
 
 const form = <A>(expected: string, read: (raw: string) => Either.Either<A, string>): Form<A> => ({ expected, read })
@@ -51,7 +53,7 @@ export const oneOf = <const A extends string>(...values: ReadonlyArray<A>): Form
 
 /** A list as CSV (`a,b`) or as a JSON array of strings (`["a","b"]`); blanks are dropped. */
 export const list = <A>(item: Form<A>): Form<ReadonlyArray<A>> =>
-  form(`a comma-separated list or a JSON array of ${item.expected}`, (raw) => {
+  form<ReadonlyArray<A>>(`a comma-separated list or a JSON array of ${item.expected}`, (raw) => {
     const trimmed = raw.trim()
     let items: ReadonlyArray<unknown>
     if (trimmed.startsWith("[")) {
@@ -123,9 +125,11 @@ export interface RateLimit {
 const windowSeconds: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86_400 }
 
 /** `<count>/<window>` with window second, minute, hour, day or `<n>s`: `5/minute`, `100/30s`. */
-export const rateLimit: Form<RateLimit> = form(
-  "<count>/<window> with window second, minute, hour, day or <n>s",
-  (raw) => {
+export const rateLimit: Form<RateLimit> = {
+  expected: "<count>/<window> with window second, minute, hour, day or <n>s",
+  show: ({ count, windowSeconds: seconds }) =>
+    `${count}/${Object.keys(windowSeconds).find((unit) => windowSeconds[unit] === seconds) ?? `${seconds}s`}`,
+  read: (raw) => {
     const match = /^\s*(\d+)\s*\/\s*(second|minute|hour|day|(\d+)s)\s*$/.exec(raw)
     if (match === null) return Either.left("is not a rate limit")
     const count = Number(match[1])
@@ -133,13 +137,17 @@ export const rateLimit: Form<RateLimit> = form(
     if (count < 1 || window < 1) return Either.left("must allow at least 1 request in at least 1 second")
     return Either.right({ count, windowSeconds: window })
   }
-)
+}
 
 /** A JSON object mapping the names of `defaults` to `item` values; partial objects keep the other defaults. */
 export const mapOf = <K extends string, A>(item: Form<A>, defaults: Readonly<Record<K, A>>) => {
   const names: ReadonlyArray<string> = Object.keys(defaults)
   const isName = (key: string): key is K => names.includes(key)
-  return form<Readonly<Record<K, A>>>(`a JSON object of ${names.join(", ")} to ${item.expected}`, (raw) => {
+  const show = (value: Readonly<Record<K, A>>) =>
+    JSON.stringify(
+      Object.fromEntries(Object.entries<A>(value).map(([key, entry]) => [key, item.show?.(entry) ?? String(entry)]))
+    )
+  const read = form<Readonly<Record<K, A>>>(`a JSON object of ${names.join(", ")} to ${item.expected}`, (raw) => {
     let parsed: unknown
     try {
       parsed = JSON.parse(raw)
@@ -159,6 +167,7 @@ export const mapOf = <K extends string, A>(item: Form<A>, defaults: Readonly<Rec
     }
     return Either.right(result)
   })
+  return { ...read, show }
 }
 
 /** Any JSON value; its shape is checked by the setting that uses it. */

@@ -54,6 +54,30 @@ export interface SettingsReader {
   readonly warn: (line: string) => void
 }
 
+/** A value in its environment form, for a form without `show`: URLs whole, structures as JSON. */
+const plainText = (value: unknown): string =>
+  value instanceof URL
+    ? value.href
+    : typeof value === "object" && value !== null
+      ? JSON.stringify(value)
+      : String(value)
+
+const MASK = "***"
+
+/**
+ * A setting's text as `portcullis check` may print it: a URL's password masked wherever it is
+ * (postgres://app:***@db/portcullis), and any other secret masked whole, but a secret URL's
+ * user name, host and path stay readable.
+ */
+export const shownText = (text: string, secret: boolean): string => {
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  if (url === undefined || url.host === "") return secret ? MASK : text
+  if (url.password !== "") url.password = MASK
+  else if (secret && url.username !== "") url.username = MASK
+  else return text
+  return url.href
+}
+
 /** A value as it may be echoed in a problem line: any `user:password@` of a URL masked. */
 const withoutCredentials = (value: string) => value.replace(/([a-z][a-z0-9+.-]*:\/*)[^/@\s]*@/gi, "$1<credentials>@")
 
@@ -75,6 +99,15 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
   const known = new Set<string>()
   const described: Array<SettingDescription> = []
   let currentSection = ""
+  /** Every setting read, in reading order, as `check` shows it: none when unset without a default. */
+  const variables = new Map<string, Option.Option<string>>()
+  const show = <A>(form: F.Form<A>, value: A, options: ReadOptions) => {
+    const shown = (text: string) => shownText(text, options.secret === true)
+    if (form.show !== undefined) return Option.some(shown(form.show(value)))
+    return Option.some(
+      Array.isArray(value) ? value.map((item) => shown(plainText(item))).join(",") : shown(plainText(value))
+    )
+  }
 
   const describe = (variable: string, expected: string, shownDefault: string | undefined, options: ReadOptions) => {
     if (described.some((setting) => setting.name === variable)) return
@@ -94,40 +127,46 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     return value === "" && !emptyIsValue ? undefined : value
   }
 
-  /** The value of the first of `variables` that is set, read with `form`; the fault names that variable. */
-  const readVariable = <A>(variables: ReadonlyArray<string>, form: F.Form<A>, options: ReadOptions = {}) => {
-    for (const variable of variables) {
-      const value = raw(variable, options.emptyIsValue)
-      if (value === undefined) continue
-      const read = form.read(value)
-      if (Either.isLeft(read)) {
-        const shown = options.secret === true ? "" : `=${JSON.stringify(withoutCredentials(value))}`
-        problems.push(`${variable}${shown} ${read.left}; expected ${form.expected}`)
-        return Option.none<A>()
-      }
-      return Option.some(read.right)
+  /** `variable` read with `form`; a fault names it, and `check` shows the value as `setting`'s. */
+  const readVariable = <A>(variable: string, form: F.Form<A>, options: ReadOptions = {}, setting = variable) => {
+    const value = raw(variable, options.emptyIsValue)
+    variables.set(setting, Option.none())
+    if (value === undefined) return Option.none<A>()
+    const read = form.read(value)
+    if (Either.isLeft(read)) {
+      const shown = options.secret === true ? "" : `=${JSON.stringify(withoutCredentials(value))}`
+      problems.push(`${variable}${shown} ${read.left}; expected ${form.expected}`)
+      return Option.none<A>()
     }
-    return Option.none<A>()
+    variables.set(setting, show(form, read.right, options))
+    return Option.some(read.right)
   }
 
-  /** The prefixed variable of a setting, then its conventional unprefixed one. */
-  const variables = (name: string, options: ReadOptions) =>
-    options.unprefixed === undefined ? [PREFIX + name] : [PREFIX + name, options.unprefixed]
+  /** The variable a setting is read from: its own, or its unprefixed one when only that is set. */
+  const source = (name: string, options: ReadOptions) =>
+    options.unprefixed !== undefined &&
+    raw(PREFIX + name, options.emptyIsValue) === undefined &&
+    raw(options.unprefixed, options.emptyIsValue) !== undefined
+      ? options.unprefixed
+      : PREFIX + name
 
   const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
     describe(PREFIX + name, form.expected, undefined, options)
-    return readVariable(variables(name, options), form, options)
+    return readVariable(source(name, options), form, options, PREFIX + name)
   }
 
   const reader: SettingsReader = {
     optional,
     standard: (name, form, options = {}) => {
       describe(name, form.expected, undefined, options)
-      return readVariable([name], form, options)
+      return readVariable(name, form, options)
     },
     setting: (name, form, fallback, options = {}) => {
-      describe(PREFIX + name, form.expected, showDefault(fallback), options)
-      return Option.getOrElse(readVariable(variables(name, options), form, options), () => fallback)
+      describe(PREFIX + name, form.expected, form.show?.(fallback) ?? showDefault(fallback), options)
+      return Option.getOrElse(readVariable(source(name, options), form, options, PREFIX + name), () => {
+        variables.set(PREFIX + name, show(form, fallback, options))
+        return fallback
+      })
     },
     secret: (name, options = {}) =>
       optional(name, F.text, { ...options, secret: true }).pipe(Option.map(Redacted.make)),
@@ -149,5 +188,5 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     return readSection(reader)
   }
 
-  return { reader, problems, warnings, unknownVariables, described, section }
+  return { reader, problems, warnings, variables, unknownVariables, described, section }
 }

@@ -64,6 +64,14 @@ export class RateLimitedError extends Schema.TaggedError<RateLimitedError>()("Ra
   resetSeconds: Schema.Int
 }) {}
 
+/**
+ * A store the request needs (database, cache) did not answer. Requests fail with it instead of
+ * crashing, and succeed again once the store is back.
+ */
+export class StoreUnavailableError extends Schema.TaggedError<StoreUnavailableError>()("StoreUnavailableError", {
+  store: Schema.String
+}) {}
+
 export const FieldProblem = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type FieldProblem = typeof FieldProblem.Type
 

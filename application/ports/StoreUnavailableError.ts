@@ -1,9 +1,2 @@
-import { Schema } from "effect"
-
-/**
- * A store the request needs (database, cache) did not answer. Requests fail with it instead of
- * crashing, and succeed again once the store is back.
- */
-export class StoreUnavailableError extends Schema.TaggedError<StoreUnavailableError>()("StoreUnavailableError", {
-  store: Schema.String
-}) {}
+/** Ports fail with it; its definition is the domain's, where the HTTP definitions (and a client) read it too. */
+export { StoreUnavailableError } from "../../domain/errors.js"

@@ -13,6 +13,14 @@ export interface NewUser {
   readonly fields?: Readonly<Record<string, unknown>>
 }
 
+/** A page of users for an operator: those whose email contains `emailContains`, if given. */
+export interface UserQuery {
+  /** A part of the normalised email address (normaliseEmail), matched literally: no wildcards. */
+  readonly emailContains?: string
+  readonly limit: number
+  readonly offset: number
+}
+
 /** The flags an operator may change on a user. */
 export type UserFlags = Partial<Pick<User, "is_active" | "is_verified" | "is_superuser">>
 
@@ -28,6 +36,8 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     readonly findById: (id: UserId) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
     /** Finds a user by the login field (`email`, or a deployment's field), by exact normalised value. */
     readonly findByLogin: (field: string, value: string) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
+    /** The users of the query in a stable order, oldest first (ties by id), so that pages neither overlap nor skip. */
+    readonly list: (query: UserQuery) => Effect.Effect<ReadonlyArray<User>, StoreUnavailableError>
     readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
     /** Leaves the user without a password: only its other ways to sign in remain. */
     readonly clearPassword: (id: UserId) => Effect.Effect<void, StoreUnavailableError>

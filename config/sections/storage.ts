@@ -18,7 +18,13 @@ const databaseUrl: F.Form<DatabaseUrl> = {
     }
     if (/^postgres(ql)?:\/\//.test(value)) return Either.right({ kind: "postgres", url: Redacted.make(value) })
     return Either.left("is not a database URL")
-  }
+  },
+  show: (database) =>
+    database.kind === "memory"
+      ? "memory:"
+      : database.kind === "sqlite"
+        ? `sqlite:${database.filename}`
+        : Redacted.value(database.url)
 }
 
 /** Whether every process of the service sees the same records (several workers need one). */

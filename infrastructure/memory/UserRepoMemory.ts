@@ -49,6 +49,15 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         }
         return Option.none()
       }),
+    list: ({ emailContains, limit, offset }) =>
+      Effect.sync(() =>
+        [...byId.values()]
+          .filter((user) => emailContains === undefined || user.email.includes(emailContains))
+          .sort(
+            (a, b) => a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+          )
+          .slice(offset, offset + limit)
+      ),
     setPassword: (id, hashedPassword) =>
       Effect.sync(() => {
         const user = byId.get(id)

@@ -50,6 +50,8 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
   const one = (where: Fragment) =>
     sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
+  /** LIKE's wildcards and its escape character, taken literally. */
+  const containing = (part: string) => `%${part.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
   /** USER_ID_TYPE=integer: the next number of a counter that never goes back (migration 0004). */
   const nextIntegerId = sql`INSERT INTO id_sequences (name, last_value) VALUES ('users', 1)
     ON CONFLICT (name) DO UPDATE SET last_value = id_sequences.last_value + 1 RETURNING last_value`.pipe(
@@ -92,6 +94,14 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
       field === "email"
         ? one(sql`u.email = ${value}`)
         : one(sql`${sql.literal(customFieldValue(sql, field))} = ${value}`),
+    list: ({ emailContains, limit, offset }) =>
+      sql`${select}
+        WHERE ${emailContains === undefined ? sql`1 = 1` : sql`u.email LIKE ${containing(emailContains)} ESCAPE '\\'`}
+        ORDER BY u.created_at, u.id LIMIT ${limit} OFFSET ${offset}`.pipe(
+        Effect.flatMap(decodeUsers),
+        Effect.map((rows) => rows.map((row) => new User(row, validated))),
+        unavailable
+      ),
     // One statement: each value replaces the field's (objects are not merged), atomically.
     setFields: (id, fields) => {
       const entries = Object.entries(fields)

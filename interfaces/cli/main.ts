@@ -3,16 +3,21 @@ import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import { isErrorKind, problemOf } from "../http/problems.js"
-import { createSuperuser, migrate, user } from "./admin.js"
+import { createSuperuser, migrate } from "./admin.js"
 import { audit } from "./audit.js"
 import { keygen } from "./keygen.js"
+import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
+import { withColorWhereWanted, withHelpAtEveryLevel } from "./output.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
-import { loadDotenv } from "./startup.js"
+import { loadDotenv, StartupError } from "./startup.js"
+import { user } from "./users.js"
 
 const portcullis = Command.make("portcullis").pipe(
   Command.withSubcommands([serve, migrate, createSuperuser, user, audit, openapi, check, secret, keygen]),
-  Command.withDescription("Portcullis: authentication and account service.")
+  Command.withDescription(
+    "Portcullis: authentication and account service. Every command reads the SERVICE_ settings of its environment (README: Settings); `portcullis check` prints them."
+  )
 )
 
 const run = Command.run(portcullis, { name: "portcullis", version: "0.1.0" })
@@ -24,8 +29,15 @@ const fail = (lines: ReadonlyArray<string>) =>
     process.exitCode = 1
   })
 
+const [executable = "node", script = "portcullis", ...args] = process.argv
+
 loadDotenv.pipe(
-  Effect.zipRight(run(process.argv)),
+  Effect.zipRight(takeLogLevel(args).pipe(Effect.mapError((problem) => new StartupError({ lines: [problem] })))),
+  Effect.flatMap(({ level, args }) =>
+    run([executable, script, ...withHelpAtEveryLevel(portcullis, args)]).pipe(
+      Effect.provideService(RequestedLogLevel, level)
+    )
+  ),
   Effect.catchIf(ValidationError.isValidationError, () => fail([])),
   Effect.catchAll((error) =>
     error._tag === "StartupError"
@@ -34,6 +46,7 @@ loadDotenv.pipe(
         ? fail([problemOf(error).body.detail])
         : Effect.die(error)
   ),
+  withColorWhereWanted,
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

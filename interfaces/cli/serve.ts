@@ -3,12 +3,12 @@ import { Command } from "@effect/cli"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { database, resolveSecretKey } from "../../composition/adapters.js"
-import * as Logging from "../../composition/logging.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { service } from "../../composition/service.js"
 import { startupWarnings } from "../../composition/startup.js"
 import { drainingServer, stoppedLine } from "./drain.js"
 import { deploymentOption, loadDeployment } from "./loadDeployment.js"
+import { commandLogging } from "./logLevel.js"
 import { startFailure } from "./startFailure.js"
 import { loadSettingsFor } from "./startup.js"
 import { isPrimary, superviseWorkers } from "./workers.js"
@@ -36,7 +36,7 @@ export const serve = Command.make("serve", { config }, ({ config }) =>
         Effect.scoped,
         Effect.mapError(startFailure(settings)),
         Effect.zipRight(superviseWorkers(server.workers, resolveSecretKey(settings))),
-        Effect.provide(Logging.layer(logging))
+        Effect.provide(commandLogging(logging))
       )
     }
     const http = drainingServer()
@@ -55,6 +55,10 @@ export const serve = Command.make("serve", { config }, ({ config }) =>
       [...warnings, ...startupWarnings(settings, deployment)],
       (warning) => Effect.logWarning(warning),
       { discard: true }
-    ).pipe(Effect.zipRight(launched), Effect.provide(Logging.layer(logging)))
+    ).pipe(Effect.zipRight(launched), Effect.provide(commandLogging(logging)))
   })
-).pipe(Command.withDescription("Serve the HTTP API (the default for npm start)."))
+).pipe(
+  Command.withDescription(
+    "Serve the HTTP API (npm start runs this): migrates SERVICE_DATABASE_URL, then listens on SERVICE_HOST:SERVICE_PORT with SERVICE_WORKERS processes. Every SERVICE_ setting applies; an invalid one stops start-up with one line each. --log-level overrides SERVICE_LOG_LEVEL."
+  )
+)

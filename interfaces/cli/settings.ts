@@ -1,45 +1,58 @@
-import { KeyObject, randomBytes } from "node:crypto"
-import { Command } from "@effect/cli"
-import { Console, Effect, Either, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Either, Option } from "effect"
 import { openApiDocument } from "../../composition/service.js"
 import { notYetSupported } from "../../composition/startup.js"
-import { parseSettings } from "../../config/Settings.js"
+import { parseSettings, type ResolvedSettings } from "../../config/Settings.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { StartupError } from "./startup.js"
 
-/** Settings as plain JSON: options unwrapped, secrets redacted (private keys too), public keys as JWKs, URLs as text. */
-const plain = (value: unknown): unknown => {
-  if (Redacted.isRedacted(value)) return "<redacted>"
-  if (value instanceof KeyObject) return value.type === "public" ? value.export({ format: "jwk" }) : "<redacted>"
-  if (Option.isOption(value)) return Option.match(value, { onNone: () => null, onSome: plain })
-  if (value instanceof URL) return value.href
-  if (Array.isArray(value)) return value.map(plain)
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, plain(entry)]))
-  }
-  return value
-}
+const json = Options.boolean("json").pipe(
+  Options.withDescription("Print {settings, warnings} as JSON instead, each setting by its variable's name.")
+)
 
-export const check = Command.make("check", {}, () =>
+/**
+ * One line per setting, `SERVICE_NAME=value`, in its environment form (for reading: values are
+ * not shell-quoted); an unset setting without a default has no value, like an empty variable.
+ */
+const lines = (variables: ResolvedSettings["variables"]) =>
+  [...variables].map(([name, value]) => `${name}=${Option.getOrElse(value, () => "")}`).join("\n")
+
+const asJson = ({ variables, warnings }: ResolvedSettings) =>
+  JSON.stringify(
+    {
+      settings: Object.fromEntries([...variables].map(([name, value]) => [name, Option.getOrNull(value)])),
+      warnings
+    },
+    null,
+    2
+  )
+
+export const check = Command.make("check", { json }, ({ json }) =>
   Effect.suspend(() =>
     Either.match(parseSettings(process.env), {
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
-      onRight: ({ settings, warnings }) => {
-        const refused = notYetSupported(settings)
-        // One flat object, as operators know the settings: every section's names are distinct.
-        const flat = Object.assign({}, ...Object.values(settings))
-        return Console.log(JSON.stringify({ settings: plain(flat), warnings }, null, 2)).pipe(
+      onRight: (resolved) => {
+        const refused = notYetSupported(resolved.settings)
+        const report = json
+          ? Console.log(asJson(resolved))
+          : Console.log(lines(resolved.variables)).pipe(
+              Effect.zipRight(Effect.forEach(resolved.warnings, (warning) => Console.error(`warning: ${warning}`)))
+            )
+        return report.pipe(
           Effect.zipRight(refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.void)
         )
       }
     })
   )
 ).pipe(
-  Command.withDescription("Print the resolved settings (secrets redacted) and warnings; exit 1 if any is invalid.")
+  Command.withDescription(
+    "Print every SERVICE_ setting as it resolves (SERVICE_PORT=8000, defaults included), with secret keys, private keys, client secrets and URL passwords masked (postgres://app:***@db/portcullis); warnings go to stderr. Exit 1, one line per problem, on an invalid setting."
+  )
 )
 
 export const secret = Command.make("secret", {}, () => Console.log(randomBytes(48).toString("base64url"))).pipe(
-  Command.withDescription("Print a new random SECRET_KEY.")
+  Command.withDescription("Print a new random key for SERVICE_SECRET_KEY (48 random bytes, base64url).")
 )
 
 const config = deploymentOption(
@@ -51,4 +64,8 @@ export const openapi = Command.make("openapi", { config }, ({ config }) =>
     const { deployment, settings } = yield* loadConfigured(config)
     yield* Console.log(JSON.stringify(openApiDocument(settings, deployment), null, 2))
   })
-).pipe(Command.withDescription("Print the OpenAPI document."))
+).pipe(
+  Command.withDescription(
+    "Print the OpenAPI document of the API these settings serve (SERVICE_API_PREFIX, SERVICE_AUTH_ROUTER_PREFIX and the settings that turn route groups on)."
+  )
+)

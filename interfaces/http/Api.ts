@@ -1,10 +1,44 @@
-import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
-import { Layer, Schema } from "effect"
-import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { ValidationError } from "../../domain/errors.js"
-import { API_ID, type ApiId, type FeatureApi } from "./Feature.js"
-import { documentValidationProblems } from "./openapi.js"
+import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, type HttpMethod, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
+import type { RateLimitBucket } from "../../config/sections/limits.js"
+import { RateLimitedError, ValidationError } from "../../domain/errors.js"
+import type { UserIdType } from "../../domain/User.js"
+import { HashingQueueFullError } from "./errors.js"
 import { declared } from "./problems.js"
+
+/**
+ * The HttpApi definition: what every group shares. The groups themselves are in groups/, their
+ * handlers in features/. Nothing here or there imports a use case or an adapter, so a client
+ * (client.ts) builds on the very definitions the server serves.
+ */
+
+/** The API's identifier: every feature's group and handlers belong to one API of this name. */
+export const API_ID = "portcullis"
+export type ApiId = typeof API_ID
+
+/**
+ * What shapes a deployment's routes beyond their definitions: the prefix, the login body's
+ * field, the refresh body of the token transport, the user id type, and the custom fields its
+ * code adds to registration and to PATCH /me.
+ */
+export interface ApiShape {
+  readonly authPrefix: string
+  readonly loginField: string
+  readonly tokenTransport: "bearer" | "cookie"
+  readonly userIdType: UserIdType
+  readonly registrationFields: Readonly<Record<string, Schema.Schema.All | Schema.PropertySignature.All>>
+  readonly editableFields: Readonly<Record<string, Schema.PropertySignature.All>>
+}
+
+/** The routes of a deployment with every default setting and no custom fields. */
+export const defaultShape: ApiShape = {
+  authPrefix: "/api/v1/auth",
+  loginField: "email",
+  tokenTransport: "bearer",
+  userIdType: "uuid",
+  registrationFields: {},
+  editableFields: {}
+}
 
 /** A request body that refuses fields it does not declare. */
 export const strict = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
@@ -16,8 +50,12 @@ export const PasswordField = Schema.Redacted(Schema.String.pipe(Schema.maxLength
 export const Message = Schema.Struct({ detail: Schema.String }).annotations({ identifier: "Message" })
 export type Message = typeof Message.Type
 
-/** The API every feature's group joins: the errors any route may answer are declared here. */
-const baseApi = HttpApi.make(API_ID).addError(declared(ValidationError)).addError(declared(StoreUnavailableError))
+/**
+ * The API every feature's group joins: the errors any route may answer are declared here (a path
+ * with a control character is refused on any route). Groups whose routes touch a store declare
+ * its 503 themselves.
+ */
+export const baseApi = HttpApi.make(API_ID).addError(declared(ValidationError))
 type ApiError = typeof baseApi extends HttpApi.HttpApi<ApiId, never, infer E> ? E : never
 
 /** The whole API, whichever groups this deployment serves. */
@@ -25,54 +63,51 @@ export type PortcullisApi = HttpApi.HttpApi<ApiId, HttpApiGroup.HttpApiGroup.Any
 
 const isPathSegment = (path: string): path is HttpApiEndpoint.PathSegment => path.startsWith("/")
 
-/** Where a feature's group lives, and how the OpenAPI document presents it. */
+/** Where a group lives, and how the OpenAPI document presents it. */
 export interface GroupPlacement {
   readonly prefix: string
   readonly title: string
   readonly description: string
 }
 
+/** A group under its prefix, titled and described for the OpenAPI document. */
+export const placed = <Name extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, Error, R>(
+  placement: GroupPlacement,
+  group: HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R>
+): HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R> => {
+  const described = group.annotate(OpenApi.Title, placement.title).annotate(OpenApi.Description, placement.description)
+  return isPathSegment(placement.prefix) ? described.prefix(placement.prefix) : described
+}
+
+/** The rate-limit bucket a route counts in, annotated on its endpoint (Feature.ts reads it back). */
+export class RateLimitedRoute extends Context.Tag("http/RateLimitedRoute")<RateLimitedRoute, RateLimitBucket>() {}
+
+/** A route that hashes a password for anyone who asks, annotated on its endpoint. */
+export class HashingRoute extends Context.Tag("http/HashingRoute")<HashingRoute, true>() {}
+
+/** A route counted in a rate-limit bucket: past the limit it answers 429 RateLimitedError. */
+export const limited =
+  (bucket: RateLimitBucket) =>
+  <Name extends string, Method extends HttpMethod.HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
+    endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+  ) =>
+    endpoint.addError(declared(RateLimitedError)).annotate(RateLimitedRoute, bucket)
+
 /**
- * A feature's group under its prefix, titled and described for the OpenAPI document, and its
- * handlers, built against an API holding just that group (the same identifier and errors as the
- * whole API): handlers register their routes themselves, so each feature can be served or left
- * out without the others knowing.
+ * A route that hashes a password (sign-in, registration): its queue is bounded
+ * (HASHING_QUEUE_LIMIT), and past the bound it answers 503 at once.
  */
-export const featureApi = <
+export const hashing = <
   Name extends string,
-  Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
+  Method extends HttpMethod.HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
   Error,
   R,
-  TopLevel extends boolean,
-  Return
+  RE
 >(
-  placement: GroupPlacement,
-  group: HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>,
-  build: (
-    handlers: HttpApiBuilder.Handlers.FromGroup<
-      ApiError,
-      never,
-      HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>
-    >
-  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
-) => {
-  const described = group.annotate(OpenApi.Title, placement.title).annotate(OpenApi.Description, placement.description)
-  const prefixed = isPathSegment(placement.prefix) ? described.prefix(placement.prefix) : described
-  return { group: prefixed, handlers: HttpApiBuilder.group(baseApi.add(prefixed), prefixed.identifier, build) }
-}
-
-/** A feature's API with the use cases of its own built into its handlers. */
-export const withUseCases = <R, A, RU>(
-  part: FeatureApi<R>,
-  useCases: Layer.Layer<A, never, RU>
-): FeatureApi<Exclude<R, A> | RU> => ({ group: part.group, handlers: Layer.provide(part.handlers, useCases) })
-
-/** The API of the groups served, plus the health group at the root, for load balancers. */
-export const assembleApi = (parts: ReadonlyArray<FeatureApi<unknown>>): PortcullisApi => {
-  let api: PortcullisApi = baseApi
-  for (const part of parts) api = api.add(part.group)
-  return api
-    .annotate(OpenApi.Title, "Portcullis")
-    .annotate(OpenApi.Description, "Authentication and account service.")
-    .annotate(OpenApi.Transform, documentValidationProblems)
-}
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+) => endpoint.addError(declared(HashingQueueFullError)).annotate(HashingRoute, true)

@@ -1,18 +1,8 @@
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { type Principal, Sessions } from "../../application/Sessions.js"
-import { declared, TokenFailure } from "./problems.js"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { Sessions } from "../../application/Sessions.js"
+import { Authentication, CurrentPrincipal } from "./security.js"
 
-/** The user and access-token claims of the request, provided by Authentication. */
-export class CurrentPrincipal extends Context.Tag("http/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
-
-/** Bearer access tokens: verified, checked against revocations, resolved to an active user. */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("http/Authentication", {
-  failure: Schema.Union(TokenFailure, declared(StoreUnavailableError)),
-  provides: CurrentPrincipal,
-  security: { bearer: HttpApiSecurity.bearer }
-}) {}
+export { Authentication, CurrentPrincipal } from "./security.js"
 
 /**
  * The request's principal: the one an outer access middleware already resolved for this request,

@@ -1,12 +1,15 @@
-import type { HttpApiGroup } from "@effect/platform"
-import type { Layer } from "effect"
-import type { Deployment } from "../../config/Deployment.js"
+import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup, OpenApi } from "@effect/platform"
+import { Context, Layer, Option, Schema } from "effect"
+import { type Deployment, profileRules } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
+import { type ApiShape, baseApi, defaultShape, HashingRoute, type PortcullisApi, RateLimitedRoute } from "./Api.js"
+import { documentProblems, packageVersion } from "./openapi.js"
+import { type ProblemCode, problemSchema, requestProblems } from "./problems.js"
 
-/** The API's identifier: every feature's group and handlers belong to one API of this name. */
-export const API_ID = "portcullis"
-export type ApiId = typeof API_ID
+const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
+
+export { API_ID, type ApiId } from "./Api.js"
 
 /** A route a rate-limit bucket counts: all limited routes are POST, their paths under the auth prefix. */
 export interface LimitedRoute {
@@ -22,15 +25,104 @@ export interface FeatureContext {
   readonly deployment: Deployment
 }
 
+/** The deployment's shape of the routes: its settings, and the custom fields its code declares. */
+export const shapeOf = ({ settings, deployment }: FeatureContext): ApiShape => {
+  const rules = profileRules(settings.accounts.loginField, deployment)
+  const registrationFields: Record<string, ApiShape["registrationFields"][string]> = {}
+  for (const name of rules.registrationFields ?? []) {
+    const schema = rules.schemas?.get(name)
+    if (schema === undefined) continue
+    registrationFields[name] = rules.requiredFields?.has(name) ? schema : Schema.optionalWith(schema, { exact: true })
+  }
+  const editableFields: Record<string, ApiShape["editableFields"][string]> = {}
+  for (const name of rules.editableFields) {
+    const schema = rules.schemas?.get(name)
+    if (schema !== undefined) editableFields[name] = Schema.optionalWith(schema, { exact: true })
+  }
+  return {
+    authPrefix: settings.server.authPrefix,
+    loginField: settings.accounts.loginField,
+    tokenTransport: settings.cookies.tokenTransport,
+    userIdType: settings.storage.userIdType,
+    registrationFields,
+    editableFields
+  }
+}
+
+/**
+ * The limited routes of a group, as its endpoints declare them (`limited`, `hashing` in Api.ts),
+ * their paths without the auth prefix.
+ */
+export const limitedRoutes = <Group extends HttpApiGroup.HttpApiGroup.Any>(
+  define: (shape: ApiShape) => Group
+): ReadonlyArray<LimitedRoute> => {
+  const routes: Array<LimitedRoute> = []
+  HttpApi.reflect(HttpApi.make("limits").add(define({ ...defaultShape, authPrefix: "" })), {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      const bucket = Context.getOption(endpoint.annotations, RateLimitedRoute)
+      if (Option.isNone(bucket)) return
+      const hashes = Option.isSome(Context.getOption(endpoint.annotations, HashingRoute))
+      routes.push({ bucket: bucket.value, path: endpoint.path, ...(hashes ? { hashes } : {}) })
+    }
+  })
+  return routes
+}
+
 /**
  * A feature's HttpApi group, under the auth prefix, and the layer of the group's handlers, which
  * register the group's routes. The handlers' service is not named here: the assembled API's
- * groups vary with the deployment, so it asks for none by type (Api.ts pairs each group with
- * its handlers instead).
+ * groups vary with the deployment, so it asks for none by type (each group is paired with its
+ * handlers instead).
  */
 export interface FeatureApi<R> {
   readonly group: HttpApiGroup.HttpApiGroup.Any
   readonly handlers: Layer.Layer<never, never, R>
+}
+
+type ApiError = typeof baseApi extends HttpApi.HttpApi<string, never, infer E> ? E : never
+
+/**
+ * A group and its handlers, built against an API holding just that group (the same identifier
+ * and errors as the whole API): handlers register their routes themselves, so each feature can
+ * be served or left out without the others knowing.
+ */
+export const featureApi = <
+  Name extends string,
+  Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any,
+  Error,
+  R,
+  TopLevel extends boolean,
+  Return
+>(
+  group: HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>,
+  build: (
+    handlers: HttpApiBuilder.Handlers.FromGroup<
+      ApiError,
+      never,
+      HttpApiGroup.HttpApiGroup<Name, Endpoints, Error, R, TopLevel>
+    >
+  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
+) => ({ group, handlers: HttpApiBuilder.group(baseApi.add(group), group.identifier, build) })
+
+/** A feature's API with the use cases of its own built into its handlers. */
+export const withUseCases = <R, A, RU>(
+  part: FeatureApi<R>,
+  useCases: Layer.Layer<A, never, RU>
+): FeatureApi<Exclude<R, A> | RU> => ({ group: part.group, handlers: Layer.provide(part.handlers, useCases) })
+
+/**
+ * The API of the groups served, titled, with the OpenAPI document made to tell what the service
+ * answers, at PUBLIC_URL.
+ */
+export const assembleApi = (parts: ReadonlyArray<FeatureApi<unknown>>, publicUrl: URL): PortcullisApi => {
+  let api: PortcullisApi = baseApi
+  for (const part of parts) api = api.add(part.group)
+  return api
+    .annotate(OpenApi.Title, "Portcullis")
+    .annotate(OpenApi.Description, "Authentication and account service.")
+    .annotate(HttpApi.AdditionalSchemas, requestProblemCodes.map(problemSchema))
+    .annotate(OpenApi.Transform, documentProblems({ version: packageVersion, publicUrl: publicUrl.origin }))
 }
 
 /**

@@ -1,9 +1,10 @@
 import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { CsrfTokens } from "../../application/ports/CsrfTokens.js"
 import type { CookieSettings } from "../../config/sections/cookies.js"
 import { TokenError } from "../../domain/errors.js"
 import type { TokenPair } from "../../domain/Token.js"
+import { CsrfError } from "./errors.js"
 
 /** The HttpOnly cookie that carries the refresh token in cookie mode. */
 export const REFRESH_COOKIE = "portcullis_refresh"
@@ -11,12 +12,6 @@ export const REFRESH_COOKIE = "portcullis_refresh"
 export const CSRF_COOKIE = "portcullis_csrf"
 /** The header (lower-case, as Node hands headers over) that must echo the CSRF cookie. */
 export const CSRF_HEADER = "x-csrf-token"
-
-/**
- * A request relied on the refresh cookie without proving it comes from the page that holds the
- * session: no X-CSRF-Token header, or one that does not match a valid CSRF cookie.
- */
-export class CsrfError extends Schema.TaggedError<CsrfError>()("CsrfError", { message: Schema.String }) {}
 
 /** The settings that decide how tokens travel. */
 export interface TransportOptions extends CookieSettings {

@@ -1,22 +1,14 @@
 import { type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
+import { HashingQueueFullError } from "./errors.js"
 import type { LimitedRoute } from "./Feature.js"
 import { hashingQueueDepth } from "./metrics.js"
 import { respond } from "./middleware.js"
-import { problem } from "./problems.js"
+import { problemOf } from "./problems.js"
 import { routePath } from "./rateLimits.js"
 import { routePattern } from "./routePattern.js"
 
-/** How long a client refused for a full queue is asked to wait, in seconds. */
-const RETRY_AFTER_SECONDS = 1
-
-const queueFull = problem(
-  503,
-  "ServiceUnavailableError",
-  "Service unavailable",
-  "Too many password checks are waiting; try again shortly.",
-  { headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
-)
+const queueFull = problemOf(new HashingQueueFullError())
 
 /**
  * A bound on the requests waiting to hash a password (HASHING_QUEUE_LIMIT, per process). A flood

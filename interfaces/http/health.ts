@@ -1,26 +1,13 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { Readiness } from "../../application/Readiness.js"
-import { featureApi } from "./Api.js"
+import { featureApi } from "./Feature.js"
+import { healthGroup } from "./groups/health.js"
 
 /** Liveness and readiness, at the root whatever the auth prefix, for load balancers; always served. */
-export const health = featureApi(
-  {
-    prefix: "",
-    title: "Health",
-    description: "Liveness (/healthz: the process answers) and readiness (/readyz: its stores answer)."
-  },
-  HttpApiGroup.make("health")
-    .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
-    .add(
-      HttpApiEndpoint.get("readyz", "/readyz")
-        .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
-        .annotate(OpenApi.Description, "200 when the database and the revocation store answer; 503 problem otherwise.")
-    ),
-  (handlers) =>
-    Effect.map(Readiness, (readiness) =>
-      handlers
-        .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-        .handle("readyz", () => readiness.check.pipe(Effect.as({ status: "ready" as const })))
-    )
+export const health = featureApi(healthGroup, (handlers) =>
+  Effect.map(Readiness, (readiness) =>
+    handlers
+      .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+      .handle("readyz", () => readiness.check.pipe(Effect.as({ status: "ready" as const })))
+  )
 )

@@ -208,6 +208,12 @@ const policyFor = (path: string, options: HeaderOptions) => {
 const docsPolicy =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
 
+/** Nothing is stored by caches, but what a route declared cacheable itself (the documents, the public keys). */
+const withCaching = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
+  const own = response.headers["cache-control"]
+  return own === undefined ? headers : { ...headers, "cache-control": own }
+}
+
 /**
  * Security headers on every response, a request id the logs and the client share, and one
  * access-log line per request: method, path without its query string (a mailed token may ride
@@ -223,13 +229,6 @@ const docsPolicy =
  * on the response itself rather than through a pre-response handler (a fiber-local change on
  * every request).
  */
-/** A route that says how its answer may be cached (the public keys) keeps its say; every other answer is no-store. */
-const withHeaders = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
-  const cacheControl = response.headers["cache-control"]
-  const secured = HttpServerResponse.setHeaders(response, headers)
-  return cacheControl === undefined ? secured : HttpServerResponse.setHeader(secured, "cache-control", cacheControl)
-}
-
 export const responseHeaders = (options: HeaderOptions) => {
   const common: Record<string, string> = {
     "x-content-type-options": "nosniff",
@@ -269,7 +268,12 @@ export const responseHeaders = (options: HeaderOptions) => {
             client_address: address ?? "unknown",
             user_agent: request.headers["user-agent"]?.slice(0, 256) ?? ""
           })
-          return Effect.zipRight(line, Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, headers)) : exit)
+          return Effect.zipRight(
+            line,
+            Exit.isSuccess(exit)
+              ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, withCaching(exit.value, headers)))
+              : exit
+          )
         }),
         Effect.annotateLogs("request_id", requestId)
       )

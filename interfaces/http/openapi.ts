@@ -1,40 +1,159 @@
+import { readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import {
+  AccountLockedError,
+  AuthenticationError,
+  AuthorizationError,
+  InvalidPasswordError,
+  RateLimitedError,
+  ReauthenticationError,
+  StoreUnavailableError,
+  TokenError,
+  ValidationError
+} from "../../domain/errors.js"
+import { CsrfError } from "./errors.js"
+import { type ErrorKind, type ProblemCode, problem, problemOf, requestProblems, titleOf } from "./problems.js"
+
 type Json = Record<string, unknown>
 
+/** The package's version, for `info.version`: from the package.json above this module, in dist/ or not. */
+export const packageVersion = (() => {
+  let folder = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
+        name?: string
+        version?: string
+      }
+      if (manifest.name === "portcullis" && manifest.version !== undefined) return manifest.version
+    } catch {
+      // No manifest here: look further up.
+    }
+    const parent = dirname(folder)
+    if (parent === folder) return "0.0.0"
+    folder = parent
+  }
+})()
+
 const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
-const isDecodeError = (schema: unknown) => (schema as Json | undefined)?.$ref === decodeErrorRef
+const refOf = (code: ProblemCode) => `#/components/schemas/${code}`
+const codeOfRef = (schema: Json | undefined) =>
+  typeof schema?.$ref === "string" ? (schema.$ref.split("/").pop() as ProblemCode) : undefined
+
+/** An example body of each code, rendered by the service's own table from a typical error. */
+const typical: ReadonlyArray<ErrorKind> = [
+  new AuthenticationError(),
+  new ReauthenticationError(),
+  new AuthorizationError({ message: "Superuser access required." }),
+  new TokenError({ message: "The access token is not valid." }),
+  new InvalidPasswordError({ problems: ["must be at least 8 characters long"] }),
+  new AccountLockedError({ retryAfterSeconds: 900 }),
+  new ValidationError({
+    message: "The request does not match the expected schema.",
+    errors: [{ path: "email", message: "is missing" }]
+  }),
+  new CsrfError({ message: "The X-CSRF-Token header is required when the refresh cookie is used." }),
+  new RateLimitedError({ limit: 5, resetSeconds: 42 }),
+  new StoreUnavailableError({ store: "database" })
+]
+const examples = new Map<string, Json>(
+  typical.map((error) => {
+    const { body } = problemOf(error)
+    return [`${body.code} ${body.status}`, body as unknown as Json]
+  })
+)
+const exampleOf = (code: ProblemCode, status: number, title: string): Json =>
+  examples.get(`${code} ${status}`) ?? (problem(status, code, title, `${title}.`).body as unknown as Json)
+
+/**
+ * Effect marks its built-in JSON schemas (unknown, object) with one `$id` each, repeated wherever
+ * they are used; identifiers must be unique in a document, and nothing refers to these.
+ */
+const withoutSharedIds = (node: unknown): void => {
+  if (Array.isArray(node)) {
+    for (const item of node) withoutSharedIds(item)
+    return
+  }
+  if (typeof node !== "object" || node === null) return
+  const record = node as Json
+  if (typeof record.$id === "string" && record.$id.startsWith("/schemas/")) delete record.$id
+  for (const value of Object.values(record)) withoutSharedIds(value)
+}
+
+const header = (description: string, schema: Json = { type: "integer" }) => ({ description, schema })
+const retryAfter = header("Seconds to wait before trying again.")
+
+/** The headers that come with a status, whichever route answers it. */
+const headersOf: Readonly<Record<string, Json>> = {
+  "401": { "WWW-Authenticate": header('`Bearer`, or `Bearer error="invalid_token"`.', { type: "string" }) },
+  "423": { "Retry-After": retryAfter },
+  "429": {
+    "Retry-After": retryAfter,
+    "RateLimit-Limit": header("Requests allowed in the window."),
+    "RateLimit-Remaining": header("Requests left in the window."),
+    "RateLimit-Reset": header("Seconds until the window resets.")
+  },
+  "503": { "Retry-After": retryAfter }
+}
+
+const problemResponse = (codes: ReadonlyArray<ProblemCode>, description: string, status: number): Json => {
+  const refs = codes.map((code) => ({ $ref: refOf(code) }))
+  const first = codes[0] ?? "InternalError"
+  return {
+    description,
+    ...(headersOf[String(status)] === undefined ? {} : { headers: headersOf[String(status)] }),
+    content: {
+      "application/problem+json": {
+        schema: refs.length === 1 ? refs[0] : { anyOf: refs },
+        example: exampleOf(first, status, description)
+      }
+    }
+  }
+}
+
+/** Refusals of the request itself, answered by the problem renderer before any route runs. */
+const bodyRefusals = ["LengthRequiredError", "PayloadTooLargeError", "UnsupportedMediaTypeError"] as const
 
 /**
  * Makes the generated OpenAPI document say what the service answers. HttpApi documents a 400
  * HttpApiDecodeError on every route, but Portcullis renders every decoding failure as a 422
- * ValidationError problem (declared on the API), and every error as application/problem+json;
- * an error declared at several levels is listed once.
+ * ValidationError problem, and every error as application/problem+json, with the headers that
+ * belong to its status and an example; the refusals the renderer makes before any route (411,
+ * 413 and 415 on routes with a body, 500 anywhere) are listed too.
  */
-export const documentValidationProblems = (spec: Json): Json => {
-  const paths = (spec.paths ?? {}) as Record<string, Record<string, Json>>
-  for (const operations of Object.values(paths)) {
-    for (const operation of Object.values(operations)) {
-      const responses = (operation.responses ?? {}) as Record<string, Json>
-      for (const [status, response] of Object.entries(responses)) {
-        if (Number(status) < 400) continue
-        const content = (response.content ?? {}) as Record<string, { schema?: Json }>
-        const schema = Object.values(content)[0]?.schema
-        if (schema === undefined) continue
-        const members = Array.isArray(schema.anyOf) ? (schema.anyOf as ReadonlyArray<Json>) : [schema]
-        // Errors declared at several levels (API, group, middleware) appear once each.
-        const kept = members
-          .filter((member) => !isDecodeError(member))
-          .filter(
-            (member, index, all) => all.findIndex((other) => JSON.stringify(other) === JSON.stringify(member)) === index
+export const documentProblems =
+  (options: { readonly version: string; readonly publicUrl: string }) =>
+  (spec: Json): Json => {
+    const paths = (spec.paths ?? {}) as Record<string, Record<string, Json>>
+    for (const operations of Object.values(paths)) {
+      for (const operation of Object.values(operations)) {
+        const responses = (operation.responses ?? {}) as Record<string, Json>
+        for (const [status, response] of Object.entries(responses)) {
+          if (Number(status) < 400) continue
+          const content = (response.content ?? {}) as Record<string, { schema?: Json }>
+          const schema = Object.values(content)[0]?.schema
+          const members = Array.isArray(schema?.anyOf) ? (schema.anyOf as ReadonlyArray<Json>) : [schema]
+          const codes = [...new Set(members.filter((member) => member?.$ref !== decodeErrorRef).map(codeOfRef))].filter(
+            (code): code is ProblemCode => code !== undefined
           )
-        if (kept.length === 0) {
-          delete responses[status]
-          continue
+          if (codes.length === 0) {
+            delete responses[status]
+            continue
+          }
+          const titles = [...new Set(codes.map(titleOf))]
+          responses[status] = problemResponse(codes, titles.join("; "), Number(status))
         }
-        response.content = { "application/problem+json": { schema: kept.length === 1 ? kept[0] : { anyOf: kept } } }
+        const refusals = operation.requestBody === undefined ? [] : bodyRefusals
+        for (const code of [...refusals, "InternalError" as const]) {
+          const { status, title } = requestProblems[code]
+          responses[String(status)] = problemResponse([code], title, status)
+        }
       }
     }
+    const schemas = ((spec.components as Json | undefined)?.schemas ?? {}) as Json
+    for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete schemas[name]
+    withoutSharedIds(spec)
+    const info = (spec.info ?? {}) as Json
+    return { ...spec, info: { ...info, version: options.version }, servers: [{ url: options.publicUrl }] }
   }
-  const schemas = ((spec.components as Json | undefined)?.schemas ?? {}) as Json
-  for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) delete schemas[name]
-  return spec
-}

@@ -1,26 +1,54 @@
 import { HttpApiSchema } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
-import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import {
   FieldProblem,
   type FullAuthError,
   type RateLimitedError,
+  type StoreUnavailableError,
   TokenBlacklistedError,
   TokenError,
   TokenExpiredError
 } from "../../domain/errors.js"
-import type { CsrfError } from "./cookies.js"
+import type { CsrfError, HashingQueueFullError } from "./errors.js"
+
+/** Every error kind a request can fail with: the use cases' and the HTTP interface's own. */
+export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError | RateLimitedError | HashingQueueFullError
+type Tag = ErrorKind["_tag"]
+
+/**
+ * The problems the HTTP interface answers about the request itself, before any route runs: they
+ * are no error kind of a use case.
+ */
+export const requestProblems = {
+  LengthRequiredError: { status: 411, title: "Length required" },
+  PayloadTooLargeError: { status: 413, title: "Payload too large" },
+  UnsupportedMediaTypeError: { status: 415, title: "Unsupported media type" },
+  NotFoundError: { status: 404, title: "Not found" },
+  MethodNotAllowedError: { status: 405, title: "Method not allowed" },
+  ValidationError: { status: 422, title: "Invalid request" },
+  InternalError: { status: 500, title: "Internal error" }
+} as const
+
+/** What a problem's `code` may say: an error kind's tag, or the kind it is reported as. */
+export type ProblemCode = Tag | keyof typeof requestProblems | "ServiceUnavailableError"
+
+/** The extension members (RFC 9457) a problem may carry beside the standard ones. */
+interface Extensions {
+  readonly errors?: ReadonlyArray<FieldProblem>
+  /** Seconds to wait, as in Retry-After, for a client that cannot read headers. */
+  readonly retry_after?: number
+  readonly limit?: number
+  readonly store?: string
+}
 
 /** An RFC 9457 problem body. `code` names the error kind a client can branch on. */
-export const ProblemBody = Schema.Struct({
-  type: Schema.String,
-  title: Schema.String,
-  status: Schema.Int,
-  detail: Schema.String,
-  code: Schema.String,
-  errors: Schema.optional(Schema.Array(FieldProblem))
-}).annotations({ identifier: "Problem" })
-export type ProblemBody = typeof ProblemBody.Type
+export interface ProblemBody extends Extensions {
+  readonly type: string
+  readonly title: string
+  readonly status: number
+  readonly detail: string
+  readonly code: ProblemCode
+}
 
 /** A problem ready to send: status, body and the headers that belong with it. */
 export interface Problem {
@@ -31,35 +59,32 @@ export interface Problem {
 
 export const problem = (
   status: number,
-  code: string,
+  code: ProblemCode,
   title: string,
   detail: string,
-  extra: { readonly errors?: ReadonlyArray<FieldProblem>; readonly headers?: Record<string, string> } = {}
-): Problem => ({
-  status,
-  body: {
-    type: `urn:portcullis:problem:${code}`,
-    title,
+  extra: Extensions & { readonly headers?: Record<string, string> } = {}
+): Problem => {
+  const { headers = {}, ...extensions } = extra
+  return {
     status,
-    detail,
-    code,
-    ...(extra.errors === undefined ? {} : { errors: extra.errors })
-  },
-  headers: extra.headers ?? {}
-})
-
-/** Every error kind a request can fail with: the use cases' and the HTTP interface's own. */
-export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError | RateLimitedError
-type Tag = ErrorKind["_tag"]
+    body: { type: `urn:portcullis:problem:${code}`, title, status, detail, code, ...extensions },
+    headers
+  }
+}
 
 interface KindRule<E> {
   readonly status: number
   readonly title: string
   /** The kind reported in `code`, when it is not the error's own tag. */
-  readonly code?: string
+  readonly code?: ProblemCode
   readonly detail: (error: E) => string
-  readonly errors?: (error: E) => ReadonlyArray<FieldProblem>
+  readonly extensions?: (error: E) => Extensions
   readonly headers?: (error: E) => Record<string, string>
+  /**
+   * The error's fields read back from its body (a client's decoding); undefined when the body,
+   * though of this kind's code, is another kind's. No fields by default.
+   */
+  readonly fields?: (body: ProblemBody) => object | undefined
 }
 
 /** The RateLimit-* fields (draft-ietf-httpapi-ratelimit-headers), sent on refusals and on allowed requests alike. */
@@ -70,10 +95,13 @@ export const rateLimitHeaders = (limit: number, remaining: number, resetSeconds:
 })
 
 const invalidToken = { "www-authenticate": 'Bearer error="invalid_token"' }
+const fromDetail = (body: ProblemBody) => ({ message: body.detail })
+const STORE_RETRY_SECONDS = 5
+const HASHING_RETRY_SECONDS = 1
 
 /**
- * The one table from error kinds to HTTP: status, title, detail and headers. Nothing else in
- * the code base decides a status for a domain error.
+ * The one table from error kinds to HTTP: status, title, detail, extension members and headers.
+ * Nothing else in the code base decides a status for a domain error.
  */
 const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag: K }>> } = {
   AuthenticationError: {
@@ -88,15 +116,27 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     code: "AuthenticationError",
     detail: () => "The current password is missing or wrong."
   },
-  AuthorizationError: { status: 403, title: "Forbidden", detail: (e) => e.message },
-  TokenError: { status: 401, title: "Invalid token", detail: (e) => e.message, headers: () => invalidToken },
+  AuthorizationError: { status: 403, title: "Forbidden", detail: (e) => e.message, fields: fromDetail },
+  TokenError: {
+    status: 401,
+    title: "Invalid token",
+    detail: (e) => e.message,
+    headers: () => invalidToken,
+    fields: fromDetail
+  },
   TokenExpiredError: {
     status: 401,
     title: "Token expired",
     detail: () => "The token has expired.",
     headers: () => invalidToken
   },
-  TokenBlacklistedError: { status: 401, title: "Token revoked", detail: (e) => e.message, headers: () => invalidToken },
+  TokenBlacklistedError: {
+    status: 401,
+    title: "Token revoked",
+    detail: (e) => e.message,
+    headers: () => invalidToken,
+    fields: fromDetail
+  },
   UserAlreadyExistsError: {
     status: 409,
     title: "User already exists",
@@ -113,17 +153,26 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     status: 422,
     title: "Password refused",
     detail: (e) => `The password ${e.problems.join("; ")}.`,
-    errors: (e) => e.problems.map((message) => ({ path: "password", message }))
+    extensions: (e) => ({ errors: e.problems.map((message) => ({ path: "password", message })) }),
+    fields: (body) => ({ problems: (body.errors ?? []).map((problem) => problem.message) })
   },
   AccountLockedError: {
     status: 423,
     title: "Account locked",
     detail: () => "Too many failed sign-in attempts; try again later.",
-    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+    extensions: (e) => ({ retry_after: e.retryAfterSeconds }),
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) }),
+    fields: (body) => ({ retryAfterSeconds: body.retry_after })
   },
-  ValidationError: { status: 422, title: "Invalid request", detail: (e) => e.message, errors: (e) => e.errors },
-  OAuthError: { status: 400, title: "OAuth sign-in refused", detail: (e) => e.message },
-  OAuthProviderError: { status: 502, title: "OAuth provider failed", detail: (e) => e.message },
+  ValidationError: {
+    status: requestProblems.ValidationError.status,
+    title: requestProblems.ValidationError.title,
+    detail: (e) => e.message,
+    extensions: (e) => ({ errors: e.errors }),
+    fields: (body) => ({ message: body.detail, errors: body.errors ?? [] })
+  },
+  OAuthError: { status: 400, title: "OAuth sign-in refused", detail: (e) => e.message, fields: fromDetail },
+  OAuthProviderError: { status: 502, title: "OAuth provider failed", detail: (e) => e.message, fields: fromDetail },
   OAuthAccountAlreadyLinkedError: {
     status: 409,
     title: "Account already linked",
@@ -162,53 +211,143 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     title: "Passkey registration failed",
     detail: () => "The passkey could not be registered; start the registration again."
   },
-  CsrfError: { status: 403, title: "CSRF check failed", detail: (e) => e.message },
+  CsrfError: { status: 403, title: "CSRF check failed", detail: (e) => e.message, fields: fromDetail },
   RateLimitedError: {
     status: 429,
     title: "Too many requests",
     detail: (e) => `Too many requests; try again in ${e.resetSeconds} seconds.`,
-    headers: (e) => ({ "retry-after": String(e.resetSeconds), ...rateLimitHeaders(e.limit, 0, e.resetSeconds) })
+    extensions: (e) => ({ retry_after: e.resetSeconds, limit: e.limit }),
+    headers: (e) => ({ "retry-after": String(e.resetSeconds), ...rateLimitHeaders(e.limit, 0, e.resetSeconds) }),
+    fields: (body) => ({ limit: body.limit, resetSeconds: body.retry_after })
   },
   StoreUnavailableError: {
     status: 503,
     title: "Service unavailable",
     code: "ServiceUnavailableError",
     detail: (e) => `A backing store (${e.store}) is unavailable; try again shortly.`,
-    headers: () => ({ "retry-after": "5" })
+    extensions: (e) => ({ retry_after: STORE_RETRY_SECONDS, store: e.store }),
+    headers: () => ({ "retry-after": String(STORE_RETRY_SECONDS) }),
+    fields: (body) => (body.store === undefined ? undefined : { store: body.store })
+  },
+  HashingQueueFullError: {
+    status: 503,
+    title: "Service unavailable",
+    code: "ServiceUnavailableError",
+    detail: () => "Too many password checks are waiting; try again shortly.",
+    extensions: () => ({ retry_after: HASHING_RETRY_SECONDS }),
+    headers: () => ({ "retry-after": String(HASHING_RETRY_SECONDS) }),
+    fields: (body) => (body.store === undefined ? {} : undefined)
   }
 }
 
-const ruleOf = (error: ErrorKind) => rules[error._tag] as KindRule<ErrorKind>
+const ruleOf = (tag: Tag) => rules[tag] as KindRule<ErrorKind>
+const codeOf = (tag: Tag) => ruleOf(tag).code ?? tag
+
+/** Every code the service can send in a problem: its error kinds' and its request problems'. */
+export const problemCodes: ReadonlyArray<ProblemCode> = [
+  ...new Set<ProblemCode>([
+    ...(Object.keys(rules) as Array<Tag>).map(codeOf),
+    ...Object.keys(requestProblems)
+  ] as Array<ProblemCode>)
+]
+
+/** A code's title: the kind's of that name, or the request problem's, or the first kind's reported under it. */
+export const titleOf = (code: ProblemCode): string =>
+  (rules as Record<string, KindRule<ErrorKind> | undefined>)[code]?.title ??
+  (requestProblems as Record<string, { readonly title: string } | undefined>)[code]?.title ??
+  ruleOf((Object.keys(rules) as Array<Tag>).find((tag) => codeOf(tag) === code) ?? "StoreUnavailableError").title
+
+/** The statuses each code is answered with. */
+export const statusesOf = (code: ProblemCode): ReadonlyArray<number> => {
+  const statuses = (Object.keys(rules) as Array<Tag>)
+    .filter((tag) => codeOf(tag) === code)
+    .map((tag) => rules[tag].status)
+  const own = (requestProblems as Record<string, { readonly status: number } | undefined>)[code]
+  return [...new Set(own === undefined ? statuses : [...statuses, own.status])]
+}
 
 export const isErrorKind = (value: unknown): value is ErrorKind =>
   typeof value === "object" && value !== null && "_tag" in value && Object.hasOwn(rules, value._tag as string)
 
 export const problemOf = (error: ErrorKind): Problem => {
-  const rule = ruleOf(error)
-  const errors = rule.errors?.(error)
-  return problem(rule.status, rule.code ?? error._tag, rule.title, rule.detail(error), {
-    ...(errors === undefined ? {} : { errors }),
+  const rule = ruleOf(error._tag)
+  return problem(rule.status, codeOf(error._tag), rule.title, rule.detail(error), {
+    ...rule.extensions?.(error),
     ...(rule.headers === undefined ? {} : { headers: rule.headers(error) })
   })
 }
 
 export const problemContentType = "application/problem+json"
 
+const RetryAfter = Schema.Int.annotations({ description: "Seconds to wait before trying again, as in Retry-After." })
+const FieldProblems = Schema.Array(FieldProblem).annotations({ description: "Each field refused, and why." })
+
+/** The extension members each code carries, as its responses always hold them. */
+const extensionFields: Partial<Record<ProblemCode, Schema.Struct.Fields>> = {
+  ValidationError: { errors: FieldProblems },
+  InvalidPasswordError: { errors: FieldProblems },
+  AccountLockedError: { retry_after: RetryAfter },
+  RateLimitedError: {
+    retry_after: RetryAfter,
+    limit: Schema.Int.annotations({ description: "Requests allowed in the window." })
+  },
+  ServiceUnavailableError: {
+    retry_after: RetryAfter,
+    store: Schema.optional(Schema.String).annotations({ description: "The store that did not answer, if one did not." })
+  }
+}
+
+const describe = (code: ProblemCode) =>
+  `${titleOf(code)}: an RFC 9457 problem whose code is ${code}, answered with status ${statusesOf(code).join(" or ")}.`
+
+const wireSchemas = new Map<ProblemCode, Schema.Schema<ProblemBody>>()
+
 /**
- * How an endpoint declares that it can fail with an error kind: the domain error on the type
- * side, its problem body (with the kind's status) on the wire. This is what the OpenAPI
- * document shows; the response itself is rendered from the same table by the error middleware.
+ * The problem body of one code, named after it (one schema per code, shared by the kinds reported
+ * under it, so the OpenAPI document has one component each).
  */
-export const declared = <A extends ErrorKind, I, R>(schema: Schema.Schema<A, I, R> & { readonly _tag: A["_tag"] }) =>
-  Schema.transformOrFail(ProblemBody, Schema.typeSchema(schema), {
+export const problemSchema = (code: ProblemCode): Schema.Schema<ProblemBody> => {
+  const known = wireSchemas.get(code)
+  if (known !== undefined) return known
+  const schema = Schema.Struct({
+    type: Schema.String,
+    title: Schema.String,
+    status: Schema.Int,
+    detail: Schema.String.annotations({ description: "A sentence for people; never a submitted value." }),
+    code: Schema.Literal(code),
+    ...extensionFields[code]
+  }).annotations({ identifier: code, description: describe(code) }) as unknown as Schema.Schema<ProblemBody>
+  wireSchemas.set(code, schema)
+  return schema
+}
+
+/**
+ * How an endpoint declares that it can fail with an error kind: the error on the type side, its
+ * problem body (with the kind's status) on the wire. The server renders the response from the
+ * same table (the error middleware); a client decodes the body back into the error.
+ */
+export const declared = <A extends ErrorKind, I, R>(schema: Schema.Schema<A, I, R> & { readonly _tag: A["_tag"] }) => {
+  const tag: Tag = schema._tag
+  const rule = ruleOf(tag)
+  const decodeKind = ParseResult.decodeUnknown(schema)
+  return Schema.transformOrFail(problemSchema(codeOf(tag)), Schema.typeSchema(schema), {
     strict: true,
-    decode: (body, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, body, "problems are only encoded")),
+    decode: (body, _, ast) => {
+      const fields = rule.fields === undefined ? {} : rule.fields(body)
+      return fields === undefined
+        ? ParseResult.fail(new ParseResult.Type(ast, body, `not a ${tag}`))
+        : decodeKind({ ...fields, _tag: tag })
+    },
     encode: (error) => ParseResult.succeed(problemOf(error).body)
   }).pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: problemContentType }), (self) =>
-    self.annotations(
-      HttpApiSchema.annotations({ status: rules[schema._tag].status, description: rules[schema._tag].title })
-    )
+    // Named and described by its code, so the kinds reported under one code make one component.
+    self.annotations({
+      ...HttpApiSchema.annotations({ status: rule.status }),
+      identifier: codeOf(tag),
+      description: describe(codeOf(tag))
+    })
   )
+}
 
 /** A token that does not verify, has expired or was revoked: 401 on every route that takes one. */
 export const TokenFailure = Schema.Union(

@@ -3,13 +3,13 @@ import { Layer, Option } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
-import { assembleApi } from "./Api.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { auditContext } from "./auditContext.js"
 import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
 import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
-import type { Feature, FeatureApi, LimitedRoute } from "./Feature.js"
+import { cacheableDocuments } from "./documents.js"
+import { assembleApi, type Feature, type FeatureApi, type LimitedRoute } from "./Feature.js"
 import { hashingQueue } from "./hashingQueue.js"
 import { health } from "./health.js"
 import { hostedLayer, hostedPaths, noHostedPages } from "./hosted/hosted.js"
@@ -43,7 +43,8 @@ export interface Served<P extends FeatureApi<unknown>> {
 }
 
 /** The API of the groups served, the health group with them. */
-export const servedApi = (served: Served<FeatureApi<unknown>>) => assembleApi([...served.parts, health])
+export const servedApi = (served: Served<FeatureApi<unknown>>, publicUrl: URL) =>
+  assembleApi([...served.parts, health], publicUrl)
 
 /**
  * The HTTP application: the API of the features served with their handlers, the OpenAPI document
@@ -60,7 +61,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   served: Served<P>,
   metrics?: MetricsText
 ) => {
-  const api = servedApi(served)
+  const api = servedApi(served, settings.server.publicUrl)
   const handlers = Layer.mergeAll(health.handlers, ...served.parts.map((part): P["handlers"] => part.handlers))
   const { authPrefix, publicUrl, corsOrigins } = settings.server
   const docsPath = `${authPrefix}/docs`
@@ -114,6 +115,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
       )
     ),
     Layer.provide(traced ? HttpApiBuilder.middleware(redactSpanQuery) : Layer.empty),
+    Layer.provide(HttpApiBuilder.middleware(cacheableDocuments([docsPath, openApiPath]))),
     // A request refused for a full hashing queue is not counted by the rate limits.
     Layer.provide(
       HttpApiBuilder.middleware(hashingQueue(authPrefix, served.limits, settings.limits.hashingQueueLimit))

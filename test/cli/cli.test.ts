@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
-import { cleanEnv, cli as entry, freePort, killAll, startServer } from "../support/processes.js"
+import { type CliRunOptions, lines, runCli } from "../support/cliRun.js"
+import { freePort, killAll, startServer } from "../support/processes.js"
 
 /** A strong password for the operator commands; never the one that a test expects to be refused. */
 const strongPassword = "correct horse battery staple"
@@ -17,44 +17,9 @@ let databaseCount = 0
 /** A fresh SQLite file in the scratch folder; the file itself is created by the CLI. */
 const freshDatabase = () => `sqlite:${join(scratch, `db-${++databaseCount}`, "portcullis.sqlite")}`
 
-interface Run {
-  readonly status: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly elapsedMs: number
-}
-
-/** Runs the CLI to completion; a process still running after `timeout` ms is killed and reported. */
-const cli = (
-  args: ReadonlyArray<string>,
-  vars: Readonly<Record<string, string>>,
-  options: { readonly input?: string; readonly timeout?: number } = {}
-): Run => {
-  const started = Date.now()
-  const result = spawnSync(process.execPath, [entry, ...args], {
-    cwd: scratch,
-    env: cleanEnv(vars),
-    encoding: "utf8",
-    timeout: options.timeout ?? 20_000,
-    killSignal: "SIGKILL",
-    ...(options.input === undefined ? { stdio: ["ignore", "pipe", "pipe"] } : { input: options.input })
-  })
-  const run = {
-    status: result.status,
-    signal: result.signal,
-    stdout: result.stdout,
-    stderr: result.stderr,
-    elapsedMs: Date.now() - started
-  }
-  if (result.error !== undefined) {
-    throw new Error(`portcullis ${args.join(" ")} failed to run: ${result.error.message}\n${run.stderr}`)
-  }
-  return run
-}
-
-/** The problem lines printed on stderr. */
-const lines = (text: string) => text.split("\n").filter((line) => line.trim() !== "")
+/** The CLI run in the scratch folder. */
+const cli = (args: ReadonlyArray<string>, vars: Readonly<Record<string, string>>, options: CliRunOptions = {}) =>
+  runCli(args, vars, { cwd: scratch, ...options })
 
 /** Whether a TCP connection to the port is accepted. */
 const accepts = (port: number) =>
@@ -67,10 +32,14 @@ const accepts = (port: number) =>
     socket.once("error", () => resolve(false))
   })
 
+/**
+ * A sign-in on a connection of its own: a kept-alive one may be closed by the server while a
+ * slow CLI run goes on between two sign-ins.
+ */
 const login = (base: string, email: string, password: string) =>
   fetch(`${base}/api/v1/auth/login`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", connection: "close" },
     body: JSON.stringify({ email, password }),
     signal: AbortSignal.timeout(10_000)
   })
@@ -252,20 +221,49 @@ describe("portcullis create-superuser and user update", () => {
     expect(run.stderr).toContain("SERVICE_PASSWORD_MIN_LENGTH")
   })
 
-  it("reads the password from standard input when --password is omitted", () => {
+  it("reads the password from the first line of standard input with --password-stdin", () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const run = cli(["create-superuser", "--email", "stdin@example.com"], vars, { input: `${strongPassword}\n` })
+    const run = cli(["create-superuser", "--email", "stdin@example.com", "--password-stdin"], vars, {
+      input: `${strongPassword}\nignored second line\n`
+    })
     expect(run.status).toBe(0)
     expect(run.stdout).toContain("stdin@example.com")
 
-    const empty = cli(["create-superuser", "--email", "empty@example.com"], vars, { input: "" })
+    const empty = cli(["create-superuser", "--email", "empty@example.com", "--password-stdin"], vars, { input: "" })
     expect(empty.status).toBe(1)
     expect(empty.stderr).toMatch(/at least 8 characters/)
   })
 
+  it("refuses to prompt for the password without a terminal, in one line, before touching the database", () => {
+    const database = freshDatabase()
+    for (const input of [undefined, `${strongPassword}\n`]) {
+      const run = cli(
+        ["create-superuser", "--email", "root@example.com"],
+        { SERVICE_DATABASE_URL: database },
+        input === undefined ? {} : { input }
+      )
+      expect(run.status).toBe(1)
+      expect(lines(run.stderr)).toEqual([
+        expect.stringMatching(/^No terminal to ask for the password on: .*--password-stdin/)
+      ])
+      expect(run.stdout).toBe("")
+    }
+    const both = cli(
+      ["create-superuser", "--email", "root@example.com", "--password", strongPassword, "--password-stdin"],
+      { SERVICE_DATABASE_URL: database },
+      { input: `${strongPassword}\n` }
+    )
+    expect(both.status).toBe(1)
+    expect(lines(both.stderr)).toEqual([expect.stringContaining("use one")])
+    // Nobody was created by the refused runs.
+    expect(cli(["user", "list", "--json"], { SERVICE_DATABASE_URL: database }).stdout).toContain('"users": []')
+  })
+
   it("a superuser from standard input signs in over HTTP, until user update deactivates them", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const created = cli(["create-superuser", "--email", "admin@example.com"], vars, { input: `${strongPassword}\n` })
+    const created = cli(["create-superuser", "--email", "admin@example.com", "--password-stdin"], vars, {
+      input: `${strongPassword}\n`
+    })
     expect(created.status).toBe(0)
 
     const server = await serve(vars)
@@ -331,26 +329,62 @@ describe("portcullis create-superuser and user update", () => {
 })
 
 describe("portcullis check", () => {
-  it("prints the resolved settings and warnings as JSON, with the secret key redacted", () => {
-    const run = cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: secretKey })
+  /** `SERVICE_NAME=value` lines as a map. */
+  const variables = (stdout: string) =>
+    new Map(lines(stdout).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]))
+
+  it("prints every setting by its variable's name, as it resolves, defaults included, the secret key masked", () => {
+    const database = freshDatabase()
+    const run = cli(["check"], {
+      SERVICE_DATABASE_URL: database,
+      SERVICE_SECRET_KEY: secretKey,
+      SERVICE_LOCKOUT_ENABLED: "yes",
+      SERVICE_CORS_ORIGINS: '["https://a.example.com","https://b.example.com"]',
+      SERVICE_AUTH_RATE_LIMITS: '{"login":"7/30s"}'
+    })
     expect(run.status).toBe(0)
-    const report = JSON.parse(run.stdout) as { settings: Record<string, unknown>; warnings: ReadonlyArray<string> }
-    expect(report.settings.secretKey).toBe("<redacted>")
-    expect(report.settings.port).toBe(8000)
-    expect(report.settings.authPrefix).toBe("/api/v1/auth")
-    expect(report.warnings).toEqual([])
+    expect(run.stderr).toBe("")
+    for (const line of lines(run.stdout)) expect(line).toMatch(/^SERVICE_[A-Z0-9_]+=/)
+    const shown = variables(run.stdout)
+    expect(shown.get("SERVICE_PORT")).toBe("8000")
+    expect(shown.get("SERVICE_HOST")).toBe("127.0.0.1")
+    expect(shown.get("SERVICE_API_PREFIX")).toBe("/api/v1")
+    expect(shown.get("SERVICE_DATABASE_URL")).toBe(database)
+    expect(shown.get("SERVICE_SECRET_KEY")).toBe("***")
+    expect(shown.get("SERVICE_LOCKOUT_ENABLED")).toBe("true")
+    expect(shown.get("SERVICE_CORS_ORIGINS")).toBe("https://a.example.com,https://b.example.com")
+    expect(JSON.parse(shown.get("SERVICE_AUTH_RATE_LIMITS") ?? "")).toMatchObject({
+      login: "7/30s",
+      register: "3/minute"
+    })
+    expect(shown.get("SERVICE_JWT_AUDIENCE")).toBe("")
+    expect(shown.get("SERVICE_PUBLIC_URL")).toBe("http://localhost:8000/")
+    expect(shown.has("SERVICE_LOG_LEVEL")).toBe(true)
     expect(run.stdout).not.toContain(secretKey)
-    expect(run.stderr).not.toContain(secretKey)
   })
 
-  it("lists every warning, the unset SECRET_KEY and an unknown variable included", () => {
-    const run = cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
+  it("--json: the same settings by name, unset ones null, and every warning, an unknown variable's included", () => {
+    const run = cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
     expect(run.status).toBe(0)
-    const report = JSON.parse(run.stdout) as { settings: Record<string, unknown>; warnings: ReadonlyArray<string> }
-    expect(report.settings.secretKey).toBeNull()
+    const report = JSON.parse(run.stdout) as {
+      settings: Record<string, string | null>
+      warnings: ReadonlyArray<string>
+    }
+    expect(report.settings.SERVICE_PORT).toBe("8000")
+    expect(report.settings.SERVICE_SECRET_KEY).toBeNull()
+    expect(Object.keys(report.settings).every((name) => name.startsWith("SERVICE_"))).toBe(true)
     expect(report.warnings).toHaveLength(2)
     expect(report.warnings.some((warning) => warning.includes("SERVICE_SECRET_KEY"))).toBe(true)
     expect(report.warnings.some((warning) => warning.includes("SERVICE_PROT"))).toBe(true)
+  })
+
+  it("without --json, warnings go to stderr, one line each", () => {
+    const run = cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
+    expect(run.status).toBe(0)
+    expect(lines(run.stderr)).toEqual([
+      expect.stringMatching(/^warning: SERVICE_SECRET_KEY/),
+      expect.stringMatching(/^warning: SERVICE_PROT/)
+    ])
   })
 
   it("exits 1 on an invalid setting, naming it", () => {
@@ -359,14 +393,36 @@ describe("portcullis check", () => {
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/^SERVICE_LOCKOUT_ENABLED="perhaps" .*expected /)])
   })
 
-  it("accepts a postgres:// DATABASE_URL and an SMTP URL, never showing their passwords", () => {
+  it("masks only the passwords of URLs, and client secrets, keys and provider lists whole", () => {
     const run = cli(["check"], {
       SERVICE_DATABASE_URL: "postgres://app:Pg5qlPa55word@db.internal/portcullis",
-      SERVICE_SMTP_URL: "smtps://mailer:Sm7pPa55word@mail.example.com:465"
+      SERVICE_SMTP_URL: "smtps://mailer:Sm7pPa55word@mail.example.com:465",
+      SERVICE_REDIS_URL: "redis://:Red1sPa55word@cache.internal:6379/0",
+      SERVICE_OAUTH_GITHUB_CLIENT_ID: "github-client-id",
+      SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "GhClientPa55word",
+      SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback",
+      SERVICE_OAUTH_CUSTOM_PROVIDERS: JSON.stringify([
+        {
+          name: "corp",
+          authorization_endpoint: "https://sso.example.com/authorize",
+          token_endpoint: "https://sso.example.com/token",
+          userinfo_endpoint: "https://sso.example.com/userinfo",
+          client_id: "corp-client",
+          client_secret: "CorpClientPa55word",
+          redirect_uris: ["https://app.example.com/corp"]
+        }
+      ]),
+      SERVICE_SECRET_KEY: `${secretKey}Pa55word`
     })
     expect(run.status).toBe(0)
-    expect(run.stderr).not.toContain("SMTP_URL")
-    expect((JSON.parse(run.stdout) as { settings: { smtpUrl: unknown } }).settings.smtpUrl).toBe("<redacted>")
+    const shown = variables(run.stdout)
+    expect(shown.get("SERVICE_DATABASE_URL")).toBe("postgres://app:***@db.internal/portcullis")
+    expect(shown.get("SERVICE_SMTP_URL")).toBe("smtps://mailer:***@mail.example.com:465")
+    expect(shown.get("SERVICE_REDIS_URL")).toBe("redis://:***@cache.internal:6379/0")
+    expect(shown.get("SERVICE_OAUTH_GITHUB_CLIENT_ID")).toBe("github-client-id")
+    expect(shown.get("SERVICE_OAUTH_GITHUB_CLIENT_SECRET")).toBe("***")
+    expect(shown.get("SERVICE_OAUTH_CUSTOM_PROVIDERS")).toBe("***")
+    expect(shown.get("SERVICE_SECRET_KEY")).toBe("***")
     expect(`${run.stdout}${run.stderr}`).not.toContain("Pa55word")
   })
 })
@@ -382,7 +438,7 @@ describe("portcullis secret", () => {
     const key = first.stdout.trim()
     expect(second.stdout.trim()).not.toBe(key)
 
-    const check = cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
+    const check = cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
     expect(check.status).toBe(0)
     expect((JSON.parse(check.stdout) as { warnings: ReadonlyArray<string> }).warnings).toEqual([])
     expect(check.stdout).not.toContain(key)
@@ -417,7 +473,12 @@ describe("portcullis openapi", () => {
     const login = document.paths["/api/v1/auth/login"]?.post
     expect(login?.responses["422"]).toEqual({
       description: expect.any(String),
-      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/ValidationError" } } }
+      content: {
+        "application/problem+json": {
+          schema: { $ref: "#/components/schemas/ValidationError" },
+          example: expect.objectContaining({ code: "ValidationError", status: 422 })
+        }
+      }
     })
     expect(login?.responses).not.toHaveProperty("400")
   })

@@ -143,8 +143,14 @@ describe("the .env file of the working directory", () => {
       SERVICE_DATABASE_URL: "memory:"
     })
     expect(checked.status).toBe(0)
-    const { settings } = JSON.parse(checked.stdout) as { settings: Record<string, unknown> }
-    expect(settings).toMatchObject({ logLevel: "warning", port: 9100, logFormat: "logfmt" })
+    expect(lines(checked.stdout)).toEqual(
+      expect.arrayContaining(["SERVICE_LOG_LEVEL=warning", "SERVICE_PORT=9100", "SERVICE_LOG_FORMAT=logfmt"])
+    )
+
+    // check shows the setting PORT gave as SERVICE_PORT's value: it is the setting that resolves.
+    const fromPort = await run(folder(), ["check"], { PORT: "9300", SERVICE_DATABASE_URL: "memory:" })
+    expect(lines(fromPort.stdout)).toContain("SERVICE_PORT=9300")
+    expect(fromPort.stdout).not.toMatch(/^PORT=/m)
   })
 
   it("when malformed, stops start-up with one line naming the line, never its text", async () => {

@@ -130,9 +130,9 @@ describe("deployment rules", () => {
   })
 })
 
-describe("the README's example deployment", () => {
+describe("the documented example deployment (docs/integrating.md)", () => {
   it("is a valid deployment", async () => {
-    const readme = readFileSync(resolve("README.md"), "utf8")
+    const readme = readFileSync(resolve("docs/integrating.md"), "utf8")
     const source = /```ts\n(\/\/ deployment\.ts:[\s\S]*?)```/.exec(readme)?.[1]
     expect(source).toBeDefined()
     // Inside the project, so that its `import ... from "effect"` resolves.

@@ -1,66 +1,12 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { OAuth } from "../../../application/OAuth.js"
 import { OAuthStates } from "../../../application/OAuthStates.js"
 import { oauthProviders } from "../../../config/oauthProviders.js"
-import {
-  LastSignInMethodError,
-  LinkedAccountNotFoundError,
-  OAuthAccountAlreadyLinkedError,
-  OAuthError,
-  OAuthProviderAlreadyLinkedError,
-  OAuthProviderError,
-  OAuthProviderNotFoundError
-} from "../../../domain/errors.js"
-import { LoginResponse } from "../../../domain/Token.js"
-import { featureApi, strict, withUseCases } from "../Api.js"
-import { Authentication, CurrentPrincipal } from "../Authentication.js"
+import { CurrentPrincipal } from "../Authentication.js"
 import { clientInfo } from "../clientInfo.js"
 import { SessionTransport } from "../cookies.js"
-import { feature } from "../Feature.js"
-import { declared } from "../problems.js"
-
-const ProviderPath = Schema.Struct({ provider: Schema.String })
-
-const Providers = Schema.Struct({
-  providers: Schema.Array(Schema.String).annotations({ description: "The configured providers' names." })
-}).annotations({ identifier: "OAuthProviders" })
-
-const AuthorizeParams = Schema.Struct({
-  redirect_uri: Schema.String.pipe(Schema.maxLength(2048)).annotations({
-    description: "Where the provider sends the browser back; one of the provider's allowed redirect URIs."
-  })
-})
-
-const AuthorizationStart = Schema.Struct({
-  authorization_url: Schema.String,
-  binding: Schema.String.annotations({
-    description: "Keep it (never in a URL) and send it with the callback: the state is only good with it."
-  })
-}).annotations({ identifier: "OAuthAuthorization" })
-
-const CallbackRequest = strict({
-  code: Schema.String.pipe(Schema.maxLength(2048)),
-  state: Schema.String.pipe(Schema.maxLength(4096)),
-  binding: Schema.String.pipe(Schema.maxLength(256))
-}).annotations({ identifier: "OAuthCallbackRequest" })
-
-const LinkedIdentity = Schema.Struct({
-  provider: Schema.String,
-  provider_user_id: Schema.String,
-  provider_email: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "OAuthLinkedIdentity" })
-
-const LinkedAccountView = Schema.Struct({
-  provider: Schema.String,
-  provider_user_id: Schema.String,
-  provider_email: Schema.NullOr(Schema.String).annotations({
-    description: "As the provider gave it; for display only."
-  }),
-  created_at: Schema.DateTimeUtc
-}).annotations({ identifier: "OAuthLinkedAccount" })
-
-const StateFailure = Schema.Union(declared(OAuthError), declared(OAuthProviderError))
+import { feature, featureApi, limitedRoutes, shapeOf, withUseCases } from "../Feature.js"
+import { oauthGroup } from "../groups/oauth.js"
 
 /**
  * Social sign-in and account linking through OAuth providers (spec: OAuth routes), served when
@@ -68,112 +14,44 @@ const StateFailure = Schema.Union(declared(OAuthError), declared(OAuthProviderEr
  */
 export const oauth = feature({
   name: "oauth",
-  limits: [
-    { bucket: "oauth_callback", path: "/oauth/:provider/callback" },
-    { bucket: "oauth_callback", path: "/oauth/:provider/link/callback" }
-  ],
+  limits: limitedRoutes(oauthGroup),
   enabled: (settings, deployment) => oauthProviders(settings, deployment).length > 0,
-  api: ({ settings }) =>
+  api: (context) =>
     withUseCases(
-      featureApi(
-        { prefix: settings.server.authPrefix, title: "OAuth", description: "Social sign-in and account linking." },
-        HttpApiGroup.make("oauth")
-          .add(HttpApiEndpoint.get("providers", "/oauth/providers").addSuccess(Providers))
-          .add(
-            HttpApiEndpoint.get("authorize", "/oauth/:provider/authorize")
-              .setPath(ProviderPath)
-              .setUrlParams(AuthorizeParams)
-              .addSuccess(AuthorizationStart)
-              .addError(Schema.Union(declared(OAuthError), declared(OAuthProviderNotFoundError)))
-              .annotate(
-                OpenApi.Description,
-                "Starts a sign-in: send the browser to authorization_url and keep the binding for the callback."
+      featureApi(oauthGroup(shapeOf(context)), (handlers) =>
+        Effect.gen(function* () {
+          const oauth = yield* OAuth
+          const transport = yield* SessionTransport
+          return handlers
+            .handle("providers", () => Effect.succeed({ providers: oauth.providers }))
+            .handle("authorize", ({ path, urlParams }) => oauth.authorize(path.provider, urlParams.redirect_uri))
+            .handle("callback", ({ path, payload, request }) =>
+              oauth.signIn(path.provider, payload, clientInfo(request)).pipe(Effect.flatMap(transport.deliver))
+            )
+            .handle("authorizeLink", ({ path, urlParams }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) =>
+                oauth.authorizeLink(principal, path.provider, urlParams.redirect_uri)
               )
-          )
-          .add(
-            HttpApiEndpoint.post("callback", "/oauth/:provider/callback")
-              .setPath(ProviderPath)
-              .setPayload(CallbackRequest)
-              .addSuccess(LoginResponse)
-              .addError(Schema.Union(StateFailure, declared(OAuthProviderNotFoundError)))
-              .annotate(
-                OpenApi.Description,
-                "Completes a sign-in with the provider's code, the state and the binding; a new user is made verified, without a password."
-              )
-          )
-          .add(
-            HttpApiEndpoint.get("authorizeLink", "/oauth/:provider/link/authorize")
-              .setPath(ProviderPath)
-              .setUrlParams(AuthorizeParams)
-              .addSuccess(AuthorizationStart)
-              .addError(Schema.Union(declared(OAuthError), declared(OAuthProviderNotFoundError)))
-              .middleware(Authentication)
-          )
-          .add(
-            HttpApiEndpoint.post("link", "/oauth/:provider/link/callback")
-              .setPath(ProviderPath)
-              .setPayload(CallbackRequest)
-              .addSuccess(LinkedIdentity)
-              .addError(
-                Schema.Union(
-                  StateFailure,
-                  declared(OAuthProviderNotFoundError),
-                  declared(OAuthAccountAlreadyLinkedError),
-                  declared(OAuthProviderAlreadyLinkedError)
+            )
+            .handle("link", ({ path, payload }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) => oauth.link(principal, path.provider, payload))
+            )
+            .handle("accounts", () =>
+              Effect.flatMap(CurrentPrincipal, (principal) => oauth.accounts(principal.user.id)).pipe(
+                Effect.map((linked) =>
+                  linked.map((account) => ({
+                    provider: account.provider,
+                    provider_user_id: account.provider_user_id,
+                    provider_email: Option.getOrNull(account.provider_email),
+                    created_at: account.created_at
+                  }))
                 )
               )
-              .annotate(
-                OpenApi.Description,
-                "Links the provider account to the signed-in user; no session is made or changed."
-              )
-              .middleware(Authentication)
-          )
-          .add(
-            HttpApiEndpoint.get("accounts", "/oauth/accounts")
-              .addSuccess(Schema.Array(LinkedAccountView))
-              .middleware(Authentication)
-          )
-          .add(
-            HttpApiEndpoint.del("unlink", "/oauth/accounts/:provider")
-              .setPath(ProviderPath)
-              .addSuccess(HttpApiSchema.NoContent)
-              .addError(Schema.Union(declared(LinkedAccountNotFoundError), declared(LastSignInMethodError)))
-              .middleware(Authentication)
-          ),
-        (handlers) =>
-          Effect.gen(function* () {
-            const oauth = yield* OAuth
-            const transport = yield* SessionTransport
-            return handlers
-              .handle("providers", () => Effect.succeed({ providers: oauth.providers }))
-              .handle("authorize", ({ path, urlParams }) => oauth.authorize(path.provider, urlParams.redirect_uri))
-              .handle("callback", ({ path, payload, request }) =>
-                oauth.signIn(path.provider, payload, clientInfo(request)).pipe(Effect.flatMap(transport.deliver))
-              )
-              .handle("authorizeLink", ({ path, urlParams }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) =>
-                  oauth.authorizeLink(principal, path.provider, urlParams.redirect_uri)
-                )
-              )
-              .handle("link", ({ path, payload }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) => oauth.link(principal, path.provider, payload))
-              )
-              .handle("accounts", () =>
-                Effect.flatMap(CurrentPrincipal, (principal) => oauth.accounts(principal.user.id)).pipe(
-                  Effect.map((linked) =>
-                    linked.map((account) => ({
-                      provider: account.provider,
-                      provider_user_id: account.provider_user_id,
-                      provider_email: Option.getOrNull(account.provider_email),
-                      created_at: account.created_at
-                    }))
-                  )
-                )
-              )
-              .handle("unlink", ({ path }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) => oauth.unlink(principal, path.provider))
-              )
-          })
+            )
+            .handle("unlink", ({ path }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) => oauth.unlink(principal, path.provider))
+            )
+        })
       ),
       OAuth.Default.pipe(Layer.provide(OAuthStates.Default))
     )

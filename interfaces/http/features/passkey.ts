@@ -1,66 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { Passkeys } from "../../../application/Passkeys.js"
-import {
-  AuthenticationCredential,
-  CreationOptions,
-  RegistrationCredential,
-  RequestOptions
-} from "../../../application/ports/WebAuthn.js"
-import {
-  AuthenticationError,
-  LastSignInMethodError,
-  PasskeyNotFoundError,
-  PasskeyRegistrationError
-} from "../../../domain/errors.js"
-import { AuthenticationChallengeKey, PasskeyInfo, RegistrationChallengeKey } from "../../../domain/Passkey.js"
-import { hasControlCharacter } from "../../../domain/Text.js"
-import { LoginResponse } from "../../../domain/Token.js"
-import { Email } from "../../../domain/User.js"
-import { featureApi, strict, withUseCases } from "../Api.js"
-import { Authentication, CurrentPrincipal } from "../Authentication.js"
+import { CurrentPrincipal } from "../Authentication.js"
 import { clientInfo } from "../clientInfo.js"
 import { SessionTransport } from "../cookies.js"
-import { feature } from "../Feature.js"
-import { declared } from "../problems.js"
-
-const challengeKeyDescription = "Hand it back with the ceremony's answer; it is good once, for PASSKEY_CHALLENGE_TTL."
-
-const RegistrationStart = Schema.Struct({
-  ...CreationOptions.fields,
-  challenge_key: Schema.String.annotations({ description: challengeKeyDescription })
-}).annotations({ identifier: "PasskeyRegistrationOptions" })
-
-const AuthenticationStart = Schema.Struct({
-  ...RequestOptions.fields,
-  challenge_key: Schema.String.annotations({ description: challengeKeyDescription })
-}).annotations({ identifier: "PasskeyAuthenticationOptions" })
-
-/** The name a user gives a passkey, to tell it apart in the list. */
-const DeviceName = Schema.Trim.pipe(
-  Schema.minLength(1, { message: () => "must not be empty" }),
-  Schema.maxLength(100, { message: () => "has at most 100 characters" }),
-  Schema.filter((name) => !hasControlCharacter(name), { message: () => "must not contain control characters" })
-)
-
-const RegisterCompleteRequest = strict({
-  challenge_key: RegistrationChallengeKey,
-  credential: RegistrationCredential,
-  device_name: DeviceName
-}).annotations({ identifier: "PasskeyRegistrationRequest" })
-
-/** Optional: no body (or null) asks for discoverable credentials. */
-const AuthenticateBeginRequest = Schema.NullOr(
-  strict({ email: Schema.optional(Email) }).annotations({ identifier: "PasskeyAuthenticationStartRequest" })
-)
-
-const AuthenticateCompleteRequest = strict({
-  challenge_key: AuthenticationChallengeKey,
-  credential: AuthenticationCredential
-}).annotations({ identifier: "PasskeyAuthenticationRequest" })
-
-/** Any text: an id that is no passkey's, well-formed or not, is answered 404 like another user's. */
-const PasskeyPath = Schema.Struct({ passkey_id: Schema.String.pipe(Schema.maxLength(128)) })
+import { feature, featureApi, limitedRoutes, shapeOf, withUseCases } from "../Feature.js"
+import { passkeyGroup } from "../groups/passkey.js"
 
 /**
  * Passwordless sign-in with passkeys (spec: passkey routes, rules 1–6), served when
@@ -68,85 +12,30 @@ const PasskeyPath = Schema.Struct({ passkey_id: Schema.String.pipe(Schema.maxLen
  */
 export const passkey = feature({
   name: "passkey",
-  limits: [
-    { bucket: "passkey_auth", path: "/passkeys/authenticate/begin" },
-    { bucket: "passkey_auth", path: "/passkeys/authenticate/complete" }
-  ],
+  limits: limitedRoutes(passkeyGroup),
   enabled: (settings) => settings.passkeys.passkeyEnabled,
-  api: ({ settings }) =>
+  api: (context) =>
     withUseCases(
-      featureApi(
-        { prefix: settings.server.authPrefix, title: "Passkeys", description: "Passwordless sign-in with passkeys." },
-        HttpApiGroup.make("passkey")
-          .add(
-            HttpApiEndpoint.post("registerBegin", "/passkeys/register/begin")
-              .addSuccess(RegistrationStart)
-              .annotate(
-                OpenApi.Description,
-                "Options for navigator.credentials.create, the caller's passkeys excluded, and the challenge_key to complete with."
-              )
-              .middleware(Authentication)
-          )
-          .add(
-            HttpApiEndpoint.post("registerComplete", "/passkeys/register/complete")
-              .setPayload(RegisterCompleteRequest)
-              .addSuccess(PasskeyInfo, { status: 201 })
-              .addError(declared(PasskeyRegistrationError))
-              .annotate(
-                OpenApi.Description,
-                "Verifies the attestation (origin, RP ID, challenge, user verification) and stores the passkey."
-              )
-              .middleware(Authentication)
-          )
-          .add(
-            HttpApiEndpoint.post("authenticateBegin", "/passkeys/authenticate/begin")
-              .setPayload(AuthenticateBeginRequest)
-              .addSuccess(AuthenticationStart)
-              .annotate(
-                OpenApi.Description,
-                "Options for navigator.credentials.get. With an email, allowCredentials is always present, possibly empty; without one, the browser offers its discoverable credentials."
-              )
-          )
-          .add(
-            HttpApiEndpoint.post("authenticateComplete", "/passkeys/authenticate/complete")
-              .setPayload(AuthenticateCompleteRequest)
-              .addSuccess(LoginResponse)
-              .addError(declared(AuthenticationError))
-              .annotate(
-                OpenApi.Description,
-                "Verifies the assertion and the sign count, then signs in as a password login does."
-              )
-          )
-          .add(
-            HttpApiEndpoint.get("list", "/passkeys").addSuccess(Schema.Array(PasskeyInfo)).middleware(Authentication)
-          )
-          .add(
-            HttpApiEndpoint.del("delete", "/passkeys/:passkey_id")
-              .setPath(PasskeyPath)
-              .addSuccess(HttpApiSchema.NoContent)
-              .addError(Schema.Union(declared(PasskeyNotFoundError), declared(LastSignInMethodError)))
-              .middleware(Authentication)
-          ),
-        (handlers) =>
-          Effect.gen(function* () {
-            const passkeys = yield* Passkeys
-            const transport = yield* SessionTransport
-            return handlers
-              .handle("registerBegin", () => Effect.flatMap(CurrentPrincipal, passkeys.registerBegin))
-              .handle("registerComplete", ({ payload }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) => passkeys.registerComplete(principal, payload))
-              )
-              .handle("authenticateBegin", ({ payload }) =>
-                passkeys.authenticateBegin(Option.fromNullable(payload?.email))
-              )
-              .handle("authenticateComplete", ({ payload, request }) =>
-                passkeys.authenticateComplete(payload, clientInfo(request)).pipe(Effect.flatMap(transport.deliver))
-              )
-              .handle("list", () => Effect.flatMap(CurrentPrincipal, passkeys.list))
-              .handle("delete", ({ path }) =>
-                Effect.flatMap(CurrentPrincipal, (principal) => passkeys.delete(principal, path.passkey_id))
-              )
-          })
+      featureApi(passkeyGroup(shapeOf(context)), (handlers) =>
+        Effect.gen(function* () {
+          const passkeys = yield* Passkeys
+          const transport = yield* SessionTransport
+          return handlers
+            .handle("registerBegin", () => Effect.flatMap(CurrentPrincipal, passkeys.registerBegin))
+            .handle("registerComplete", ({ payload }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) => passkeys.registerComplete(principal, payload))
+            )
+            .handle("authenticateBegin", ({ payload }) =>
+              passkeys.authenticateBegin(Option.fromNullable(payload?.email))
+            )
+            .handle("authenticateComplete", ({ payload, request }) =>
+              passkeys.authenticateComplete(payload, clientInfo(request)).pipe(Effect.flatMap(transport.deliver))
+            )
+            .handle("list", () => Effect.flatMap(CurrentPrincipal, passkeys.list))
+            .handle("delete", ({ path }) =>
+              Effect.flatMap(CurrentPrincipal, (principal) => passkeys.delete(principal, path.passkey_id))
+            )
+        })
       ),
       Passkeys.Default
     )

@@ -1,0 +1,53 @@
+import { Context, Effect, Either, Layer, Option } from "effect"
+import * as Logging from "../../composition/logging.js"
+import type { LoggingSettings } from "../../config/sections/logging.js"
+
+type Level = LoggingSettings["logLevel"]
+
+const levels: Readonly<Record<string, Level>> = {
+  all: "trace",
+  trace: "trace",
+  debug: "debug",
+  info: "info",
+  warning: "warning",
+  error: "error",
+  fatal: "fatal",
+  none: "none"
+}
+
+/**
+ * `--log-level`, taken out of the command line. @effect/cli has it as a built-in option, but
+ * only sets a default level, which each command's logger (LOG_LEVEL) replaces, and it refuses
+ * the option after a command's own options; so the entry point reads it, wherever it is.
+ */
+export const takeLogLevel = (
+  args: ReadonlyArray<string>
+): Either.Either<{ readonly level: Option.Option<Level>; readonly args: ReadonlyArray<string> }, string> => {
+  const at = args.findIndex((arg) => arg === "--log-level" || arg.startsWith("--log-level="))
+  const arg = args[at]
+  if (arg === undefined) return Either.right({ level: Option.none(), args })
+  const inline = arg !== "--log-level"
+  const value = inline ? arg.slice("--log-level=".length) : args[at + 1]
+  const level = levels[value ?? ""]
+  if (level === undefined) return Either.left(`--log-level must be one of ${Object.keys(levels).join(", ")}`)
+  return Either.right({
+    level: Option.some(level),
+    args: args.filter((_, index) => index !== at && (inline || index !== at + 1))
+  })
+}
+
+/** What `--log-level` asked for, if anything: it overrides SERVICE_LOG_LEVEL. */
+export class RequestedLogLevel extends Context.Reference<RequestedLogLevel>()("cli/RequestedLogLevel", {
+  defaultValue: () => Option.none<Level>()
+}) {}
+
+/**
+ * The logger for a command: LOG_FORMAT, and `--log-level` or else `fallback` (SERVICE_LOG_LEVEL
+ * for serve; operator commands stay quiet by default).
+ */
+export const commandLogging = (settings: LoggingSettings, fallback: Level = settings.logLevel) =>
+  Layer.unwrapEffect(
+    Effect.map(RequestedLogLevel, (requested) =>
+      Logging.layer({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) })
+    )
+  )

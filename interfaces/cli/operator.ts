@@ -1,0 +1,55 @@
+import { Options } from "@effect/cli"
+import { Effect, Layer, Schema } from "effect"
+import { Admin, type UserRef } from "../../application/Admin.js"
+import { cliContext, RequestContext } from "../../application/Audit.js"
+import { application } from "../../composition/application.js"
+import { Email, UserId } from "../../domain/User.js"
+import { commandLogging } from "./logLevel.js"
+import { loadSettings, StartupError } from "./startup.js"
+
+/** Which SERVICE_ variables the operator commands read, for their help texts. */
+export const storageVariables =
+  "Works on the stores serve uses: SERVICE_DATABASE_URL, SERVICE_REDIS_URL, SERVICE_USER_ID_TYPE."
+
+export const decodeEmail = (value: string) =>
+  Schema.decodeUnknown(Email)(value).pipe(
+    Effect.mapError(() => new StartupError({ lines: [`--email ${JSON.stringify(value)} is not an email address`] }))
+  )
+
+const decodeId = (value: string) =>
+  Schema.decodeUnknown(UserId)(value.trim()).pipe(Effect.mapError(() => new StartupError({ lines: ["--id is empty"] })))
+
+/** `--email` or `--id`: one of them names the user. */
+export const userRefOption = Options.orElse(
+  Options.text("email").pipe(
+    Options.withPseudoName("EMAIL"),
+    Options.withDescription("The user's email address (or give --id)."),
+    Options.map((email) => ({ email }))
+  ),
+  Options.text("id").pipe(
+    Options.withPseudoName("ID"),
+    Options.withDescription("The user's id, as `user list` prints it (or give --email)."),
+    Options.map((id) => ({ id }))
+  )
+)
+
+export const decodeUserRef = (ref: { readonly email: string } | { readonly id: string }) =>
+  "email" in ref
+    ? Effect.map(decodeEmail(ref.email), (email): UserRef => ({ email }))
+    : Effect.map(decodeId(ref.id), (id): UserRef => ({ id }))
+
+/**
+ * Runs an operator task over the deployment's adapters, once the settings are known to be
+ * valid (before any prompt), as the CLI (the audit log's actor). Its logs stay quiet (warnings and worse) unless --log-level asks
+ * for more.
+ */
+export const operate = <A, E, R>(task: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const { settings } = yield* loadSettings
+    return yield* task.pipe(
+      Effect.provide(Admin.Default.pipe(Layer.provideMerge(application(settings)))),
+      Effect.provide(commandLogging(settings.logging, "warning")),
+      // The audit log names the operator's command as the actor of what it changes.
+      Effect.provideService(RequestContext, cliContext)
+    )
+  })

@@ -1,0 +1,131 @@
+import { Cookies, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Option, Ref } from "effect"
+import { type ApiShape, baseApi, defaultShape } from "./Api.js"
+import { adminGroup } from "./groups/admin.js"
+import { authGroup } from "./groups/auth.js"
+import { healthGroup } from "./groups/health.js"
+import { jwksGroup } from "./groups/jwks.js"
+import { oauthGroup } from "./groups/oauth.js"
+import { passkeyGroup } from "./groups/passkey.js"
+import { profileGroup } from "./groups/profile.js"
+import { sessionsGroup } from "./groups/sessions.js"
+import { verifyGroup } from "./groups/verify.js"
+
+/**
+ * A typed client of Portcullis (`portcullis/client`), made by HttpApiClient from the very group
+ * definitions the server serves: every route, its payload and success types, and its declared
+ * errors decoded from their problem bodies by `code`. It imports no use case, adapter or
+ * composition code (test/http/client-import-graph.test.ts holds it to that).
+ */
+
+export * from "../../domain/errors.js"
+export { FamilyId, SessionInfo } from "../../domain/Session.js"
+export { Email, PublicUser } from "../../domain/User.js"
+export type { ApiShape } from "./Api.js"
+export { CsrfError, HashingQueueFullError } from "./errors.js"
+
+/** The cookie a page echoes in the CSRF header, and the header (cookie mode). */
+const CSRF_COOKIE = "portcullis_csrf"
+const CSRF_HEADER = "x-csrf-token"
+
+/** Every group of the service, shaped as a deployment serves them (the default shape unless told). */
+export const portcullisApi = (shape: ApiShape = defaultShape) =>
+  baseApi
+    .add(authGroup(shape))
+    .add(profileGroup(shape))
+    .add(verifyGroup(shape))
+    .add(sessionsGroup(shape))
+    .add(adminGroup(shape))
+    .add(oauthGroup(shape))
+    .add(passkeyGroup(shape))
+    .add(jwksGroup(shape))
+    .add(healthGroup)
+
+/** The API of every group with the default settings and no custom fields: the client's types. */
+export const PortcullisApi = portcullisApi()
+export type PortcullisApi = typeof PortcullisApi
+
+/** The settings of the deployment a client speaks to, where they differ from the defaults. */
+export type ClientShape = Partial<Pick<ApiShape, "authPrefix" | "loginField" | "tokenTransport" | "userIdType">>
+
+export interface ClientOptions {
+  /** The service's origin (PUBLIC_URL), e.g. `https://auth.example.com`; the auth prefix is added per route. */
+  readonly baseUrl: string | URL
+  readonly shape?: ClientShape
+  /** The access token sent as `Authorization: Bearer`, read before every request (so a refreshed one is used). */
+  readonly accessToken?: () => string | undefined
+  /**
+   * Where cookies are kept between calls (cookie mode in Node, whose fetch keeps none): every
+   * response's cookies go in, every request carries them, and the CSRF cookie is echoed in
+   * X-CSRF-Token. Make one with `cookieJar`. In a browser, leave it out and let the browser keep
+   * them (`credentials: "include"` on fetch, see the README).
+   */
+  readonly cookies?: Ref.Ref<Cookies.Cookies>
+}
+
+/** An empty cookie jar for `ClientOptions.cookies`. */
+export const cookieJar = Ref.make(Cookies.empty)
+
+/** The CSRF cookie a browser page can read (it is not HttpOnly), when running in one. */
+const documentCsrfCookie = (): Option.Option<string> => {
+  const cookie = globalThis.document?.cookie ?? ""
+  for (const pair of cookie.split(";")) {
+    const [name, ...value] = pair.trim().split("=")
+    if (name === CSRF_COOKIE) return Option.some(decodeURIComponent(value.join("=")))
+  }
+  return Option.none()
+}
+
+const isUnsafe = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
+
+/**
+ * The double submit of cookie mode: an unsafe request echoes the CSRF cookie in X-CSRF-Token
+ * (the service demands it on /refresh, which relies on the refresh cookie).
+ */
+const echoCsrf =
+  (cookies: Ref.Ref<Cookies.Cookies> | undefined) =>
+  (request: HttpClientRequest.HttpClientRequest): Effect.Effect<HttpClientRequest.HttpClientRequest> => {
+    if (!isUnsafe(request.method)) return Effect.succeed(request)
+    const token =
+      cookies === undefined
+        ? Effect.sync(documentCsrfCookie)
+        : Effect.map(Ref.get(cookies), (jar) => Cookies.getValue(jar, CSRF_COOKIE))
+    return Effect.map(token, (csrf) =>
+      Option.match(
+        Option.filter(csrf, (value) => value !== ""),
+        {
+          onNone: () => request,
+          onSome: (value) => HttpClientRequest.setHeader(request, CSRF_HEADER, value)
+        }
+      )
+    )
+  }
+
+const withAccessToken = (accessToken: (() => string | undefined) | undefined) =>
+  HttpClient.mapRequest((request) => {
+    const token = accessToken?.()
+    return token === undefined ? request : HttpClientRequest.bearerToken(request, token)
+  })
+
+/**
+ * The client: `client.auth.login({ payload })`, `client.profile.me()`, `client.sessions.list()`…
+ * Needs an HttpClient (`FetchHttpClient.layer`). Failures are the route's declared errors
+ * (AuthenticationError, RateLimitedError, …), or HttpClientError / ParseError.
+ */
+export const make = (options: ClientOptions) => {
+  const shape = { ...defaultShape, ...options.shape }
+  const cookies = options.cookies
+  return HttpApiClient.make(portcullisApi(shape), {
+    baseUrl: options.baseUrl,
+    transformClient: (client) => {
+      const authenticated = client.pipe(
+        withAccessToken(options.accessToken),
+        HttpClient.mapRequestEffect(echoCsrf(cookies))
+      )
+      return cookies === undefined ? authenticated : HttpClient.withCookiesRef(authenticated, cookies)
+    }
+  })
+}
+
+/** A client of the service, as `make` builds it. */
+export type PortcullisClient = Effect.Effect.Success<ReturnType<typeof make>>

@@ -1,0 +1,27 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { StoreUnavailableError } from "../../../domain/errors.js"
+import { placed } from "../Api.js"
+import { declared } from "../problems.js"
+
+/** Liveness and readiness, at the root whatever the auth prefix, for load balancers. */
+export const healthGroup = placed(
+  {
+    prefix: "",
+    title: "Health",
+    description: "Liveness (/healthz: the process answers) and readiness (/readyz: its stores answer)."
+  },
+  HttpApiGroup.make("health")
+    .add(
+      HttpApiEndpoint.get("healthz", "/healthz")
+        .annotate(OpenApi.Summary, "Liveness")
+        .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+    )
+    .add(
+      HttpApiEndpoint.get("readyz", "/readyz")
+        .annotate(OpenApi.Summary, "Readiness")
+        .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
+        .addError(declared(StoreUnavailableError))
+        .annotate(OpenApi.Description, "200 when the database and the revocation store answer; 503 problem otherwise.")
+    )
+)

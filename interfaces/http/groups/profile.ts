@@ -1,0 +1,71 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  AccountLockedError,
+  InvalidPasswordError,
+  RateLimitedError,
+  ReauthenticationError,
+  StoreUnavailableError,
+  UserAlreadyExistsError
+} from "../../../domain/errors.js"
+import { PublicUser } from "../../../domain/User.js"
+import { type ApiShape, Message, PasswordField, placed, strict } from "../Api.js"
+import { declared } from "../problems.js"
+import { Authentication, RequireVerified } from "../security.js"
+
+/**
+ * The PATCH /me body: the deployment's editable fields, each checked by its schema (a bad value
+ * is a 422 naming it), documented in OpenAPI. Other names pass to the use case, which refuses
+ * protected and unknown fields by name.
+ */
+const profilePatchPayload = (editable: ApiShape["editableFields"]) =>
+  Schema.Struct(editable, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+    identifier: "ProfilePatch",
+    description: "The deployment's custom profile fields to change. Protected and unknown fields are refused."
+  }) as unknown as Schema.Schema<Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>>
+
+/** The signed-in user's own account. */
+export const profileGroup = (shape: ApiShape) =>
+  placed(
+    { prefix: shape.authPrefix, title: "Profile", description: "The signed-in user's own account." },
+    HttpApiGroup.make("profile")
+      .addError(declared(StoreUnavailableError))
+      .add(HttpApiEndpoint.get("me", "/me").annotate(OpenApi.Summary, "The signed-in user").addSuccess(PublicUser))
+      .add(
+        HttpApiEndpoint.get("verifiedMe", "/me/verified")
+          .annotate(OpenApi.Summary, "The signed-in user, if verified")
+          .addSuccess(PublicUser)
+          .middleware(RequireVerified)
+      )
+      .add(
+        HttpApiEndpoint.patch("updateMe", "/me")
+          .annotate(OpenApi.Summary, "Change profile fields")
+          .setPayload(profilePatchPayload(shape.editableFields))
+          .addSuccess(PublicUser)
+          .addError(declared(UserAlreadyExistsError))
+      )
+      .add(
+        HttpApiEndpoint.del("deleteMe", "/me")
+          .annotate(OpenApi.Summary, "Delete the account")
+          .addSuccess(HttpApiSchema.NoContent)
+      )
+      .add(
+        HttpApiEndpoint.post("changePassword", "/change-password")
+          .annotate(OpenApi.Summary, "Change the password")
+          .setPayload(
+            strict({ current_password: Schema.optional(PasswordField), new_password: PasswordField }).annotations({
+              identifier: "ChangePasswordRequest"
+            })
+          )
+          .addSuccess(Message)
+          .addError(
+            Schema.Union(
+              declared(ReauthenticationError),
+              declared(InvalidPasswordError),
+              declared(AccountLockedError),
+              declared(RateLimitedError)
+            )
+          )
+      )
+      .middleware(Authentication)
+  )

@@ -1,0 +1,43 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { SessionNotFoundError, StoreUnavailableError } from "../../../domain/errors.js"
+import { FamilyId, SessionInfo } from "../../../domain/Session.js"
+import { type ApiShape, placed } from "../Api.js"
+import { declared } from "../problems.js"
+import { Authentication } from "../security.js"
+
+export const RevokedSessions = Schema.Struct({
+  detail: Schema.String,
+  revoked: Schema.Int.annotations({ description: "How many sessions were ended." })
+}).annotations({ identifier: "RevokedSessions" })
+
+/** The signed-in user's live sessions: list them, end one, end all the others. */
+export const sessionsGroup = (shape: ApiShape) =>
+  placed(
+    {
+      prefix: shape.authPrefix,
+      title: "Sessions",
+      description:
+        "The signed-in user's live sessions (one per sign-in, across refreshes): list them, end one, end all the others."
+    },
+    HttpApiGroup.make("sessions")
+      .addError(declared(StoreUnavailableError))
+      .add(
+        HttpApiEndpoint.get("list", "/sessions")
+          .annotate(OpenApi.Summary, "List live sessions")
+          .addSuccess(Schema.Array(SessionInfo))
+      )
+      .add(
+        HttpApiEndpoint.del("revoke", "/sessions/:family_id")
+          .annotate(OpenApi.Summary, "End a session")
+          .setPath(Schema.Struct({ family_id: FamilyId }))
+          .addSuccess(HttpApiSchema.NoContent)
+          .addError(declared(SessionNotFoundError))
+      )
+      .add(
+        HttpApiEndpoint.post("revokeOthers", "/sessions/revoke-others")
+          .annotate(OpenApi.Summary, "End every other session")
+          .addSuccess(RevokedSessions)
+      )
+      .middleware(Authentication)
+  )

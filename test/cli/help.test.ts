@@ -1,0 +1,118 @@
+import { spawnSync } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { lines, runCli } from "../support/cliRun.js"
+import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../support/processes.js"
+
+afterAll(killAll)
+
+const ansi = new RegExp(`${String.fromCharCode(27)}\\[`)
+
+/** Every command with options of its own, by its path. */
+const commands = [
+  ["serve"],
+  ["migrate"],
+  ["create-superuser"],
+  ["user", "list"],
+  ["user", "update"],
+  ["user", "set-password"],
+  ["user", "roles", "add"],
+  ["user", "roles", "remove"],
+  ["openapi"],
+  ["check"]
+]
+
+/** The library's own words for an option's type, which say nothing of what it is for. */
+const placeholder =
+  /^(A user-defined piece of text( that is confidential)?\.|One of the following: .*|This setting is optional\.|An integer\.|A true or false value\.|An existing file\.|This option has a default value: .*|This setting is optional\. Defaults to .*)$/
+
+/** The help text of each option block of OPTIONS and ARGUMENTS, but the built-in ones. */
+const ownOptions = (help: string) => {
+  const blocks = help.split(/\n(?=--|<|\(-h)/)
+  return blocks
+    .filter((block) => /^(--|<)/.test(block))
+    .filter((block) => !/^--(completions|log-level|wizard|version)\b/.test(block))
+    .map((block) => ({
+      name: block.split("\n")[0] ?? "",
+      text: lines(block)
+        .slice(1)
+        .map((line) => line.trim())
+    }))
+}
+
+describe("portcullis --help", () => {
+  /** Each command's help, piped: run once for the tests below, the machine being slow to start processes. */
+  const helps = new Map<string, ReturnType<typeof runCli>>()
+  beforeAll(() => {
+    for (const path of [[], ...commands]) helps.set(path.join(" "), runCli([...path, "--help"], {}))
+  }, 180_000)
+
+  it("has no ANSI codes when piped, and shows each command's full path in its usage", () => {
+    expect(helps.get("")?.stdout).not.toMatch(ansi)
+    for (const path of commands) {
+      const run = helps.get(path.join(" "))
+      expect(run?.status, path.join(" ")).toBe(0)
+      expect(run?.stdout, path.join(" ")).not.toMatch(ansi)
+      expect(run?.stdout, path.join(" ")).toContain(`$ portcullis ${path.join(" ")}`)
+    }
+  })
+
+  it("describes every command and every option in its own words, naming the SERVICE_ variables that apply", () => {
+    for (const path of commands) {
+      const help = helps.get(path.join(" "))?.stdout ?? ""
+      const description = help.split("DESCRIPTION")[1]?.split(/\n(OPTIONS|ARGUMENTS)\n/)[0] ?? ""
+      expect(description, path.join(" ")).toMatch(/SERVICE_[A-Z_]+/)
+      for (const option of ownOptions(help)) {
+        expect(
+          option.text.filter((line) => !placeholder.test(line)),
+          `${path.join(" ")} ${option.name}`
+        ).not.toEqual([])
+      }
+    }
+  })
+
+  const script = spawnSync("script", ["--version"], { encoding: "utf8" })
+  /** The CLI on a pseudo-terminal (util-linux `script`), so that stdout is a TTY. */
+  const onTerminal = (args: string, vars: Readonly<Record<string, string>>) =>
+    spawnSync("script", ["-qec", `${process.execPath} ${cli} ${args}`, "/dev/null"], {
+      env: cleanEnv(vars),
+      encoding: "utf8",
+      timeout: 20_000
+    }).stdout
+
+  it.skipIf(script.status !== 0)("keeps its colours on a terminal, but not with NO_COLOR", () => {
+    expect(onTerminal("serve --help", {})).toMatch(ansi)
+    expect(onTerminal("serve --help", { NO_COLOR: "1" })).not.toMatch(ansi)
+  })
+})
+
+describe("--log-level", () => {
+  it("overrides SERVICE_LOG_LEVEL for serve, wherever it stands", async () => {
+    const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_LOG_LEVEL: "info" }
+    const quiet = await startServer(vars, { args: ["--log-level", "error"] })
+    await fetch(`${quiet.url}/healthz`)
+    await quiet.stop()
+    expect(quiet.output()).not.toContain("Listening")
+    expect(quiet.output()).not.toContain("SERVICE_SECRET_KEY is not set")
+
+    const loud = await startServer({ ...vars, SERVICE_LOG_LEVEL: "error" }, { args: ["--log-level=info"] })
+    await loud.stop()
+    expect(loud.output()).toContain("Listening")
+  }, 90_000)
+
+  it("shows an operator command's logs, which it keeps quiet otherwise; a bad level is refused", () => {
+    const vars = { SERVICE_DATABASE_URL: temporaryDatabase() }
+    const created = runCli(["create-superuser", "--email", "ops@example.com", "--password-stdin"], vars, {
+      input: "correct horse battery staple\n"
+    })
+    expect(created.status).toBe(0)
+    const silent = runCli(["user", "roles", "add", "--email", "ops@example.com", "auditor"], vars)
+    expect(silent.stdout).not.toContain("role assigned")
+    const logged = runCli(["user", "roles", "add", "--email", "ops@example.com", "editor", "--log-level", "info"], vars)
+    expect(logged.status).toBe(0)
+    expect(logged.stdout).toContain('"msg":"role assigned"')
+
+    const bad = runCli(["check", "--log-level", "loud"], vars)
+    expect(bad.status).toBe(1)
+    expect(lines(bad.stderr)).toEqual([expect.stringMatching(/^--log-level must be one of/)])
+  })
+})

@@ -1,0 +1,185 @@
+import { request } from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { lines, runCli } from "../support/cliRun.js"
+import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
+
+const strongPassword = "correct horse battery staple"
+const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
+
+afterAll(killAll)
+
+interface ListedUser {
+  readonly id: string
+  readonly email: string
+  readonly is_active: boolean
+  readonly is_superuser: boolean
+  readonly roles: ReadonlyArray<string>
+  readonly created_at: string
+}
+
+/** A database with the given superusers, created oldest first. */
+const withUsers = (emails: ReadonlyArray<string>) => {
+  const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
+  for (const email of emails) {
+    const created = runCli(["create-superuser", "--email", email, "--password-stdin"], vars, {
+      input: `${strongPassword}\n`
+    })
+    if (created.status !== 0) throw new Error(created.stderr)
+  }
+  return vars
+}
+
+const listJson = (vars: Readonly<Record<string, string>>, args: ReadonlyArray<string> = []) => {
+  const run = runCli(["user", "list", "--json", ...args], vars)
+  expect(run.status, run.stderr).toBe(0)
+  return JSON.parse(run.stdout) as { users: ReadonlyArray<ListedUser>; next_offset: number | null }
+}
+
+describe("portcullis user list", () => {
+  let vars: Readonly<Record<string, string>> = {}
+  beforeAll(() => {
+    vars = withUsers(["ada@example.com", "bob@example.org", "carol@example.com"])
+  }, 60_000)
+
+  it("prints a table of id, email, flags, roles and created_at, and where the next page starts", () => {
+    const run = runCli(["user", "list", "--limit", "2"], vars)
+    expect(run.status).toBe(0)
+    const [header, first, second, more, ...rest] = lines(run.stdout)
+    expect(header?.split(/\s+/)).toEqual(["ID", "EMAIL", "FLAGS", "ROLES", "CREATED_AT"])
+    expect(first).toMatch(/^\S+\s+ada@example\.com\s+active,verified,superuser\s+-\s+\d{4}-\d\d-\d\dT[\d:.]+Z$/)
+    expect(second).toContain("bob@example.org")
+    expect(more).toBe("More users: --offset 2")
+    expect(rest).toEqual([])
+
+    const last = runCli(["user", "list", "--limit", "2", "--offset", "2"], vars)
+    expect(lines(last.stdout)).toHaveLength(2)
+    expect(last.stdout).toContain("carol@example.com")
+    expect(last.stdout).not.toContain("More users")
+  })
+
+  it("--json pages and filters by a part of the email, in any letter case", () => {
+    const all = listJson(vars)
+    expect(all.users.map((user) => user.email)).toEqual(["ada@example.com", "bob@example.org", "carol@example.com"])
+    expect(all.next_offset).toBeNull()
+    expect(all.users[0]).toMatchObject({ is_active: true, is_superuser: true, roles: [] })
+    expect(all.users[0]).not.toHaveProperty("hashed_password")
+
+    const filtered = listJson(vars, ["--email", "EXAMPLE.COM", "--limit", "1"])
+    expect(filtered.users.map((user) => user.email)).toEqual(["ada@example.com"])
+    expect(filtered.next_offset).toBe(1)
+    expect(listJson(vars, ["--email", "nobody"]).users).toEqual([])
+  })
+
+  it("refuses a limit out of range and a negative offset, in one line", () => {
+    for (const args of [
+      ["--limit", "0"],
+      ["--limit", "1001"],
+      ["--offset", "-1"]
+    ]) {
+      const run = runCli(["user", "list", ...args], vars)
+      expect(run.status).toBe(1)
+      expect(lines(run.stderr)).toEqual([expect.stringMatching(/^--(limit|offset) must be/)])
+    }
+  })
+})
+
+describe("portcullis user roles and user update by id", () => {
+  it("adds and removes roles by email or id, printing the user; unknown users and bad names are refused", {
+    timeout: 120_000
+  }, () => {
+    const vars = withUsers(["ops@example.com"])
+    const [user] = listJson(vars).users
+    if (user === undefined) throw new Error("no user")
+
+    const added = runCli(["user", "roles", "add", "--email", "ops@example.com", "auditor"], vars)
+    expect(added.status, added.stderr).toBe(0)
+    expect(JSON.parse(added.stdout)).toMatchObject({ id: user.id, roles: ["auditor"] })
+    const byId = runCli(["user", "roles", "add", "--id", user.id, "editor"], vars)
+    expect([...(JSON.parse(byId.stdout) as ListedUser).roles].sort()).toEqual(["auditor", "editor"])
+
+    const removed = runCli(["user", "roles", "remove", "--id", user.id, "auditor"], vars)
+    expect((JSON.parse(removed.stdout) as ListedUser).roles).toEqual(["editor"])
+    expect(listJson(vars).users[0]?.roles).toEqual(["editor"])
+
+    const unknown = runCli(["user", "roles", "add", "--email", "nobody@example.com", "editor"], vars)
+    expect(unknown.status).toBe(1)
+    expect(lines(unknown.stderr)).toHaveLength(1)
+    const badName = runCli(["user", "roles", "add", "--id", user.id, "no spaces"], vars)
+    expect(badName.status).toBe(1)
+    expect(lines(badName.stderr)).toEqual([expect.stringMatching(/is not a role name/)])
+    const both = runCli(["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"], vars)
+    expect(both.status).toBe(1)
+  })
+
+  it("user update takes --id as well as --email", () => {
+    const vars = withUsers(["flags@example.com"])
+    const [user] = listJson(vars).users
+    if (user === undefined) throw new Error("no user")
+    const run = runCli(["user", "update", "--id", user.id, "--superuser", "false"], vars)
+    expect(run.status, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ id: user.id, is_superuser: false })
+  })
+})
+
+/**
+ * One request on a connection of its own. fetch would reuse a pooled connection that the server
+ * may close (keep-alive timeout) while a slow CLI run goes on, and fail with "other side closed".
+ */
+const send = (url: string, options: { readonly token?: string; readonly json?: unknown } = {}) =>
+  new Promise<{ readonly status: number; readonly body: string }>((resolve, reject) => {
+    const headers: Record<string, string> =
+      options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }
+    if (options.json !== undefined) headers["content-type"] = "application/json"
+    const req = request(
+      url,
+      { method: options.json === undefined ? "GET" : "POST", headers, agent: false, timeout: 10_000 },
+      (res) => {
+        let body = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => {
+          body += chunk
+        })
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+      }
+    )
+    req.on("error", reject)
+    req.end(options.json === undefined ? undefined : JSON.stringify(options.json))
+  })
+
+describe("portcullis user set-password", () => {
+  const signIn = (base: string, password: string) =>
+    send(`${base}/api/v1/auth/login`, { json: { email: "reset@example.com", password } })
+
+  it("sets the password under the policy and ends every session, as a reset does", async () => {
+    const vars = withUsers(["reset@example.com"])
+    const server = await startServer(vars)
+    const signedIn = await signIn(server.url, strongPassword)
+    expect(signedIn.status).toBe(200)
+    const { access_token, refresh_token } = JSON.parse(signedIn.body) as { access_token: string; refresh_token: string }
+
+    const weak = runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
+      input: "short\n"
+    })
+    expect(weak.status).toBe(1)
+    expect(lines(weak.stderr)).toEqual([expect.stringMatching(/at least 8 characters/)])
+    const unprompted = runCli(["user", "set-password", "--email", "reset@example.com"], vars)
+    expect(unprompted.status).toBe(1)
+    expect(unprompted.stderr).toMatch(/^No terminal to ask for the password on/)
+
+    const newPassword = "an entirely new passphrase"
+    const set = runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
+      input: `${newPassword}\n`
+    })
+    expect(set.status, set.stderr).toBe(0)
+    expect(set.stdout).toMatch(/^Set the password of reset@example\.com; all of their sessions have ended\./)
+    expect(`${set.stdout}${set.stderr}`).not.toContain(newPassword)
+
+    const me = await send(`${server.url}/api/v1/auth/me`, { token: access_token })
+    expect(me.status, "the old session's access token").toBe(401)
+    const refreshed = await send(`${server.url}/api/v1/auth/refresh`, { json: { refresh_token } })
+    expect(refreshed.status, "the old session's refresh token").toBe(401)
+    expect((await signIn(server.url, strongPassword)).status).toBe(401)
+    expect((await signIn(server.url, newPassword)).status).toBe(200)
+    await server.stop()
+  }, 90_000)
+})

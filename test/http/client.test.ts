@@ -1,0 +1,167 @@
+import { Cookies, FetchHttpClient } from "@effect/platform"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer, Redacted, Ref } from "effect"
+import * as Client from "../../interfaces/http/client.js"
+import { password, uniqueEmail } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+/**
+ * The typed client (portcullis/client) against a running service: every call goes through real
+ * HTTP, and every failure comes back as the route's declared error, decoded from its problem.
+ */
+
+const secret = Redacted.make(password)
+
+/** A client of the test service; its access token is whatever `token` holds when a call is made. */
+const clientOf = (options: Omit<Client.ClientOptions, "baseUrl"> = {}) =>
+  Effect.flatMap(TestApp.TestApp, (app) => Client.make({ baseUrl: app.url, ...options }))
+
+const withFetch = <A, E>(service: Layer.Layer<A, E>) => Layer.merge(service, FetchHttpClient.layer)
+
+const signUp = (client: Client.PortcullisClient, email = uniqueEmail("client")) =>
+  Effect.gen(function* () {
+    yield* client.auth.register({ payload: { email: Client.Email.make(email), password: secret } })
+    return yield* client.auth.login({ payload: { identifier: email, password: secret } })
+  })
+
+describe("the typed client in bearer mode", () => {
+  layer(withFetch(TestApp.layer("memory:", { SERVICE_PREVENT_REGISTRATION_ENUMERATION: "false" })), {
+    excludeTestServices: true
+  })((it) => {
+    it.effect("registers, signs in, reads /me, lists sessions, refreshes and signs out", () =>
+      Effect.gen(function* () {
+        let token: string | undefined
+        const client = yield* clientOf({ accessToken: () => token })
+        const email = uniqueEmail("client")
+        const user = yield* client.auth.register({ payload: { email: Client.Email.make(email), password: secret } })
+        expect(user).toMatchObject({ email, is_active: true, is_verified: false })
+
+        const signedIn = yield* client.auth.login({ payload: { identifier: email, password: secret } })
+        expect(signedIn.user.email).toBe(email)
+        token = signedIn.access_token
+        expect((yield* client.profile.me()).email).toBe(email)
+
+        const sessions = yield* client.sessions.list()
+        expect(sessions).toHaveLength(1)
+
+        const pair = yield* client.auth.refresh({ payload: { refresh_token: signedIn.refresh_token ?? "" } })
+        expect(pair.refresh_token).not.toBe(signedIn.refresh_token)
+        token = pair.access_token
+        expect((yield* client.profile.me()).email).toBe(email)
+
+        yield* client.auth.logout()
+        const afterLogout = yield* Effect.flip(client.profile.me())
+        expect(afterLogout._tag).toBe("TokenBlacklistedError")
+      })
+    )
+
+    it.effect("a wrong password fails with AuthenticationError, a taken email with UserAlreadyExistsError", () =>
+      Effect.gen(function* () {
+        const client = yield* clientOf()
+        const email = uniqueEmail("client")
+        yield* signUp(client, email)
+        const wrong = yield* Effect.flip(
+          client.auth.login({ payload: { identifier: email, password: Redacted.make("not the password") } })
+        )
+        expect(wrong).toBeInstanceOf(Client.AuthenticationError)
+        const taken = yield* Effect.flip(
+          client.auth.register({ payload: { email: Client.Email.make(email), password: secret } })
+        )
+        expect(taken._tag).toBe("UserAlreadyExistsError")
+      })
+    )
+
+    it.effect("a refused password and a bad session id come back with their fields", () =>
+      Effect.gen(function* () {
+        const client = yield* clientOf()
+        const weak = yield* Effect.flip(
+          client.auth.register({
+            payload: { email: Client.Email.make(uniqueEmail("client")), password: Redacted.make("short") }
+          })
+        )
+        expect(weak._tag).toBe("InvalidPasswordError")
+        if (weak._tag === "InvalidPasswordError") expect(weak.problems.length).toBeGreaterThan(0)
+
+        let token: string | undefined
+        const signedIn = yield* clientOf({ accessToken: () => token })
+        token = (yield* signUp(client)).access_token
+        const unknown = yield* Effect.flip(
+          signedIn.sessions.revoke({
+            path: { family_id: Client.FamilyId.make("00000000-0000-4000-8000-000000000000") }
+          })
+        )
+        expect(unknown._tag).toBe("SessionNotFoundError")
+      })
+    )
+
+    it.effect("a call without a token fails with TokenError", () =>
+      Effect.gen(function* () {
+        const client = yield* clientOf()
+        const failure = yield* Effect.flip(client.profile.me())
+        expect(failure._tag).toBe("TokenError")
+      })
+    )
+  })
+})
+
+describe("the typed client on a rate-limited route", () => {
+  layer(
+    withFetch(
+      TestApp.layer("memory:", {
+        SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
+        SERVICE_AUTH_RATE_LIMITS: JSON.stringify({ login: "2/minute" })
+      })
+    ),
+    { excludeTestServices: true }
+  )((it) => {
+    it.effect("past the limit, login fails with RateLimitedError carrying the limit and the wait", () =>
+      Effect.gen(function* () {
+        const client = yield* clientOf()
+        const attempt = client.auth.login({ payload: { identifier: uniqueEmail("limited"), password: secret } })
+        expect((yield* Effect.flip(attempt))._tag).toBe("AuthenticationError")
+        expect((yield* Effect.flip(attempt))._tag).toBe("AuthenticationError")
+        const limited = yield* Effect.flip(attempt)
+        expect(limited).toBeInstanceOf(Client.RateLimitedError)
+        if (limited._tag === "RateLimitedError") {
+          expect(limited.limit).toBe(2)
+          expect(limited.resetSeconds).toBeGreaterThan(0)
+          expect(limited.resetSeconds).toBeLessThanOrEqual(60)
+        }
+      })
+    )
+  })
+})
+
+describe("the typed client in cookie mode", () => {
+  layer(withFetch(TestApp.layer("memory:", { SERVICE_TOKEN_TRANSPORT: "cookie", SERVICE_COOKIE_SECURE: "false" })), {
+    excludeTestServices: true
+  })((it) => {
+    it.effect("keeps the cookies, refreshes from the refresh cookie and echoes the CSRF cookie", () =>
+      Effect.gen(function* () {
+        const cookies = yield* Client.cookieJar
+        let token: string | undefined
+        const client = yield* clientOf({ shape: { tokenTransport: "cookie" }, cookies, accessToken: () => token })
+        const signedIn = yield* signUp(client)
+        expect(signedIn.refresh_token).toBeNull()
+        token = signedIn.access_token
+
+        const pair = yield* client.auth.refresh({ payload: null })
+        expect(pair.refresh_token).toBeNull()
+        expect(pair.access_token).not.toBe(signedIn.access_token)
+        token = pair.access_token
+        expect((yield* client.profile.me()).email).toBe(signedIn.user.email)
+      })
+    )
+
+    it.effect("without the CSRF cookie to echo, a refresh from the cookie fails with CsrfError", () =>
+      Effect.gen(function* () {
+        const cookies = yield* Client.cookieJar
+        const client = yield* clientOf({ shape: { tokenTransport: "cookie" }, cookies })
+        yield* signUp(client)
+        yield* Ref.update(cookies, Cookies.remove("portcullis_csrf"))
+        const refused = yield* Effect.flip(client.auth.refresh({ payload: null }))
+        expect(refused).toBeInstanceOf(Client.CsrfError)
+      })
+    )
+  })
+})

@@ -1,0 +1,144 @@
+import { readFileSync } from "node:fs"
+import { gunzipSync } from "node:zlib"
+import { describe, expect, layer } from "@effect/vitest"
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { Effect } from "effect"
+import { limitedRoutes } from "../../interfaces/http/Feature.js"
+import { authGroup } from "../../interfaces/http/groups/auth.js"
+import { problemCodes } from "../../interfaces/http/problems.js"
+import { call } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+// biome-ignore lint/suspicious/noExplicitAny: a JSON document read loosely, its shape checked by the assertions
+type Json = Record<string, any>
+
+const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string
+}
+
+const env = {
+  SERVICE_PUBLIC_URL: "https://auth.example.com",
+  SERVICE_PASSKEY_ENABLED: "true",
+  SERVICE_PASSKEY_RP_ID: "example.com",
+  SERVICE_PASSKEY_RP_NAME: "Example",
+  SERVICE_PASSKEY_ORIGINS: "https://auth.example.com",
+  SERVICE_OAUTH_GITHUB_CLIENT_ID: "id",
+  SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "secret",
+  SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback"
+}
+
+const operationsOf = (document: Json) =>
+  Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([path, operations]) =>
+    Object.entries(operations).map(([method, operation]) => ({ path, method, operation }))
+  )
+
+describe("the OpenAPI document, every group served", () => {
+  layer(TestApp.layer("memory:", env), { excludeTestServices: true })((it) => {
+    const fetchDocument = Effect.map(call("GET", "/openapi.json"), (reply) => reply.body as Json)
+
+    it.effect("is a valid OpenAPI 3.1 document, of this version, at PUBLIC_URL", () =>
+      Effect.gen(function* () {
+        const document = yield* fetchDocument
+        const result = yield* Effect.promise(() => new Validator().validate(document))
+        expect(result.errors).toBeUndefined()
+        expect(result.valid).toBe(true)
+        expect(document.info.version).toBe(packageJson.version)
+        expect(document.servers).toEqual([{ url: "https://auth.example.com" }])
+        expect(JSON.stringify(document)).not.toContain('"$id"')
+      })
+    )
+
+    it.effect("declares every problem code the service sends, each a component named after it", () =>
+      Effect.gen(function* () {
+        const document = yield* fetchDocument
+        const schemas = document.components.schemas as Record<string, Json>
+        for (const code of problemCodes) {
+          expect(schemas[code]?.properties?.code?.enum, code).toEqual([code])
+        }
+        const referenced = new Set(
+          [...JSON.stringify(document.paths).matchAll(/#\/components\/schemas\/(\w+)/g)].map((match) => match[1])
+        )
+        for (const code of problemCodes) {
+          if (code === "NotFoundError" || code === "MethodNotAllowedError") continue
+          expect(referenced.has(code), code).toBe(true)
+        }
+      })
+    )
+
+    it.effect("gives every operation a summary and an example, and documents the refusals of its route", () =>
+      Effect.gen(function* () {
+        const document = yield* fetchDocument
+        const limited = new Set(limitedRoutes(authGroup).map((route) => `/api/v1/auth${route.path}`))
+        for (const { path, method, operation } of operationsOf(document)) {
+          const where = `${method} ${path}`
+          expect(operation.summary, where).toEqual(expect.any(String))
+          const responses = operation.responses as Record<string, Json>
+          const examples = Object.values(responses).flatMap((response) =>
+            Object.values((response.content ?? {}) as Record<string, Json>).filter((media) => media.example)
+          )
+          expect(examples.length, where).toBeGreaterThan(0)
+          expect(responses["500"], where).toBeDefined()
+          for (const status of ["411", "413", "415"]) {
+            expect(responses[status] !== undefined, `${where} ${status}`).toBe(operation.requestBody !== undefined)
+          }
+          if (limited.has(path)) expect(responses["429"]?.headers?.["Retry-After"], where).toBeDefined()
+          if (responses["503"] !== undefined) expect(responses["503"].headers?.["Retry-After"], where).toBeDefined()
+        }
+        const login = document.paths["/api/v1/auth/login"].post
+        expect(login.responses["429"].content["application/problem+json"].example).toMatchObject({
+          code: "RateLimitedError",
+          status: 429
+        })
+        expect(document.paths["/healthz"].get.responses["503"]).toBeUndefined()
+        expect(document.paths["/readyz"].get.responses["503"]).toBeDefined()
+      })
+    )
+
+    it.effect("the document and the docs page are cacheable (ETag, max-age) and compressed when asked", () =>
+      Effect.gen(function* () {
+        for (const path of ["/openapi.json", "/docs"]) {
+          const plain = yield* call("GET", path)
+          expect(plain.status).toBe(200)
+          expect(plain.headers.get("cache-control")).toBe("public, max-age=300")
+          const etag = plain.headers.get("etag") ?? ""
+          expect(etag).toMatch(/^".+"$/)
+          expect(plain.headers.get("content-security-policy")).toEqual(expect.any(String))
+
+          const again = yield* call("GET", path, { headers: { "if-none-match": etag } })
+          expect(again.status).toBe(304)
+
+          const gzipped = yield* compressed(path, "gzip")
+          expect(gzipped.encoding).toBe("gzip")
+          expect(gzipSize(gzipped.bytes)).toBe(plain.text.length)
+          const brotli = yield* compressed(path, "br, gzip;q=0.5")
+          expect(brotli.encoding).toBe("br")
+          expect(brotli.bytes.length).toBeLessThan(plain.text.length)
+        }
+        const api = yield* call("GET", "/me")
+        expect(api.headers.get("cache-control")).toBe("no-store")
+      })
+    )
+  })
+})
+
+/** The raw bytes of a document as sent with the encoding asked for (fetch would decode them). */
+const compressed = (path: string, acceptEncoding: string) =>
+  Effect.flatMap(TestApp.TestApp, (app) =>
+    Effect.promise(async () => {
+      const { request } = await import("node:http")
+      return new Promise<{ encoding: string | undefined; bytes: Buffer }>((resolve, reject) => {
+        const url = new URL(`${app.settings.server.authPrefix}${path}`, app.url)
+        request(url, { headers: { "accept-encoding": acceptEncoding } }, (response) => {
+          const chunks: Array<Buffer> = []
+          response.on("data", (chunk: Buffer) => chunks.push(chunk))
+          response.on("end", () =>
+            resolve({ encoding: response.headers["content-encoding"], bytes: Buffer.concat(chunks) })
+          )
+        })
+          .on("error", reject)
+          .end()
+      })
+    })
+  )
+
+const gzipSize = (bytes: Buffer) => gunzipSync(bytes).toString("utf8").length
