@@ -13,6 +13,11 @@ export interface ReadOptions {
   readonly doc?: string
   /** The default as the reference shows it, when its value does not speak for itself. */
   readonly shownDefault?: string
+  /**
+   * A conventional variable without the prefix, read when the prefixed one is unset: `PORT`,
+   * which hosting platforms set for the process to listen on. The prefixed one wins.
+   */
+  readonly unprefixed?: string
 }
 
 /** One setting as the configuration reference describes it. */
@@ -122,9 +127,10 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     return value === "" && !emptyIsValue ? undefined : value
   }
 
-  const readVariable = <A>(variable: string, form: F.Form<A>, options: ReadOptions = {}) => {
+  /** `variable` read with `form`; a fault names it, and `check` shows the value as `setting`'s. */
+  const readVariable = <A>(variable: string, form: F.Form<A>, options: ReadOptions = {}, setting = variable) => {
     const value = raw(variable, options.emptyIsValue)
-    variables.set(variable, Option.none())
+    variables.set(setting, Option.none())
     if (value === undefined) return Option.none<A>()
     const read = form.read(value)
     if (Either.isLeft(read)) {
@@ -132,13 +138,21 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
       problems.push(`${variable}${shown} ${read.left}; expected ${form.expected}`)
       return Option.none<A>()
     }
-    variables.set(variable, show(form, read.right, options))
+    variables.set(setting, show(form, read.right, options))
     return Option.some(read.right)
   }
 
+  /** The variable a setting is read from: its own, or its unprefixed one when only that is set. */
+  const source = (name: string, options: ReadOptions) =>
+    options.unprefixed !== undefined &&
+    raw(PREFIX + name, options.emptyIsValue) === undefined &&
+    raw(options.unprefixed, options.emptyIsValue) !== undefined
+      ? options.unprefixed
+      : PREFIX + name
+
   const optional = <A>(name: string, form: F.Form<A>, options: ReadOptions = {}) => {
     describe(PREFIX + name, form.expected, undefined, options)
-    return readVariable(PREFIX + name, form, options)
+    return readVariable(source(name, options), form, options, PREFIX + name)
   }
 
   const reader: SettingsReader = {
@@ -149,7 +163,7 @@ export const makeReader = (env: Readonly<Record<string, string | undefined>>) =>
     },
     setting: (name, form, fallback, options = {}) => {
       describe(PREFIX + name, form.expected, form.show?.(fallback) ?? showDefault(fallback), options)
-      return Option.getOrElse(readVariable(PREFIX + name, form, options), () => {
+      return Option.getOrElse(readVariable(source(name, options), form, options, PREFIX + name), () => {
         variables.set(PREFIX + name, show(form, fallback, options))
         return fallback
       })

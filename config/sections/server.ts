@@ -27,8 +27,15 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     }
   }
   return {
-    host: read.setting("HOST", F.text, "127.0.0.1", { doc: "The address to listen on." }),
-    port: read.setting("PORT", F.int(0, 65_535), 8000, { doc: "The port to listen on." }),
+    // HOST is not read without the prefix: zsh and some systems export it as the machine's name,
+    // which would put the service on a network address.
+    host: read.setting("HOST", F.text, "127.0.0.1", {
+      doc: "The address to listen on; `0.0.0.0` for every interface. `HOST` without the prefix is not read."
+    }),
+    port: read.setting("PORT", F.int(0, 65_535), 8000, {
+      unprefixed: "PORT",
+      doc: "The port to listen on. `PORT` without the prefix, which hosting platforms set, is read when this is unset; this one wins."
+    }),
     apiPrefix,
     authRouterPrefix,
     /** API_PREFIX followed by AUTH_ROUTER_PREFIX: where the auth routes live. */

@@ -1,17 +1,45 @@
-import { mkdirSync } from "node:fs"
+import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Effect, Layer } from "effect"
 import * as Migrations from "./migrations.js"
 
-/** One better-sqlite3 connection in WAL mode (the client's default); the folder of the file is created if missing. */
+/**
+ * Why the file cannot be the database, if it cannot: the driver would only say "unable to open
+ * database file", and as a defect. The file's own folder is created (`./data` of the default),
+ * never a tree of them: a path naming folders that do not exist is more likely a mistake.
+ */
+const unusable = (filename: string): string | undefined => {
+  const folder = dirname(filename)
+  if (!existsSync(folder)) {
+    if (!existsSync(dirname(folder))) return `its folder ${folder} does not exist, nor does the one above it`
+    try {
+      mkdirSync(folder)
+    } catch (error) {
+      // Another process starting beside this one may have just made it.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return `its folder ${folder} cannot be created`
+    }
+  }
+  if (!statSync(folder).isDirectory()) return `${folder} is not a folder`
+  if (existsSync(filename) && statSync(filename).isDirectory()) return `${filename} is a folder`
+  try {
+    accessSync(existsSync(filename) ? filename : folder, constants.R_OK | constants.W_OK)
+  } catch {
+    return `${existsSync(filename) ? filename : folder} is not writable by this process`
+  }
+  return undefined
+}
+
+/** One better-sqlite3 connection in WAL mode (the client's default), refused when the file cannot be opened. */
 export const client = (filename: string) =>
   SqliteClient.layer({ filename }).pipe(
     Layer.provide(
       Layer.effectDiscard(
-        Effect.sync(() => {
-          if (filename !== ":memory:") mkdirSync(dirname(filename), { recursive: true })
+        Effect.suspend(() => {
+          const reason = filename === ":memory:" ? undefined : unusable(filename)
+          return reason === undefined ? Effect.void : Effect.fail(new SqlError({ message: reason }))
         })
       )
     )

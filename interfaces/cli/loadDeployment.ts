@@ -2,7 +2,6 @@ import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { tsImport } from "tsx/esm/api"
 import { type Deployment, deploymentProblems } from "../../composition/features.js"
 import { loadSettingsFor, StartupError } from "./startup.js"
 
@@ -16,6 +15,15 @@ const withoutInterop = (value: unknown): unknown =>
     : value
 
 /**
+ * A TypeScript module compiled on the fly by tsx. tsx (and esbuild under it) is loaded only
+ * here: a deployment in JavaScript, or none, does not pay for it at start-up.
+ */
+const importTypeScript = async (url: string): Promise<Record<string, unknown>> => {
+  const { tsImport } = await import("tsx/esm/api")
+  return tsImport(url, import.meta.url)
+}
+
+/**
  * The deployment module named by `--config`: its default export (or a `deployment` export).
  * TypeScript modules are compiled on the fly with tsx; JavaScript ones are imported as they are.
  */
@@ -27,7 +35,7 @@ export const loadDeployment = (path: Option.Option<string>) =>
         const url = pathToFileURL(resolve(file)).href
         const module = yield* Effect.tryPromise({
           try: (): Promise<Record<string, unknown>> =>
-            [".ts", ".mts", ".cts"].includes(extname(file)) ? tsImport(url, import.meta.url) : import(url),
+            [".ts", ".mts", ".cts"].includes(extname(file)) ? importTypeScript(url) : import(url),
           catch: (error) =>
             new StartupError({
               lines: [`--config ${file} could not be loaded: ${error instanceof Error ? error.message : String(error)}`]

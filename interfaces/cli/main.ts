@@ -10,7 +10,7 @@ import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
 import { withColorWhereWanted, withHelpAtEveryLevel } from "./output.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
-import { StartupError } from "./startup.js"
+import { loadDotenv, StartupError } from "./startup.js"
 import { user } from "./users.js"
 
 const portcullis = Command.make("portcullis").pipe(
@@ -31,8 +31,8 @@ const fail = (lines: ReadonlyArray<string>) =>
 
 const [executable = "node", script = "portcullis", ...args] = process.argv
 
-takeLogLevel(args).pipe(
-  Effect.mapError((problem) => new StartupError({ lines: [problem] })),
+loadDotenv.pipe(
+  Effect.zipRight(takeLogLevel(args).pipe(Effect.mapError((problem) => new StartupError({ lines: [problem] })))),
   Effect.flatMap(({ level, args }) =>
     run([executable, script, ...withHelpAtEveryLevel(portcullis, args)]).pipe(
       Effect.provideService(RequestedLogLevel, level)

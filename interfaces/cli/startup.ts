@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs"
 import { Data, Effect, Either } from "effect"
 import { missingFeatures, notYetSupported } from "../../composition/startup.js"
 import type { Deployment } from "../../config/Deployment.js"
+import { DOTENV, parseDotenv, unsetIn } from "../../config/dotenv.js"
 import { parseSettings } from "../../config/Settings.js"
 
 /** Start-up cannot go on; each line says why and what to set. Printed to stderr, exit 1. */
@@ -25,3 +27,24 @@ export const loadSettingsFor = (deployment: Deployment | undefined) =>
 
 /** Settings for the commands that take no deployment. */
 export const loadSettings = loadSettingsFor(undefined)
+
+/**
+ * The .env file of the working directory, if there is one, added to the process environment
+ * under its own variables, before any command reads a setting (workers inherit the result). A
+ * malformed file stops every command: a setting silently lost to a typo is worse.
+ */
+export const loadDotenv = Effect.suspend(() => {
+  let text: string
+  try {
+    text = readFileSync(DOTENV, "utf8")
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === "ENOENT"
+      ? Effect.void
+      : Effect.fail(new StartupError({ lines: [`${DOTENV} cannot be read (${code ?? "unknown error"})`] }))
+  }
+  return Either.match(parseDotenv(text), {
+    onLeft: (line) => Effect.fail(new StartupError({ lines: [line] })),
+    onRight: (variables) => Effect.sync(() => void Object.assign(process.env, unsetIn(process.env, variables)))
+  })
+})

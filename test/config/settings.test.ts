@@ -150,7 +150,9 @@ describe("parseSettings defaults", () => {
   })
 
   it("ignores variables without the SERVICE_ prefix", () => {
-    expect(accepted({ SERVICE_SECRET_KEY: goodKey, PORT: "abc", PATH: "/usr/bin", HOME: "/root" }).warnings).toEqual([])
+    expect(
+      accepted({ SERVICE_SECRET_KEY: goodKey, HOST: "workstation", PATH: "/usr/bin", HOME: "/root" }).warnings
+    ).toEqual([])
   })
 
   it("treats an empty variable as unset", () => {
@@ -376,6 +378,25 @@ describe("parseSettings value forms", () => {
     for (const raw of ["sqlite:", "mysql://db/x", "portcullis.db"]) {
       expect(onlyProblem({ SERVICE_DATABASE_URL: raw })).toContain("SERVICE_DATABASE_URL")
     }
+  })
+})
+
+describe("parseSettings PORT", () => {
+  it("listens on PORT when SERVICE_PORT is unset, and SERVICE_PORT wins when both are set", () => {
+    expect(settingsOf({ PORT: "9100" }).server.port).toBe(9100)
+    expect(settingsOf({ PORT: "9100", SERVICE_PORT: "9200" }).server.port).toBe(9200)
+    expect(settingsOf({ PORT: "9100", SERVICE_PORT: "" }).server.port).toBe(9100)
+  })
+
+  it("refuses an invalid PORT naming PORT, but not when SERVICE_PORT overrides it", () => {
+    expect(onlyProblem({ PORT: "http" })).toMatch(
+      /^PORT="http" is not an integer; expected an integer from 0 to 65535$/
+    )
+    expect(settingsOf({ PORT: "http", SERVICE_PORT: "9200" }).server.port).toBe(9200)
+  })
+
+  it("never listens on HOST: shells export it as the machine's name", () => {
+    expect(settingsOf({ HOST: "workstation.lan" }).server.host).toBe("127.0.0.1")
   })
 })
 

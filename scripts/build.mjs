@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Compiles the sources into dist/ with tsc (a dev dependency: a checkout builds, an installed
+// package ships dist/ and never does).
+// Usage: node scripts/build.mjs [--if-stale | --clean]
+//   --if-stale  compile only when a source changed since the last build. An unchanged checkout
+//               then costs a walk over the sources' timestamps (~20 ms) instead of an
+//               incremental tsc (~4.5 s), which is what makes `npm start` start at once.
+//   --clean     remove dist/ first, so that nothing of a deleted source is left (npm pack).
+import { spawnSync } from "node:child_process"
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const project = "tsconfig.build.json"
+const dist = join(root, "dist")
+/** Written after each build, dated when that build began: whatever changed later is newer. */
+const stamp = join(dist, ".build-stamp")
+
+/** What the build reads: the project's sources and its configuration. */
+const inputs = () => {
+  const { include, compilerOptions } = JSON.parse(readFileSync(join(root, project), "utf8"))
+  return {
+    paths: [...include, project, "tsconfig.json", "package.json"],
+    buildInfo: join(root, compilerOptions.tsBuildInfoFile)
+  }
+}
+
+/**
+ * The latest change under `path`, in ms. A folder's own time counts: it moves when an entry is
+ * added, removed or renamed, which the files left behind would not show.
+ */
+const latestChange = (path) => {
+  const stats = statSync(path, { throwIfNoEntry: false })
+  if (stats === undefined) return 0
+  if (!stats.isDirectory()) return stats.mtimeMs
+  return readdirSync(path).reduce((latest, entry) => Math.max(latest, latestChange(join(path, entry))), stats.mtimeMs)
+}
+
+const builtAt = () => {
+  try {
+    return statSync(stamp).mtimeMs
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether a source changed since the last build, or there was none. */
+export const isStale = () => {
+  const built = builtAt()
+  return built === undefined || inputs().paths.some((path) => latestChange(join(root, path)) > built)
+}
+
+/** Compiles; answers tsc's exit status. */
+export const build = ({ clean = false } = {}) => {
+  const began = new Date()
+  if (clean) rmSync(dist, { recursive: true, force: true })
+  // tsc --incremental trusts its build info and emits nothing for files it thinks unchanged,
+  // even when their output is gone: without a stamp, dist/ is not known to be whole.
+  if (builtAt() === undefined) rmSync(inputs().buildInfo, { force: true })
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+  const { status } = spawnSync(process.execPath, [tsc, "-p", project], { cwd: root, stdio: "inherit" })
+  if (status !== 0) return status ?? 1
+  writeFileSync(stamp, `${began.toISOString()}\n`)
+  utimesSync(stamp, began, began)
+  return 0
+}
+
+/** Compiles when a source changed since the last build; answers tsc's exit status, 0 when nothing was to do. */
+export const buildIfStale = () => (isStale() ? build() : 0)
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const option = process.argv[2]
+  if (option !== undefined && option !== "--if-stale" && option !== "--clean") {
+    process.stderr.write(`build.mjs: unknown option ${option}; expected --if-stale or --clean\n`)
+    process.exit(2)
+  }
+  process.exitCode = option === "--if-stale" ? buildIfStale() : build({ clean: option === "--clean" })
+}
