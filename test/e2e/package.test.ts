@@ -60,7 +60,8 @@ const checkoutCopy = () => {
     "scripts",
     "README.md",
     "CHANGELOG.md",
-    "SECURITY.md"
+    "SECURITY.md",
+    "docs"
   ]
   for (const entry of [...include, ...files]) cpSync(join(root, entry), join(copy, entry), { recursive: true })
   // The dev dependencies the prepack build needs, without installing them again.
