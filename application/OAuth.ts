@@ -15,7 +15,8 @@ import {
   decideUnlink,
   OAuthUserInfo,
   providerEmail,
-  type SignInDecision
+  type SignInDecision,
+  type SignInRefusal
 } from "../domain/OAuth.js"
 import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
@@ -60,6 +61,9 @@ const refused = new OAuthError({
 })
 
 const encodeInfo = Schema.encodeSync(OAuthUserInfo)
+
+/** The account rule's decisions that sign someone in. */
+type Granted = Exclude<SignInDecision, { readonly _tag: "Refuse" }>
 
 /**
  * Social sign-in and account linking through OAuth providers (spec: OAuth routes, rules 1–8).
@@ -180,8 +184,26 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
       return user
     })
 
+    /**
+     * A refused sign-in: recorded with its reason, against the account it would have reached
+     * (the linked user, or the holder of the provider's email) when there is one, and answered in
+     * the one sentence.
+     */
+    const refuse = (info: OAuthUserInfo, reason: SignInRefusal | "inactive", target: Option.Option<User>) =>
+      Effect.logInfo("OAuth sign-in refused").pipe(
+        Effect.annotateLogs({ provider: info.provider, reason }),
+        Effect.zipRight(
+          audit.record({
+            type: "sign_in.failed",
+            user_id: Option.getOrNull(Option.map(target, (user) => user.id)),
+            details: { method: "oauth", provider: info.provider, reason }
+          })
+        ),
+        Effect.zipRight(Effect.fail(refused))
+      )
+
     /** Carries out the account rule's decision: the user to sign in, and whether it is new. */
-    const carryOut = (decision: SignInDecision, info: OAuthUserInfo, tokens: AccountTokens) => {
+    const carryOut = (decision: Granted, info: OAuthUserInfo, tokens: AccountTokens) => {
       switch (decision._tag) {
         case "SignInLinked":
           return Effect.as(accounts.updateTokens(decision.account.id, tokens), { user: decision.user, isNew: false })
@@ -193,18 +215,6 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
           })
         case "Create":
           return Effect.map(create(info, decision.email, tokens), (user) => ({ user, isNew: true }))
-        case "Refuse":
-          return Effect.logInfo("OAuth sign-in refused").pipe(
-            Effect.annotateLogs({ provider: info.provider, reason: decision.reason }),
-            Effect.zipRight(
-              audit.record({
-                type: "sign_in.failed",
-                user_id: null,
-                details: { method: "oauth", provider: info.provider, reason: decision.reason }
-              })
-            ),
-            Effect.zipRight(Effect.fail(refused))
-          )
       }
     }
 
@@ -214,9 +224,16 @@ export class OAuth extends Effect.Service<OAuth>()("app/OAuth", {
       const { tokens, info } = yield* identify(provider, callback, { purpose: "oauth_state" })
       const facts = yield* signInFacts(info)
       const decision = decideSignIn({ ...facts, info, autoLinkByEmail: policy.oauth.oauthAutoLinkByEmail })
+      if (decision._tag === "Refuse") {
+        return yield* refuse(
+          info,
+          decision.reason,
+          Option.map(facts.emailHolder, (holder) => holder.user)
+        )
+      }
       // Refused before anything is done: a deactivated user is neither linked nor taken over.
-      if ((decision._tag === "SignInLinked" || decision._tag === "AutoLink") && !decision.user.is_active) {
-        return yield* Effect.zipRight(Effect.logInfo("OAuth sign-in of an inactive user"), refused)
+      if (decision._tag !== "Create" && !decision.user.is_active) {
+        return yield* refuse(info, "inactive", Option.some(decision.user))
       }
       const { user, isNew } = yield* carryOut(decision, info, yield* stored(tokens, info))
       const outcome = isNew

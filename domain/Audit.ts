@@ -1,4 +1,5 @@
 import { DateTime, Duration, Schema } from "effect"
+import { exampleOf } from "./examples.js"
 import { hasControlCharacter } from "./Text.js"
 import { UserId, UserIdJson } from "./User.js"
 
@@ -96,13 +97,27 @@ export const AuditRecordJson = Schema.Struct({
   ...AuditRecord.fields,
   user_id: Schema.NullOr(UserIdJson),
   actor: Schema.Struct({ kind: ActorKind, id: Schema.NullOr(UserIdJson) })
-}).annotations({ identifier: "AuditEvent" })
+}).annotations({
+  identifier: "AuditEvent",
+  examples: [
+    {
+      id: 4182,
+      occurred_at: DateTime.unsafeMake("2025-03-15T18:02:11.000Z"),
+      type: "sign_in.succeeded",
+      user_id: UserId.make("0195a3c2-7b1e-7c3a-9d4f-2a6b8c0e1f37"),
+      actor: { kind: "user", id: UserId.make("0195a3c2-7b1e-7c3a-9d4f-2a6b8c0e1f37") },
+      ip_address: "203.0.113.7",
+      user_agent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 Safari/605.1.15",
+      details: { method: "password", family_id: "5b0f6c1e-3d2a-4f8b-9c7e-1a2b3c4d5e6f" }
+    }
+  ]
+})
 
 /** A page on the wire: the entries, and the cursor of the next page (null on the last). */
 export const AuditPageJson = Schema.Struct({
   events: Schema.Array(AuditRecordJson),
   next_cursor: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "AuditPage" })
+}).annotations({ identifier: "AuditPage", examples: [{ events: [exampleOf(AuditRecordJson)], next_cursor: "4182" }] })
 
 /** How many entries a page holds unless the reader asks otherwise, and at most. */
 export const AUDIT_PAGE_DEFAULT = 50

@@ -24,6 +24,20 @@ export type PublicJwk = typeof PublicJwk.Type
 
 /** The keys tokens are verified with: the signing key's public half first, then the earlier ones. */
 export const JsonWebKeySet = Schema.Struct({ keys: Schema.Array(PublicJwk) }).annotations({
-  identifier: "JsonWebKeySet"
+  identifier: "JsonWebKeySet",
+  examples: [
+    {
+      keys: [
+        {
+          kty: "OKP",
+          kid: "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k",
+          alg: "EdDSA",
+          use: "sig",
+          crv: "Ed25519",
+          x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+        }
+      ]
+    }
+  ]
 })
 export type JsonWebKeySet = typeof JsonWebKeySet.Type

@@ -84,7 +84,19 @@ export const PasskeyInfo = Schema.Struct({
   created_at: DateTimeUtcWithoutZone,
   /** Null while the passkey has never been used to sign in. */
   last_used_at: Schema.NullOr(DateTimeUtcWithoutZone)
-}).annotations({ identifier: "Passkey" })
+}).annotations({
+  identifier: "Passkey",
+  examples: [
+    {
+      id: PasskeyId.make("9b2d7c4e-1f3a-4b5c-8d6e-7f8091a2b3c4"),
+      device_name: "Work laptop",
+      transports: ["internal", "hybrid"],
+      backed_up: true,
+      created_at: DateTime.unsafeMake("2025-03-14T09:41:07.000Z"),
+      last_used_at: DateTime.unsafeMake("2025-03-15T18:02:11.000Z")
+    }
+  ]
+})
 export type PasskeyInfo = typeof PasskeyInfo.Type
 
 export const toPasskeyInfo = (passkey: Passkey): PasskeyInfo => ({

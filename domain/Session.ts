@@ -40,7 +40,20 @@ export const SessionInfo = Schema.Struct({
   last_used_at: Schema.DateTimeUtc,
   expires_at: Schema.DateTimeUtc,
   current: Schema.Boolean
-}).annotations({ identifier: "SessionInfo" })
+}).annotations({
+  identifier: "SessionInfo",
+  examples: [
+    {
+      family_id: FamilyId.make("5b0f6c1e-3d2a-4f8b-9c7e-1a2b3c4d5e6f"),
+      ip_address: "203.0.113.7",
+      user_agent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 Safari/605.1.15",
+      created_at: DateTime.unsafeMake("2025-03-14T09:26:53.000Z"),
+      last_used_at: DateTime.unsafeMake("2025-03-15T18:02:11.000Z"),
+      expires_at: DateTime.unsafeMake("2025-04-14T18:02:11.000Z"),
+      current: true
+    }
+  ]
+})
 export type SessionInfo = typeof SessionInfo.Type
 
 /** A session that can still be used: not ended, and its newest refresh token not yet expired. */

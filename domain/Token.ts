@@ -1,5 +1,6 @@
 import { DateTime, Duration, Either, Option, Schema } from "effect"
 import { TokenError, TokenExpiredError } from "./errors.js"
+import { exampleOf } from "./examples.js"
 import { PublicUser } from "./User.js"
 
 /**
@@ -109,11 +110,23 @@ export const TokenPair = Schema.Struct({
   refresh_token: Schema.NullOr(Schema.String),
   token_type: Schema.Literal("bearer"),
   expires_in: Schema.Int
-}).annotations({ identifier: "TokenPair" })
+}).annotations({
+  identifier: "TokenPair",
+  // Cut short: a whole signed token in the document would be one anybody could try.
+  examples: [
+    {
+      access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…",
+      refresh_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXBlIjoicmVmcmVzaCJ9…",
+      token_type: "bearer",
+      expires_in: 900
+    }
+  ]
+})
 export type TokenPair = typeof TokenPair.Type
 
 /** What every successful sign-in answers: the token pair and the full user. */
 export const LoginResponse = Schema.Struct({ ...TokenPair.fields, user: PublicUser }).annotations({
-  identifier: "LoginResponse"
+  identifier: "LoginResponse",
+  examples: [{ ...exampleOf(TokenPair), user: exampleOf(PublicUser) }]
 })
 export type LoginResponse = typeof LoginResponse.Type

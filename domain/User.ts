@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { DateTime, Schema } from "effect"
 import { hasControlCharacter } from "./Text.js"
 
 /** A user's identifier. UUID v7 by default; the repository chooses the form (USER_ID_TYPE). */
@@ -81,7 +81,20 @@ export type CustomFieldValues = typeof CustomFieldValues.Type
  * The user object of the API: never carries the password hash. A deployment's custom fields
  * sit next to the built-in ones, in their JSON form.
  */
-export const PublicUser = Schema.Struct(publicUserFields, CustomFieldValues).annotations({ identifier: "User" })
+export const PublicUser = Schema.Struct(publicUserFields, CustomFieldValues).annotations({
+  identifier: "User",
+  examples: [
+    {
+      id: UserId.make("0195a3c2-7b1e-7c3a-9d4f-2a6b8c0e1f37"),
+      email: Email.make("ada@example.com"),
+      is_active: true,
+      is_verified: true,
+      is_superuser: false,
+      created_at: DateTime.unsafeMake("2025-03-14T09:26:53.000Z"),
+      roles: ["editor"]
+    }
+  ]
+})
 export type PublicUser = typeof PublicUser.Type
 
 /** A stored user. `hashed_password` is none for users who signed up through an OAuth provider. */

@@ -2,6 +2,7 @@ import { HttpApi, type HttpApiEndpoint, type HttpApiGroup, type HttpMethod, Open
 import { Context, Schema } from "effect"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { RateLimitedError, ValidationError } from "../../domain/errors.js"
+import { exampleOf } from "../../domain/examples.js"
 import type { UserIdType } from "../../domain/User.js"
 import { HashingQueueFullError } from "./errors.js"
 import { declared } from "./problems.js"
@@ -47,8 +48,18 @@ export const strict = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
 /** Passwords on the wire: redacted at once; the policy judges them, this only bounds them. */
 export const PasswordField = Schema.Redacted(Schema.String.pipe(Schema.maxLength(4096)))
 
-export const Message = Schema.Struct({ detail: Schema.String }).annotations({ identifier: "Message" })
+export const Message = Schema.Struct({ detail: Schema.String }).annotations({
+  identifier: "Message",
+  examples: [
+    { detail: "The password has been changed; your other sessions have ended." },
+    { detail: "If the address belongs to an account, a reset mail is on its way." }
+  ]
+})
 export type Message = typeof Message.Type
+
+/** A list of `item` (a route's answer), its example made of the item's. */
+export const listOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+  Schema.Array(item).annotations({ examples: [[exampleOf(item)]] })
 
 /**
  * The API every feature's group joins: the errors any route may answer are declared here (a path

@@ -1,11 +1,16 @@
+import { generateKeyPairSync } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { gunzipSync } from "node:zlib"
+import { HttpApi } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import { Validator } from "@seriousme/openapi-schema-validator"
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { features } from "../../composition/features.js"
+import type { Settings } from "../../config/Settings.js"
 import { limitedRoutes } from "../../interfaces/http/Feature.js"
 import { authGroup } from "../../interfaces/http/groups/auth.js"
 import { problemCodes } from "../../interfaces/http/problems.js"
+import { servedApi, servedFeatures } from "../../interfaces/http/server.js"
 import { call } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -24,13 +29,32 @@ const env = {
   SERVICE_PASSKEY_ORIGINS: "https://auth.example.com",
   SERVICE_OAUTH_GITHUB_CLIENT_ID: "id",
   SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "secret",
-  SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback"
+  SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback",
+  // An asymmetric algorithm, so that the JWKS group is served too.
+  SERVICE_JWT_ALGORITHM: "EdDSA",
+  SERVICE_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
 }
 
 const operationsOf = (document: Json) =>
   Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, operation]) => ({ path, method, operation }))
   )
+
+/** The schema each route answers with, by method, path (as the document writes it) and status. */
+const successSchemas = (settings: Settings) => {
+  const parts = servedFeatures(features, settings, {}).map((feature) => feature.api({ settings, deployment: {} }))
+  const found = new Map<string, Schema.Schema<unknown, unknown>>()
+  HttpApi.reflect(servedApi({ parts, limits: [] }, settings.server.publicUrl), {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, successes }) => {
+      const path = endpoint.path.replace(/:(\w+)/g, "{$1}")
+      for (const [status, { ast }] of successes) {
+        if (Option.isSome(ast)) found.set(`${endpoint.method.toLowerCase()} ${path} ${status}`, Schema.make(ast.value))
+      }
+    }
+  })
+  return found
+}
 
 describe("the OpenAPI document, every group served", () => {
   layer(TestApp.layer("memory:", env), { excludeTestServices: true })((it) => {
@@ -91,6 +115,40 @@ describe("the OpenAPI document, every group served", () => {
         })
         expect(document.paths["/healthz"].get.responses["503"]).toBeUndefined()
         expect(document.paths["/readyz"].get.responses["503"]).toBeDefined()
+      })
+    )
+
+    it.effect("gives every success body an example, which decodes with the schema its route answers with", () =>
+      Effect.gen(function* () {
+        const document = yield* fetchDocument
+        const schemas = successSchemas((yield* TestApp.TestApp).settings)
+        const components = document.components.schemas as Record<string, Json>
+        const resolved = (schema: Json): Json =>
+          typeof schema.$ref === "string" ? (components[schema.$ref.split("/").pop() ?? ""] ?? {}) : schema
+        let checked = 0
+        for (const { path, method, operation } of operationsOf(document)) {
+          for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+            if (Number(status) >= 300) continue
+            for (const media of Object.values((response.content ?? {}) as Record<string, Json>)) {
+              const where = `${method} ${path} ${status}`
+              const examples = resolved(media.schema).examples as ReadonlyArray<unknown> | undefined
+              expect(examples?.length ?? 0, where).toBeGreaterThan(0)
+              const schema = schemas.get(where)
+              expect(schema, where).toBeDefined()
+              for (const example of examples ?? []) {
+                expect(() => Schema.decodeUnknownSync(schema ?? Schema.Unknown)(example), where).not.toThrow()
+                checked++
+              }
+            }
+          }
+        }
+        expect(checked).toBeGreaterThanOrEqual(30)
+        expect(document.paths["/api/v1/auth/.well-known/jwks.json"]).toBeDefined()
+        // Shortened, never a whole token: examples must not teach anyone a working credential.
+        const login = resolved(
+          document.paths["/api/v1/auth/login"].post.responses["200"].content["application/json"].schema
+        )
+        expect(login.examples[0].access_token).toMatch(/^eyJ[\w.-]*…$/)
       })
     )
 

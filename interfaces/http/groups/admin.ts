@@ -46,7 +46,15 @@ const userIdField = (userIdType: UserIdType) =>
   userIdType === "integer" ? IntegerUserIdField : userIdType === "string" ? StringUserIdField : UuidUserIdField
 
 export const RolePermissions = Schema.Struct({ role: RoleName, permissions: Schema.Array(PermissionName) }).annotations(
-  { identifier: "RolePermissions" }
+  {
+    identifier: "RolePermissions",
+    examples: [
+      {
+        role: RoleName.make("editor"),
+        permissions: [PermissionName.make("posts:write"), PermissionName.make("posts:publish")]
+      }
+    ]
+  }
 )
 
 const userRoleRequest = (userIdType: UserIdType) =>

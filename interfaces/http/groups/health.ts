@@ -15,12 +15,12 @@ export const healthGroup = placed(
     .add(
       HttpApiEndpoint.get("healthz", "/healthz")
         .annotate(OpenApi.Summary, "Liveness")
-        .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+        .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }).annotations({ examples: [{ status: "ok" }] }))
     )
     .add(
       HttpApiEndpoint.get("readyz", "/readyz")
         .annotate(OpenApi.Summary, "Readiness")
-        .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
+        .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }).annotations({ examples: [{ status: "ready" }] }))
         .addError(declared(StoreUnavailableError))
         .annotate(OpenApi.Description, "200 when the database and the revocation store answer; 503 problem otherwise.")
     )

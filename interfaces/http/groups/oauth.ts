@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { DateTime, Schema } from "effect"
 import {
   LastSignInMethodError,
   LinkedAccountNotFoundError,
@@ -11,7 +11,7 @@ import {
   StoreUnavailableError
 } from "../../../domain/errors.js"
 import { LoginResponse } from "../../../domain/Token.js"
-import { type ApiShape, limited, placed, strict } from "../Api.js"
+import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
 import { declared } from "../problems.js"
 import { Authentication } from "../security.js"
 
@@ -19,7 +19,7 @@ const ProviderPath = Schema.Struct({ provider: Schema.String })
 
 const Providers = Schema.Struct({
   providers: Schema.Array(Schema.String).annotations({ description: "The configured providers' names." })
-}).annotations({ identifier: "OAuthProviders" })
+}).annotations({ identifier: "OAuthProviders", examples: [{ providers: ["google", "github"] }] })
 
 const AuthorizeParams = Schema.Struct({
   redirect_uri: Schema.String.pipe(Schema.maxLength(2048)).annotations({
@@ -32,7 +32,16 @@ const AuthorizationStart = Schema.Struct({
   binding: Schema.String.annotations({
     description: "Keep it (never in a URL) and send it with the callback: the state is only good with it."
   })
-}).annotations({ identifier: "OAuthAuthorization" })
+}).annotations({
+  identifier: "OAuthAuthorization",
+  examples: [
+    {
+      authorization_url:
+        "https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=1234-abc.apps.googleusercontent.com&redirect_uri=https%3A%2F%2Fapp.example.com%2Foauth%2Fcallback&scope=openid+email+profile&state=eyJhbGciOiJIUzI1NiIs…&code_challenge=…&code_challenge_method=S256",
+      binding: "Q2hvb3NlIGEgcmFuZG9t…"
+    }
+  ]
+})
 
 const CallbackRequest = strict({
   code: Schema.String.pipe(Schema.maxLength(2048)),
@@ -44,7 +53,10 @@ const LinkedIdentity = Schema.Struct({
   provider: Schema.String,
   provider_user_id: Schema.String,
   provider_email: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "OAuthLinkedIdentity" })
+}).annotations({
+  identifier: "OAuthLinkedIdentity",
+  examples: [{ provider: "github", provider_user_id: "583231", provider_email: "ada@example.com" }]
+})
 
 const LinkedAccountView = Schema.Struct({
   provider: Schema.String,
@@ -53,7 +65,17 @@ const LinkedAccountView = Schema.Struct({
     description: "As the provider gave it; for display only."
   }),
   created_at: Schema.DateTimeUtc
-}).annotations({ identifier: "OAuthLinkedAccount" })
+}).annotations({
+  identifier: "OAuthLinkedAccount",
+  examples: [
+    {
+      provider: "github",
+      provider_user_id: "583231",
+      provider_email: "ada@example.com",
+      created_at: DateTime.unsafeMake("2025-03-14T09:30:02.000Z")
+    }
+  ]
+})
 
 const StateFailure = Schema.Union(declared(OAuthError), declared(OAuthProviderError))
 
@@ -129,7 +151,7 @@ export const oauthGroup = (shape: ApiShape) =>
       .add(
         HttpApiEndpoint.get("accounts", "/oauth/accounts")
           .annotate(OpenApi.Summary, "Linked provider accounts")
-          .addSuccess(Schema.Array(LinkedAccountView))
+          .addSuccess(listOf(LinkedAccountView))
           .middleware(Authentication)
       )
       .add(

@@ -17,7 +17,7 @@ import {
 import { hasControlCharacter } from "../../../domain/Text.js"
 import { LoginResponse } from "../../../domain/Token.js"
 import { Email } from "../../../domain/User.js"
-import { type ApiShape, limited, placed, strict } from "../Api.js"
+import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
 import { declared } from "../problems.js"
 import { Authentication } from "../security.js"
 
@@ -26,12 +26,53 @@ const challengeKeyDescription = "Hand it back with the ceremony's answer; it is 
 const RegistrationStart = Schema.Struct({
   ...CreationOptions.fields,
   challenge_key: Schema.String.annotations({ description: challengeKeyDescription })
-}).annotations({ identifier: "PasskeyRegistrationOptions" })
+}).annotations({
+  identifier: "PasskeyRegistrationOptions",
+  examples: [
+    {
+      rp: { name: "Example", id: "example.com" },
+      user: {
+        id: "MDE5NWEzYzItN2IxZS03YzNhLTlkNGYtMmE2YjhjMGUxZjM3",
+        name: "ada@example.com",
+        displayName: "ada@example.com"
+      },
+      challenge: "u8Kf3Zx0c2Vl…",
+      pubKeyCredParams: [
+        { type: "public-key", alg: -8 },
+        { type: "public-key", alg: -7 },
+        { type: "public-key", alg: -257 }
+      ],
+      timeout: 60000,
+      excludeCredentials: [
+        {
+          id: "KEbWNCc7NgaYnUyrNeFGX9_3Y-8oJ3KwzjnaiD1d1LVTxR7v3CaKfCz2Vy_g_MHSh7yJ8yL0Pxg6jo_o0hYiew",
+          type: "public-key",
+          transports: ["internal", "hybrid"]
+        }
+      ],
+      authenticatorSelection: { residentKey: "preferred", requireResidentKey: false, userVerification: "preferred" },
+      attestation: "none",
+      extensions: { credProps: true },
+      challenge_key: "passkey:reg:3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"
+    }
+  ]
+})
 
 const AuthenticationStart = Schema.Struct({
   ...RequestOptions.fields,
   challenge_key: Schema.String.annotations({ description: challengeKeyDescription })
-}).annotations({ identifier: "PasskeyAuthenticationOptions" })
+}).annotations({
+  identifier: "PasskeyAuthenticationOptions",
+  examples: [
+    {
+      challenge: "pX7vQ2mT9kLs…",
+      rpId: "example.com",
+      timeout: 60000,
+      userVerification: "preferred",
+      challenge_key: "passkey:auth:7c9e6679-7425-40de-944b-e07fc1f90ae7"
+    }
+  ]
+})
 
 /** The name a user gives a passkey, to tell it apart in the list. */
 const DeviceName = Schema.Trim.pipe(
@@ -116,7 +157,7 @@ export const passkeyGroup = (shape: ApiShape) =>
       .add(
         HttpApiEndpoint.get("list", "/passkeys")
           .annotate(OpenApi.Summary, "List passkeys")
-          .addSuccess(Schema.Array(PasskeyInfo))
+          .addSuccess(listOf(PasskeyInfo))
           .middleware(Authentication)
       )
       .add(

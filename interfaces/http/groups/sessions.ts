@@ -2,14 +2,17 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { SessionNotFoundError, StoreUnavailableError } from "../../../domain/errors.js"
 import { FamilyId, SessionInfo } from "../../../domain/Session.js"
-import { type ApiShape, placed } from "../Api.js"
+import { type ApiShape, listOf, placed } from "../Api.js"
 import { declared } from "../problems.js"
 import { Authentication } from "../security.js"
 
 export const RevokedSessions = Schema.Struct({
   detail: Schema.String,
   revoked: Schema.Int.annotations({ description: "How many sessions were ended." })
-}).annotations({ identifier: "RevokedSessions" })
+}).annotations({
+  identifier: "RevokedSessions",
+  examples: [{ detail: "Every other session has ended; this one goes on.", revoked: 2 }]
+})
 
 /** The signed-in user's live sessions: list them, end one, end all the others. */
 export const sessionsGroup = (shape: ApiShape) =>
@@ -25,7 +28,7 @@ export const sessionsGroup = (shape: ApiShape) =>
       .add(
         HttpApiEndpoint.get("list", "/sessions")
           .annotate(OpenApi.Summary, "List live sessions")
-          .addSuccess(Schema.Array(SessionInfo))
+          .addSuccess(listOf(SessionInfo))
       )
       .add(
         HttpApiEndpoint.del("revoke", "/sessions/:family_id")
