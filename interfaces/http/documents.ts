@@ -70,7 +70,9 @@ export const cacheableDocuments = (paths: ReadonlyArray<string>) => {
         const { contentType } = response.body
         const encoding = preferredEncoding(request.headers["accept-encoding"])
         return Effect.map(representation(path, response.body.body, encoding), ({ etag, body }) => {
+          // The inner middlewares' headers (the rate limits') stay; the representation's are added.
           const headers = {
+            ...response.headers,
             etag,
             "cache-control": CACHE_CONTROL,
             vary: "Accept-Encoding",
