@@ -145,10 +145,19 @@ export const auditPage = (read: ReadonlyArray<AuditRecord>, limit: number): Audi
 }
 
 /** A cursor as the API and the CLI take it: the decimal id of the last entry seen. */
-export const AuditCursor = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThan(2 ** 53))
+export const AuditCursor = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.positive(),
+  Schema.lessThan(2 ** 53)
+).annotations({
+  // One message for every fault, overriding the parser's, which would repeat the value sent.
+  message: () => ({ message: "must be a cursor from next_cursor", override: true })
+})
 
 /** A page size as the API and the CLI take it. */
-export const AuditLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, AUDIT_PAGE_MAX))
+export const AuditLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, AUDIT_PAGE_MAX)).annotations({
+  message: () => ({ message: `must be a whole number from 1 to ${AUDIT_PAGE_MAX}`, override: true })
+})
 
 /** A user id to filter by, as text: integer ids too, as the store keeps them. */
 export const AuditUserFilter = Schema.String.pipe(
