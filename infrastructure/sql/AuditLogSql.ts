@@ -2,10 +2,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Schema } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
+import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } from "../../domain/Audit.js"
 import { UserId } from "../../domain/User.js"
 import { SqlInt, SqlMillis } from "./columns.js"
-import { transaction, unavailable } from "./failures.js"
+import { boundedCall, transaction, unavailable } from "./failures.js"
 
 const decodeRows = Schema.decodeUnknown(
   Schema.Array(
@@ -38,10 +39,10 @@ export const make = Effect.gen(function* () {
   return AuditLog.of({
     append: (entry) => insert(entry).pipe(Effect.asVoid, unavailable),
 
-    appendWith: (action, entry) =>
-      transaction(sql)(
+    appendWith: <A, E, R>(action: Effect.Effect<A, E, R>, entry: (result: A) => Effect.Effect<AuditEntry | null>) => {
+      const recorded: Effect.Effect<A, E | StoreUnavailableError, R> = transaction(sql)(
         Effect.tap(action, (result) =>
-          Effect.flatMap(entry(result), (recorded) => (recorded === null ? Effect.void : insert(recorded)))
+          Effect.flatMap(entry(result), (made) => (made === null ? Effect.void : Effect.asVoid(insert(made))))
         )
       ).pipe(
         // The action's own failures pass through as they are; the entry's write, or the commit, is the store's.
@@ -49,7 +50,11 @@ export const make = Effect.gen(function* () {
           (error): error is SqlError => error instanceof SqlError,
           (error) => unavailable(Effect.fail(error))
         )
-      ),
+      )
+      // The whole transaction is bounded, not only the action's own calls: its BEGIN, the entry's
+      // INSERT and the COMMIT would otherwise wait for as long as a frozen database does.
+      return boundedCall(recorded)
+    },
 
     list: (query) =>
       sql`SELECT id, occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, ${details}
