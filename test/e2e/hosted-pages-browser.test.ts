@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { afterAll, describe, expect, it } from "vitest"
+import { browserSuite, launchChromium } from "../support/browser.js"
 import { freePort, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
 import { type ReceivedMail, startSmtpSink } from "../support/SmtpSink.js"
 
@@ -14,15 +15,8 @@ import { type ReceivedMail, startSmtpSink } from "../support/SmtpSink.js"
  * CI sets TEST_REQUIRE_CHROMIUM=1 (.ci/run installs chromium), which turns the skip into a failure.
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const present = existsSync(CHROMIUM)
-const required = process.env.TEST_REQUIRE_CHROMIUM === "1"
+const suite = browserSuite("the hosted pages in a real browser (Chromium), links from real mail")
 const results = join(root, "test-results")
-
-const title =
-  present || required
-    ? "the hosted pages in a real browser (Chromium), links from real mail"
-    : `the hosted pages in a real browser: skipped, ${CHROMIUM} is missing (apt-get install chromium; TEST_REQUIRE_CHROMIUM=1 makes this a failure)`
 
 const sink = await startSmtpSink()
 afterAll(async () => {
@@ -52,11 +46,11 @@ const resultOf = (page: Page) => page.locator("#result")
 /** expect.poll with room for a busy machine: a reset hashes a password, which may wait its turn. */
 const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 })
 
-describe.skipIf(!present && !required)(title, () => {
+describe.skipIf(suite.skip)(suite.title, () => {
   it("registers, verifies the address and resets the password on the hosted pages, then signs in", {
     timeout: 120_000
   }, async () => {
-    if (!present) throw new Error(`TEST_REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: apt-get install chromium`)
+    suite.requirePresent()
     const port = await freePort()
     const server = await startServer(
       {
@@ -72,19 +66,7 @@ describe.skipIf(!present && !required)(title, () => {
     const api = `http://localhost:${port}/api/v1/auth`
     const post = (path: string, body: unknown) =>
       fetch(api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
+    const browser = await launchChromium()
     try {
       const page = await browser.newPage()
       const failures: Array<string> = []

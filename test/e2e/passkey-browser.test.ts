@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { chromium } from "playwright-core"
 import { afterAll, describe, expect, it } from "vitest"
+import { browserSuite, launchChromium } from "../support/browser.js"
 import { freePort, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
 
 /**
@@ -14,21 +14,14 @@ import { freePort, killAll, root, startServer, temporaryDatabase } from "../supp
  * CI sets TEST_REQUIRE_CHROMIUM=1 (.ci/run installs chromium), which turns the skip into a failure.
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const present = existsSync(CHROMIUM)
-const required = process.env.TEST_REQUIRE_CHROMIUM === "1"
+const suite = browserSuite("passkeys in a real browser (Chromium, CDP virtual authenticator)")
 const screenshot = join(root, "test-results", "passkey-signed-in.png")
-
-const title =
-  present || required
-    ? "passkeys in a real browser (Chromium, CDP virtual authenticator)"
-    : `passkeys in a real browser: skipped, ${CHROMIUM} is missing (apt-get install chromium; TEST_REQUIRE_CHROMIUM=1 makes this a failure)`
 
 afterAll(killAll)
 
-describe.skipIf(!present && !required)(title, () => {
+describe.skipIf(suite.skip)(suite.title, () => {
   it("registers a passkey on the demo page, signs out and signs in with it", { timeout: 90_000 }, async () => {
-    if (!present) throw new Error(`TEST_REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing: apt-get install chromium`)
+    suite.requirePresent()
     const port = await freePort()
     // The RP ID of local development: the page is opened on localhost, its origin allowed.
     const server = await startServer(
@@ -44,19 +37,7 @@ describe.skipIf(!present && !required)(title, () => {
       },
       { port }
     )
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
+    const browser = await launchChromium()
     try {
       const context = await browser.newContext()
       const page = await context.newPage()

@@ -1,32 +1,12 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Redacted, Ref } from "effect"
-import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
+import { Deferred, Effect, Fiber, Ref } from "effect"
 import { expectProblem, login, register, uniqueEmail } from "../support/flows.js"
+import { makeGatedHasher } from "../support/gatedHasher.js"
 import * as TestApp from "../support/TestApp.js"
 
 const wrong = "not the password at all"
 
-/** Verifications wait at a gate the test opens; `entered` counts those that reached it. */
-const gate = Effect.runSync(Deferred.make<void>())
-const entered = Effect.runSync(Ref.make(0))
-
-const GatedHasher = Layer.succeed(
-  PasswordHasher,
-  PasswordHasher.of({
-    hash: (password) => Effect.succeed(`plain$${Redacted.value(password)}`),
-    verify: (hashed, password) =>
-      Ref.update(entered, (n) => n + 1).pipe(
-        Effect.zipRight(Deferred.await(gate)),
-        Effect.as(hashed === `plain$${Redacted.value(password)}`)
-      ),
-    needsRehash: () => false,
-    verifyNothing: () =>
-      Effect.zipRight(
-        Ref.update(entered, (n) => n + 1),
-        Deferred.await(gate)
-      )
-  })
-)
+const { gate, entered, layer: GatedHasher } = makeGatedHasher()
 
 const expectQueueFull = (reply: TestApp.Reply) => {
   expectProblem(reply, 503, "ServiceUnavailableError")

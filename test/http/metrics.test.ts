@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Redacted, Ref } from "effect"
-import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
+import { Deferred, Effect, Fiber, Ref } from "effect"
 import { MetricsListener } from "../../interfaces/http/metrics.js"
 import { call, expectProblem, login, me, refresh, signUp, uniqueEmail } from "../support/flows.js"
+import { makeGatedHasher } from "../support/gatedHasher.js"
 import { parseSamples, sampleOf } from "../support/prometheus.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -135,26 +135,7 @@ describe("metrics on the API's port (METRICS_ENABLED=true)", () => {
   })
 })
 
-/** Verifications wait at a gate the test opens; `entered` counts those that reached it. */
-const gate = Effect.runSync(Deferred.make<void>())
-const entered = Effect.runSync(Ref.make(0))
-const GatedHasher = Layer.succeed(
-  PasswordHasher,
-  PasswordHasher.of({
-    hash: (password) => Effect.succeed(`plain$${Redacted.value(password)}`),
-    verify: (hashed, password) =>
-      Ref.update(entered, (n) => n + 1).pipe(
-        Effect.zipRight(Deferred.await(gate)),
-        Effect.as(hashed === `plain$${Redacted.value(password)}`)
-      ),
-    needsRehash: () => false,
-    verifyNothing: () =>
-      Effect.zipRight(
-        Ref.update(entered, (n) => n + 1),
-        Deferred.await(gate)
-      )
-  })
-)
+const { gate, entered, layer: GatedHasher } = makeGatedHasher()
 
 describe("the hashing queue's depth", () => {
   layer(TestApp.layer("memory:", { SERVICE_METRICS_ENABLED: "true" }, { overrides: GatedHasher }), {
