@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto"
-import { availableParallelism } from "node:os"
 import * as argon2 from "@node-rs/argon2"
-import * as bcrypt from "@node-rs/bcrypt"
 import { Effect, Layer, Redacted } from "effect"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
+import * as HashingThreads from "./hashingThreads.js"
+import { hashingThreadCount } from "./hashingThreads.js"
 
 /** argon2id parameters: OWASP's first recommendation (19 MiB, 2 passes, 1 lane). */
 export interface Argon2Parameters {
@@ -23,33 +23,21 @@ const isArgon2 = (hashed: string) => hashed.startsWith("$argon2")
 const isBcrypt = (hashed: string) => /^\$2[abxy]\$/.test(hashed)
 
 /**
- * How many hashes may run at once: one a core, and always fewer than libuv's thread pool has
- * threads (UV_THREADPOOL_SIZE, 4 by default). The pool also resolves host names and runs file
- * operations: were every thread hashing, a flood of sign-ins would queue those behind it. More
- * hashes at once than cores would not finish sooner either.
+ * Hashes with argon2id and verifies argon2 (any variant and parameters) and bcrypt hashes, on the
+ * hashing threads (hashingThreads.ts): never on the event loop, and below its priority.
  */
-export const hashingSlots = (
-  cores = availableParallelism(),
-  poolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4
-): number => Math.max(1, Math.min(cores, poolSize - 1))
-
-/**
- * Hashes with argon2id and verifies argon2 (any variant and parameters) and bcrypt hashes. The
- * napi functions run on libuv's thread pool, so neither hashing nor verifying blocks the event
- * loop; at most `slots` of them run at once, the others wait their turn.
- */
-export const make = (parameters: Argon2Parameters, slots = hashingSlots()) =>
+export const make = (parameters: Argon2Parameters, threads = hashingThreadCount()) =>
   Effect.gen(function* () {
     const options = { ...parameters, outputLen: OUTPUT_LENGTH }
-    const turn = (yield* Effect.makeSemaphore(slots)).withPermits(1)
+    const pool = yield* HashingThreads.make(threads)
     const hash = (password: Redacted.Redacted<string>) =>
-      turn(Effect.promise(() => argon2.hash(Redacted.value(password), options)))
+      pool.run({ op: "hash", password: Redacted.value(password), options }) as Effect.Effect<string>
 
     const verify = (hashed: string, password: Redacted.Redacted<string>) => {
       if (isArgon2(hashed))
-        return turn(Effect.promise(() => argon2.verify(hashed, Redacted.value(password)).catch(() => false)))
+        return pool.run({ op: "verifyArgon2", hashed, password: Redacted.value(password) }) as Effect.Effect<boolean>
       if (isBcrypt(hashed))
-        return turn(Effect.promise(() => bcrypt.verify(Redacted.value(password), hashed).catch(() => false)))
+        return pool.run({ op: "verifyBcrypt", hashed, password: Redacted.value(password) }) as Effect.Effect<boolean>
       return Effect.succeed(false)
     }
 
@@ -77,4 +65,4 @@ export const make = (parameters: Argon2Parameters, slots = hashingSlots()) =>
     return PasswordHasher.of({ hash, verify, needsRehash, verifyNothing })
   })
 
-export const layer = (parameters: Argon2Parameters = recommended) => Layer.effect(PasswordHasher, make(parameters))
+export const layer = (parameters: Argon2Parameters = recommended) => Layer.scoped(PasswordHasher, make(parameters))

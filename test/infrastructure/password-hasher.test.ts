@@ -19,7 +19,7 @@ describe("PasswordHasherArgon2", () => {
     expect(PasswordHasherArgon2.recommended).toEqual({ memoryCost: 19_456, timeCost: 2, parallelism: 1 })
   })
 
-  it.live("hashes with argon2id at the configured parameters, salted", () =>
+  it.scopedLive("hashes with argon2id at the configured parameters, salted", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const first = yield* service.hash(password)
@@ -32,7 +32,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("hashes with the parameters it is given", () =>
+  it.scopedLive("hashes with the parameters it is given", () =>
     Effect.gen(function* () {
       const service = yield* PasswordHasherArgon2.make({ memoryCost: 8_192, timeCost: 1, parallelism: 1 })
       const hashed = yield* service.hash(password)
@@ -41,7 +41,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("verifies the right password and refuses a wrong one", () =>
+  it.scopedLive("verifies the right password and refuses a wrong one", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const hashed = yield* service.hash(password)
@@ -51,14 +51,14 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("does not ask to rehash a hash it just made", () =>
+  it.scopedLive("does not ask to rehash a hash it just made", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       expect(service.needsRehash(yield* service.hash(password))).toBe(false)
     })
   )
 
-  it.live("verifies a bcrypt hash and asks to rehash it", () =>
+  it.scopedLive("verifies a bcrypt hash and asks to rehash it", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const legacy = yield* Effect.promise(() => bcrypt.hash(Redacted.value(password), { cost: 4 }))
@@ -69,7 +69,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("verifies an argon2id hash made with other parameters and asks to rehash it", () =>
+  it.scopedLive("verifies an argon2id hash made with other parameters and asks to rehash it", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const weaker = yield* Effect.promise(() =>
@@ -82,7 +82,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("asks to rehash when any single parameter differs", () =>
+  it.scopedLive("asks to rehash when any single parameter differs", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const base = { memoryCost: 19_456, timeCost: 2, parallelism: 1, outputLen: 32 }
@@ -102,7 +102,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("verifies an argon2i hash at the same parameters and asks to rehash it", () =>
+  it.scopedLive("verifies an argon2i hash at the same parameters and asks to rehash it", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const argon2i = yield* Effect.promise(() =>
@@ -114,7 +114,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("asks to rehash an argon2id hash of version 0x10", () =>
+  it.scopedLive("asks to rehash an argon2id hash of version 0x10", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const old = yield* Effect.promise(() =>
@@ -126,7 +126,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("answers false for a hash it cannot read, and never fails", () =>
+  it.scopedLive("answers false for a hash it cannot read, and never fails", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       const garbage = [
@@ -151,7 +151,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("verifyNothing completes, whatever the password", () =>
+  it.scopedLive("verifyNothing completes, whatever the password", () =>
     Effect.gen(function* () {
       const service = yield* hasher
       expect(Exit.isSuccess(yield* Effect.exit(service.verifyNothing(password)))).toBe(true)
@@ -159,7 +159,7 @@ describe("PasswordHasherArgon2", () => {
     })
   )
 
-  it.live("the layer provides a working hasher", () =>
+  it.scopedLive("the layer provides a working hasher", () =>
     Effect.gen(function* () {
       const service = yield* PasswordHasher
       const hashed = yield* service.hash(password)
