@@ -202,7 +202,7 @@ const tokenSigner = ({ tokens }: Settings, secretKey: Redacted.Redacted<string>)
 
 const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) =>
   Layer.mergeAll(
-    PasswordHasherArgon2.layer(),
+    PasswordHasherArgon2.layer(PasswordHasherArgon2.recommended, settings.server.workers),
     CryptographyNode.layer(secretKey),
     CsrfTokensHmac.layer(secretKey),
     tokenSigner(settings, secretKey)

@@ -65,4 +65,6 @@ export const make = (parameters: Argon2Parameters, threads = hashingThreadCount(
     return PasswordHasher.of({ hash, verify, needsRehash, verifyNothing })
   })
 
-export const layer = (parameters: Argon2Parameters = recommended) => Layer.scoped(PasswordHasher, make(parameters))
+/** The hasher of one of `workers` processes serving on the machine. */
+export const layer = (parameters: Argon2Parameters = recommended, workers = 1) =>
+  Layer.scoped(PasswordHasher, make(parameters, hashingThreadCount(workers)))

@@ -10,11 +10,13 @@ export type HashTask =
   | { readonly op: "verifyBcrypt"; readonly hashed: string; readonly password: string }
 
 /**
- * How many threads hash at once: one a core plus two. The threads run at the lowest scheduling
- * priority, so the spare ones never take a core from the event loop; they keep every core busy
- * while the event loop hands the next hash over.
+ * How many threads hash at once in a process: one a core plus two, shared among the processes
+ * serving (WORKERS). The threads run at the lowest scheduling priority, so the spare ones never
+ * take a core from an event loop; they keep every core busy while an event loop hands the next
+ * hash over. More than that only makes the hashes, each holding 19 MiB, fight over memory.
  */
-export const hashingThreadCount = (cores = availableParallelism()): number => cores + 2
+export const hashingThreadCount = (workers = 1, cores = availableParallelism()): number =>
+  Math.max(1, Math.ceil((cores + 2) / workers))
 
 /**
  * Each thread lowers its own priority to the lowest (nice 19, Linux: /proc/thread-self names the

@@ -14,10 +14,13 @@ const niceValues = () =>
   })
 
 describe("the hashing threads", () => {
-  it("are one a core plus two", () => {
-    expect(HashingThreads.hashingThreadCount(2)).toBe(4)
-    expect(HashingThreads.hashingThreadCount(1)).toBe(3)
-    expect(HashingThreads.hashingThreadCount(16)).toBe(18)
+  it("are one a core plus two, shared among the workers", () => {
+    expect(HashingThreads.hashingThreadCount(1, 2)).toBe(4)
+    expect(HashingThreads.hashingThreadCount(1, 1)).toBe(3)
+    expect(HashingThreads.hashingThreadCount(1, 16)).toBe(18)
+    expect(HashingThreads.hashingThreadCount(2, 2)).toBe(2)
+    expect(HashingThreads.hashingThreadCount(4, 16)).toBe(5)
+    expect(HashingThreads.hashingThreadCount(8, 2)).toBe(1)
   })
 
   it.scopedLive("run below the event loop's priority, which stays as it was", () =>
