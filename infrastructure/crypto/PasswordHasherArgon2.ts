@@ -3,7 +3,6 @@ import * as argon2 from "@node-rs/argon2"
 import { Effect, Layer, Redacted } from "effect"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
 import * as HashingThreads from "./hashingThreads.js"
-import { hashingThreadCount } from "./hashingThreads.js"
 
 /** argon2id parameters: OWASP's first recommendation (19 MiB, 2 passes, 1 lane). */
 export interface Argon2Parameters {
@@ -26,7 +25,7 @@ const isBcrypt = (hashed: string) => /^\$2[abxy]\$/.test(hashed)
  * Hashes with argon2id and verifies argon2 (any variant and parameters) and bcrypt hashes, on the
  * hashing threads (hashingThreads.ts): never on the event loop, and below its priority.
  */
-export const make = (parameters: Argon2Parameters, threads = hashingThreadCount()) =>
+export const make = (parameters: Argon2Parameters, threads = HashingThreads.hashingThreadCount()) =>
   Effect.gen(function* () {
     const options = { ...parameters, outputLen: OUTPUT_LENGTH }
     const pool = yield* HashingThreads.make(threads)
@@ -67,4 +66,4 @@ export const make = (parameters: Argon2Parameters, threads = hashingThreadCount(
 
 /** The hasher of one of `workers` processes serving on the machine. */
 export const layer = (parameters: Argon2Parameters = recommended, workers = 1) =>
-  Layer.scoped(PasswordHasher, make(parameters, hashingThreadCount(workers)))
+  Layer.scoped(PasswordHasher, make(parameters, HashingThreads.hashingThreadCount(workers)))

@@ -86,29 +86,42 @@ const ask = (worker: Worker, message: unknown) =>
  */
 export const make = (size = hashingThreadCount()): Effect.Effect<HashingThreads, never, Scope.Scope> =>
   Effect.gen(function* () {
+    // A thread that ended while idle (its 'exit' already past) would never answer: it is replaced
+    // when next taken. Its error, had nobody listened, would have ended the process.
+    const ended = new WeakSet<Worker>()
     const spawn = () => {
       const worker = new Worker(source, { eval: true, workerData: natives })
+      worker.on("error", () => {}).once("exit", () => ended.add(worker))
       worker.unref()
       return worker
     }
     const idle = Array.from({ length: size }, spawn)
     const all = [...idle]
     yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(all.map((thread) => thread.terminate()))))
+    const replace = (worker: Worker) => {
+      const replacement = spawn()
+      all[all.indexOf(worker)] = replacement
+      void worker.terminate()
+      return replacement
+    }
+    // Every thread has started and loaded the hashers before the first request: a failure to load
+    // them stops start-up instead of the first sign-in.
+    yield* Effect.all(
+      all.map((worker) => ask(worker, { op: "priority" })),
+      { concurrency: "unbounded" }
+    )
     const turn = (yield* Effect.makeSemaphore(size)).withPermits(1)
     const use = (message: unknown) =>
       Effect.uninterruptible(
         turn(
           Effect.suspend(() => {
             // A permit guarantees a free thread.
-            const worker = idle.pop() as Worker
+            const taken = idle.pop() as Worker
+            const worker = ended.has(taken) ? replace(taken) : taken
             return ask(worker, message).pipe(
               Effect.onExit((exit) =>
                 Effect.sync(() => {
-                  if (Exit.isSuccess(exit)) return void idle.push(worker)
-                  const replacement = spawn()
-                  all[all.indexOf(worker)] = replacement
-                  idle.push(replacement)
-                  void worker.terminate()
+                  idle.push(Exit.isSuccess(exit) ? worker : replace(worker))
                 })
               )
             )
