@@ -1,6 +1,5 @@
 import { HttpApiBuilder, HttpMiddleware, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
-import type { RouteTable } from "./routes.js"
 
 /** Where /metrics is served on the API's own port (METRICS_PORT unset), at the root whatever the auth prefix. */
 export const METRICS_PATH = "/metrics"
@@ -26,21 +25,19 @@ export const hashingQueueDepth = Metric.gauge("portcullis_hashing_queue_depth", 
   description: "Requests of this process hashing a password or waiting to (HASHING_QUEUE_LIMIT bounds it)."
 })
 
-/** What the outermost middleware reports of each request once it is answered. */
-export type RequestObserver = (method: string, path: string, status: number, milliseconds: number) => void
+/** What the outermost middleware reports of each request once it is answered: its route as declared, never its raw path. */
+export type RequestObserver = (method: string, route: string, status: number, milliseconds: number) => void
 
 const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 /**
  * Each request into the duration histogram, labelled by its route as declared, so that no id or
- * token of a path becomes a label; a path no route serves is `unmatched`, so a scan of random
- * paths adds no series. The labels of each (method, route, status) are made once: the metric
- * caches its series by the labels' identity, so a request pays one map lookup and an update.
+ * token of a path becomes a label. The labels of each (method, route, status) are made once: the
+ * metric caches its series by the labels' identity, so a request pays one map lookup and an update.
  */
-export const requestObserver = (routes: RouteTable): RequestObserver => {
+export const requestObserver = (): RequestObserver => {
   const labels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-  return (method, path, status, milliseconds) => {
-    const route = routes.routeOf(path) ?? "unmatched"
+  return (method, route, status, milliseconds) => {
     const verb = knownMethods.has(method) ? method : "OTHER"
     const key = `${verb} ${status} ${route}`
     let tags = labels.get(key)

@@ -22,7 +22,7 @@ import {
   targetPath,
   withoutActualValue
 } from "./requestShape.js"
-import type { RouteTable } from "./routes.js"
+import { type RouteTable, UNMATCHED } from "./routes.js"
 
 /** Larger bodies are refused with 413 before they are read; a body must state its length. */
 export const MAX_BODY_BYTES = 64 * 1024
@@ -188,6 +188,8 @@ export interface HeaderOptions {
   readonly hostedPaths?: ReadonlyArray<string>
   /** Who may say who the client is, for the access log's client address. */
   readonly proxies: TrustedProxies
+  /** The routes served, to log and time a request by its route as declared rather than by its raw path alone. */
+  readonly routes: RouteTable
   /** Told of every request once answered (METRICS_ENABLED); without one, requests pay nothing for metrics. */
   readonly observe?: RequestObserver | undefined
 }
@@ -216,8 +218,9 @@ const withCaching = (response: HttpServerResponse.HttpServerResponse, headers: R
 
 /**
  * Security headers on every response, a request id the logs and the client share, and one
- * access-log line per request: method, path without its query string (a mailed token may ride
- * there), status, duration, client address and user agent; never a header's or a body's secret.
+ * access-log line per request: method, route as declared (`unmatched` for a path no route serves),
+ * path without its query string (a mailed token may ride there), status, duration, client address
+ * and user agent; never a header's or a body's secret.
  * The same point times the request for the metrics, when they are on.
  *
  * The client address is resolved here, once (trusted proxy headers, else the socket), and
@@ -256,12 +259,14 @@ export const responseHeaders = (options: HeaderOptions) => {
             ? exit.value.status
             : HttpServerError.causeResponseStripped(exit.cause)[0].status
           const elapsed = performance.now() - started
-          observe?.(request.method, path, status, elapsed)
+          const route = options.routes.routeOf(path) ?? UNMATCHED
+          observe?.(request.method, route, status, elapsed)
           const log = probePaths.has(path) ? Effect.logDebug : Effect.logInfo
           // The fields ride as an object part of the message (the line's formats spread it into
           // fields) rather than as annotations: those would cost a fiber-local map on every request.
           const line = log("http request", {
             method: request.method,
+            route,
             path,
             status,
             duration_ms: Math.round(elapsed),

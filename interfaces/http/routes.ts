@@ -1,6 +1,9 @@
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
 import { routePattern } from "./routePattern.js"
 
+/** The route of a path no route serves: one name for all of them, so a scan of random paths adds no metric series. */
+export const UNMATCHED = "unmatched"
+
 /** Which methods a path accepts, to tell an unknown route (404) from a wrong method (405). */
 export interface RouteTable {
   readonly allowedMethods: (path: string) => ReadonlyArray<string>

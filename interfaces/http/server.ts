@@ -110,7 +110,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
           ...(demo ? { demoPath: DEMO_PATH } : {}),
           ...(hostedPages ? { hostedPaths } : {}),
           proxies,
-          observe: metrics === undefined ? undefined : requestObserver(routes)
+          routes,
+          observe: metrics === undefined ? undefined : requestObserver()
         })
       )
     ),

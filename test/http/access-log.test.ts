@@ -1,7 +1,9 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { randomUUID } from "node:crypto"
+import { afterEach, describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as FlatLines from "../../infrastructure/logging/flatLines.js"
 import { call, login, password, uniqueEmail } from "../support/flows.js"
+import { killAll, startServer } from "../support/processes.js"
 import * as TestApp from "../support/TestApp.js"
 
 /** Each line as the json and logfmt formats write it. */
@@ -24,27 +26,42 @@ const service = TestApp.serve(
 describe("the access log", () => {
   layer(service, { excludeTestServices: true })((it) => {
     it.effect(
-      "one line a request: method, path without its query, status, duration, client; no token, no password",
+      "one line a request: method, route, path without its query, status, duration, client, user agent; no token, no password",
       () =>
         Effect.gen(function* () {
           const app = yield* TestApp.TestApp
           lines.length = 0
           const token = "eyJhbGciOiJIUzI1NiJ9.mailed-secret-token.signature"
-          yield* app.request("GET", `/verify-email?token=${token}`, { headers: { "x-forwarded-for": "203.0.113.5" } })
+          yield* app.request("GET", `/verify-email?token=${token}`, {
+            headers: { "x-forwarded-for": "203.0.113.5", "user-agent": "access-log-test/1.0" }
+          })
           const email = uniqueEmail()
           yield* call("POST", "/register", { json: { email, password } })
           yield* login(email, password)
+          const familyId = randomUUID()
+          yield* call("DELETE", `/sessions/${familyId}`)
+          yield* app.request("GET", `/no-such-route-${familyId}`)
           const requests = lines.filter((line) => line.msg === "http request")
-          expect(requests).toHaveLength(3)
+          expect(requests).toHaveLength(5)
           expect(requests[0]).toMatchObject({
             method: "GET",
+            route: "/verify-email",
             path: "/verify-email",
             status: 200,
-            client_address: "203.0.113.5"
+            client_address: "203.0.113.5",
+            user_agent: "access-log-test/1.0"
           })
           expect(typeof requests[0]?.duration_ms).toBe("number")
           expect(requests[0]?.request_id).toMatch(/^[0-9a-f-]{36}$/)
-          expect(requests[2]).toMatchObject({ method: "POST", path: "/api/v1/auth/login", status: 200 })
+          expect(requests[2]).toMatchObject({ method: "POST", route: "/api/v1/auth/login", status: 200 })
+          // A path's ids stay in `path`; `route` is the pattern, one value for every session.
+          expect(requests[3]).toMatchObject({
+            method: "DELETE",
+            route: "/api/v1/auth/sessions/:family_id",
+            path: `/api/v1/auth/sessions/${familyId}`,
+            status: 401
+          })
+          expect(requests[4]).toMatchObject({ route: "unmatched", path: `/no-such-route-${familyId}`, status: 404 })
           const all = JSON.stringify(lines)
           expect(all).not.toContain("mailed-secret-token")
           expect(all).not.toContain("token=")
@@ -62,5 +79,45 @@ describe("the access log", () => {
         expect(probes.map((line) => line.level)).toEqual(["debug", "debug"])
       })
     )
+  })
+})
+
+describe("the access log of a serving process", () => {
+  afterEach(killAll)
+
+  it("is what it writes to stdout: one JSON object a line, the request line among them", async () => {
+    const server = await startServer({
+      SERVICE_SECRET_KEY: TestApp.testSecretKey,
+      SERVICE_DATABASE_URL: "memory:",
+      SERVICE_LOG_FORMAT: "json"
+    })
+    const familyId = randomUUID()
+    const reply = await fetch(`${server.url}/api/v1/auth/sessions/${familyId}?token=q7f3b-query-token`, {
+      method: "DELETE",
+      headers: { "user-agent": "ops-probe/2.0" }
+    })
+    expect(reply.status).toBe(401)
+    await server.stop()
+    const records = server
+      .output()
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    const requests = records.filter((record) => record.msg === "http request")
+    expect(requests).toEqual([
+      expect.objectContaining({
+        level: "info",
+        method: "DELETE",
+        route: "/api/v1/auth/sessions/:family_id",
+        path: `/api/v1/auth/sessions/${familyId}`,
+        status: 401,
+        duration_ms: expect.any(Number),
+        client_address: "127.0.0.1",
+        user_agent: "ops-probe/2.0",
+        request_id: reply.headers.get("x-request-id")
+      })
+    ])
+    expect(Object.keys(requests[0] ?? {}).slice(0, 3)).toEqual(["time", "level", "msg"])
+    expect(server.output()).not.toContain("q7f3b")
   })
 })
