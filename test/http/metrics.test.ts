@@ -30,7 +30,8 @@ const moved = <A, E, R>(
     return series.map(([name, labels]) => sampleOf(after, name, labels) - sampleOf(before, name, labels))
   })
 
-const requests = "portcullis_http_request_duration_seconds_count"
+const durations = "portcullis_http_request_duration_seconds"
+const requests = `${durations}_count`
 
 describe("metrics on the API's port (METRICS_ENABLED=true)", () => {
   layer(
@@ -122,6 +123,29 @@ describe("metrics on the API's port (METRICS_ENABLED=true)", () => {
         const text = (yield* app.request("GET", "/metrics")).text
         expect(text).not.toContain(familyId)
         expect(text).not.toContain(session.access)
+      })
+    )
+
+    it.effect("a request's duration lands in the histogram's buckets and its sum, not only its count", () =>
+      Effect.gen(function* () {
+        const session = yield* signUp()
+        const app = yield* TestApp.TestApp
+        const series = { method: "GET", route: `${app.settings.server.authPrefix}/me`, status: "200" }
+        const [count, infinite, tenSeconds, sum] = yield* moved(
+          Effect.map(me(session.access), (reply) => expect(reply.status).toBe(200)),
+          [
+            [requests, series],
+            [`${durations}_bucket`, { ...series, le: "+Inf" }],
+            [`${durations}_bucket`, { ...series, le: "10" }],
+            [`${durations}_sum`, series]
+          ]
+        )
+        expect(count).toBe(1)
+        // Buckets are cumulative: a request well under ten seconds is in that bucket and every larger one.
+        expect(infinite).toBe(1)
+        expect(tenSeconds).toBe(1)
+        expect(sum).toBeGreaterThan(0)
+        expect(sum).toBeLessThan(10)
       })
     )
 
