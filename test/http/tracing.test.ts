@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { type Context, Effect, Layer } from "effect"
+import { type Context, Effect, Layer, Tracer } from "effect"
 import * as Logging from "../../composition/logging.js"
 import { login, me, signUp } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
@@ -100,6 +100,39 @@ describe("tracing (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
       // The use cases' own spans (Effect.fn) ride along.
       expect(spans.map((span) => span.name)).toContain("PasswordSignIn.login")
       expect(exported).toContain("portcullis-under-test")
+    })
+  )
+})
+
+describe("tracing without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
+  it.scopedLive("is off: serving a sign-up and a request makes no span at all, so costs nothing", () =>
+    Effect.gen(function* () {
+      const native = yield* Effect.tracer
+      const started: Array<string> = []
+      // Effect's own tracer, noting each span asked of it: with the tracer off, none is.
+      const noting = Tracer.make({
+        span: (name, ...rest) => {
+          started.push(name)
+          return native.span(name, ...rest)
+        },
+        context: (f, fiber) => native.context(f, fiber)
+      })
+      const settings = TestApp.settingsFor({
+        SERVICE_SECRET_KEY: TestApp.testSecretKey,
+        SERVICE_DATABASE_URL: "memory:",
+        SERVICE_LOG_LEVEL: "none"
+      })
+      const context = yield* Layer.build(
+        TestApp.serve(settings).pipe(
+          Layer.provide(Logging.layer(settings.logging)),
+          Layer.provide(Layer.setTracer(noting))
+        )
+      )
+      yield* Effect.gen(function* () {
+        const session = yield* signUp()
+        expect((yield* me(session.access)).status).toBe(200)
+      }).pipe(Effect.provide(context as Context.Context<TestApp.TestApp>))
+      expect(started).toEqual([])
     })
   )
 })
