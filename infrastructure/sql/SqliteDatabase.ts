@@ -3,7 +3,7 @@ import { dirname } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { Effect, Layer } from "effect"
+import { Cause, type ConfigError, Effect, Layer, Option } from "effect"
 import * as Migrations from "./migrations.js"
 
 /**
@@ -32,9 +32,22 @@ const unusable = (filename: string): string | undefined => {
   return undefined
 }
 
-/** One better-sqlite3 connection in WAL mode (the client's default), refused when the file cannot be opened. */
+/**
+ * One better-sqlite3 connection in WAL mode (the client's default), refused when the file cannot be opened.
+ * What the checks above cannot foresee (a folder of /proc, a file that is no database) the driver
+ * throws, and the client lets it through as a defect: it becomes the same failure as theirs, so
+ * that start-up tells it in a sentence rather than a stack.
+ */
 export const client = (filename: string) =>
   SqliteClient.layer({ filename }).pipe(
+    Layer.catchAllCause((cause) =>
+      Layer.failCause<ConfigError.ConfigError | SqlError>(
+        Option.match(Cause.dieOption(cause), {
+          onNone: () => cause,
+          onSome: (defect) => Cause.fail(new SqlError({ cause: defect, message: "the driver cannot open it" }))
+        })
+      )
+    ),
     Layer.provide(
       Layer.effectDiscard(
         Effect.suspend(() => {

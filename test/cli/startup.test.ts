@@ -234,6 +234,47 @@ describe("a start-up that cannot go on ends in one sentence and exit code 1", ()
     expect(existsSync(missing)).toBe(false)
   })
 
+  it("when the SQLite file's folder is not writable", async () => {
+    // File modes do not stop root, which tests may run as; /proc/sys takes no new file from anyone.
+    const refused = await run(folder(), ["serve"], {
+      SERVICE_SECRET_KEY: secretKey,
+      SERVICE_DATABASE_URL: "sqlite:/proc/sys/x.db"
+    })
+    expect(refused.status).toBe(1)
+    expectOneSentence(
+      refused.stderr,
+      /^Cannot use the database of SERVICE_DATABASE_URL \(sqlite:\/proc\/sys\/x\.db\): \/proc\/sys is not writable by this process\.$/
+    )
+  })
+
+  it.each([
+    // Root passes the folder's check, and only the driver's open fails; anyone else, the check.
+    [
+      "a folder of /proc",
+      (): string => "/proc/x.db",
+      /: (unable to open database file|\/proc is not writable by this process)\.$/
+    ],
+    [
+      "a file that is no database",
+      (): string => {
+        const file = join(folder(), "x.db")
+        writeFileSync(file, "not a database, only text long enough to fill the header SQLite reads\n")
+        return file
+      },
+      /: file is not a database\.$/
+    ]
+  ] as const)("when the driver cannot open the SQLite file (%s)", async (_, path, reason) => {
+    const filename = path()
+    const refused = await run(folder(), ["serve"], {
+      SERVICE_SECRET_KEY: secretKey,
+      SERVICE_DATABASE_URL: `sqlite:${filename}`
+    })
+    expect(refused.status).toBe(1)
+    expectOneSentence(refused.stderr, /^Cannot use the database of SERVICE_DATABASE_URL \(sqlite:.*x\.db\): /)
+    expect(refused.stderr.trim()).toMatch(reason)
+    expect(refused.stdout).not.toContain("SqliteError")
+  })
+
   it("but the file's own folder is created, as ./data is for the default", async () => {
     const cwd = folder()
     const port = await freePort()
