@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, TestClock } from "effect"
+import { Context, Duration, Effect, Layer, TestClock } from "effect"
 import { Audit } from "../../application/Audit.js"
 import { auditRetention } from "../../application/AuditRetention.js"
 import { AuditLog } from "../../application/ports/AuditLog.js"
+import * as Logging from "../../composition/logging.js"
 import { Actor } from "../../domain/Audit.js"
 import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
+import * as TestApp from "../support/TestApp.js"
 
 const Store = Audit.Default.pipe(Layer.provideMerge(AuditLogMemory.layer))
 
@@ -52,5 +54,31 @@ describe("audit retention (AUDIT_RETENTION_DAYS)", () => {
       expect(yield* Effect.flatMap(Audit, (audit) => audit.sweep(90))).toBe(1)
       expect(yield* labels).toEqual([])
     }).pipe(Effect.provide(Store))
+  )
+})
+
+describe("the serving service's retention", () => {
+  it.scoped("is AUDIT_RETENTION_DAYS: serving starts by deleting what is older, and only that", () =>
+    Effect.gen(function* () {
+      // The log is made beforehand, so that its entries are days old when the service starts: a
+      // TestClock moved by days under a running service would wake its every-minute sweeps for each.
+      const store = yield* Layer.build(Store)
+      yield* recordNow("three days before").pipe(Effect.provide(store))
+      yield* TestClock.adjust(Duration.days(2))
+      yield* recordNow("a day before").pipe(Effect.provide(store))
+      yield* TestClock.adjust(Duration.days(1))
+      const settings = TestApp.settingsFor({
+        SERVICE_SECRET_KEY: TestApp.testSecretKey,
+        SERVICE_DATABASE_URL: "memory:",
+        SERVICE_LOG_LEVEL: "none",
+        SERVICE_AUDIT_RETENTION_DAYS: "2"
+      })
+      const log = Layer.succeed(AuditLog, Context.get(store, AuditLog))
+      yield* Layer.build(
+        TestApp.serve(settings, { overrides: log }).pipe(Layer.provide(Logging.layer(settings.logging)))
+      )
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(yield* labels.pipe(Effect.provide(store))).toEqual(["a day before"])
+    })
   )
 })
