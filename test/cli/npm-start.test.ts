@@ -1,6 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
-import { afterEach, describe, expect, it } from "@effect/vitest"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { cleanEnv, exited, freePort, root, temporaryDatabase } from "../support/processes.js"
 
 let child: ChildProcess | undefined
@@ -62,4 +65,66 @@ describe("npm start in a checkout", () => {
       expect(output).toContain("stopped: drained 0 in-flight requests")
     }
   )
+})
+
+/**
+ * `npm start` in a copy of the checkout's start-up machinery (package.json, scripts/, the tsconfig
+ * files, node_modules) whose CLI is one small module: the real scripts and the real tsc, without
+ * touching the sources or the dist/ that other tests run.
+ */
+describe("npm start in a checkout whose sources changed", { timeout: 120_000 }, () => {
+  let project = ""
+
+  const main = (version: string) => {
+    mkdirSync(join(project, "interfaces/cli"), { recursive: true })
+    writeFileSync(
+      join(project, "interfaces/cli/main.ts"),
+      `console.log(\`main ${version} \${process.argv.slice(2).join(" ")}\`)\n`
+    )
+  }
+
+  /** npm start to its end: what it printed. Awaited, since tsc would starve vitest's worker. */
+  const npmStart = () =>
+    new Promise<{ readonly stdout: string; readonly stderr: string }>((resolve, reject) =>
+      execFile("npm", ["start"], { cwd: project, env: cleanEnv({}), timeout: 60_000 }, (error, stdout, stderr) =>
+        error === null ? resolve({ stdout, stderr }) : reject(new Error(`${error.message}\n${stdout}${stderr}`))
+      )
+    )
+
+  beforeAll(() => {
+    project = mkdtempSync(join(tmpdir(), "portcullis-npm-start-"))
+    for (const file of [
+      "package.json",
+      "tsconfig.json",
+      "tsconfig.build.json",
+      "scripts/build.mjs",
+      "scripts/start.mjs"
+    ]) {
+      mkdirSync(join(project, file, ".."), { recursive: true })
+      copyFileSync(join(root, file), join(project, file))
+    }
+    symlinkSync(join(root, "node_modules"), join(project, "node_modules"))
+  })
+
+  afterAll(() => {
+    if (project !== "") rmSync(project, { recursive: true, force: true })
+  })
+
+  it("compiles before serving when a source is newer than the last build, and runs what it compiled", async () => {
+    main("1")
+    const first = await npmStart()
+    expect(first.stderr).toContain("compiling")
+    expect(first.stdout).toContain("main 1 serve")
+
+    const unchanged = await npmStart()
+    expect(unchanged.stderr).not.toContain("compiling")
+
+    main("2")
+    // A second past the build, as an edit made after it would be, whatever the file system's resolution.
+    const later = new Date(statSync(join(project, "dist/.build-stamp")).mtimeMs + 1_000)
+    utimesSync(join(project, "interfaces/cli/main.ts"), later, later)
+    const changed = await npmStart()
+    expect(changed.stderr).toContain("compiling")
+    expect(changed.stdout).toContain("main 2 serve")
+  })
 })
