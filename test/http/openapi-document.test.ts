@@ -6,6 +6,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Effect, Option, Schema } from "effect"
 import { features } from "../../composition/features.js"
+import { openApiDocument } from "../../composition/service.js"
 import type { Settings } from "../../config/Settings.js"
 import { problemCodes } from "../../interfaces/http/problems.js"
 import { servedApi, servedFeatures } from "../../interfaces/http/server.js"
@@ -75,7 +76,7 @@ const operationsOf = (document: Json) =>
 const successSchemas = (settings: Settings) => {
   const parts = servedFeatures(features, settings, {}).map((feature) => feature.api({ settings, deployment: {} }))
   const found = new Map<string, Schema.Schema<unknown, unknown>>()
-  HttpApi.reflect(servedApi({ parts, limits: [] }, settings.server.publicUrl), {
+  HttpApi.reflect(servedApi({ parts, limits: [] }, settings), {
     onGroup: () => {},
     onEndpoint: ({ endpoint, successes }) => {
       const path = endpoint.path.replace(/:(\w+)/g, "{$1}")
@@ -225,6 +226,26 @@ describe("the OpenAPI document, every group served", () => {
       })
     )
   })
+})
+
+describe("the OpenAPI document, with GLOBAL_RATE_LIMIT", () => {
+  layer(TestApp.layer("memory:", { ...env, SERVICE_GLOBAL_RATE_LIMIT: "1000/minute" }), { excludeTestServices: true })(
+    (it) => {
+      it.effect("declares 429 with its headers on every route but the health probes, served and printed alike", () =>
+        Effect.gen(function* () {
+          const document = (yield* call("GET", "/openapi.json")).body as Json
+          expect(document).toEqual(openApiDocument((yield* TestApp.TestApp).settings))
+          for (const { path, method, operation } of operationsOf(document)) {
+            const responses = operation.responses as Record<string, Json>
+            if (path === "/healthz" || path === "/readyz") expect(responses["429"], path).toBeUndefined()
+            else expectRateLimited(responses, `${method} ${path}`)
+          }
+          const result = yield* Effect.promise(() => new Validator().validate(document))
+          expect(result.errors).toBeUndefined()
+        })
+      )
+    }
+  )
 })
 
 /** The raw bytes of a document as sent with the encoding asked for (fetch would decode them). */
