@@ -11,6 +11,7 @@ import type { Settings } from "../../config/Settings.js"
 import { problemCodes } from "../../interfaces/http/problems.js"
 import { servedApi, servedFeatures } from "../../interfaces/http/server.js"
 import { call } from "../support/flows.js"
+import * as Raw from "../support/rawHttp.js"
 import * as TestApp from "../support/TestApp.js"
 
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document read loosely, its shape checked by the assertions
@@ -165,6 +166,36 @@ describe("the OpenAPI document, every group served", () => {
         // Every group's limited routes are served here (verify, oauth and passkey ones included).
         for (const where of [...limitedOperations, ...storeless]) expect(seen.has(where), where).toBe(true)
       })
+    )
+
+    it.scoped(
+      "declares 422 on every route, as every route refuses a body nested too deep, one taking no input too",
+      () =>
+        Effect.gen(function* () {
+          const document = yield* fetchDocument
+          const app = yield* TestApp.TestApp
+          const http = yield* Effect.acquireRelease(
+            Effect.sync(() => Raw.client(app.url, 1)),
+            (client) => Effect.sync(client.close)
+          )
+          const deep = `${"[".repeat(40)}${"]".repeat(40)}`
+          for (const { path, method, operation } of operationsOf(document)) {
+            const where = `${method} ${path}`
+            expect(codesOf(operation.responses["422"]), where).toContain("ValidationError")
+            const outcome = yield* Effect.promise(() =>
+              http.send({
+                method: method.toUpperCase(),
+                target: path.replace(/\{\w+\}/g, "x"),
+                headers: [
+                  ["content-type", "application/json"],
+                  ["content-length", String(deep.length)]
+                ],
+                body: new TextEncoder().encode(deep)
+              })
+            )
+            expect("answer" in outcome && outcome.answer.status, where).toBe(422)
+          }
+        })
     )
 
     it.effect("gives every success body an example, which decodes with the schema its route answers with", () =>
