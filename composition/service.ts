@@ -25,7 +25,7 @@ export const http = (settings: Settings, deployment: Deployment = {}, metrics?: 
 
 /** The OpenAPI document of what the deployment serves. */
 export const openApiDocument = (settings: Settings, deployment: Deployment = {}) =>
-  OpenApi.fromApi(servedApi(served(settings, deployment), settings.server.publicUrl))
+  OpenApi.fromApi(servedApi(served(settings, deployment), settings))
 
 /**
  * The whole service on `server`: the HTTP API over the application, its metrics (on their own

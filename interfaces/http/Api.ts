@@ -62,9 +62,10 @@ export const listOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
   Schema.Array(item).annotations({ examples: [[exampleOf(item)]] })
 
 /**
- * The API every feature's group joins: the errors any route may answer are declared here (a path
- * with a control character is refused on any route). Groups whose routes touch a store declare
- * its 503 themselves.
+ * The API every feature's group joins: the errors any route may answer are declared here. Even a
+ * route that takes no input (GET /healthz, the JWKS) answers 422 to a JSON body sent to it that
+ * is nested too deep or holds a NUL: problemResponses judges every body before routing. Groups
+ * whose routes touch a store declare its 503 themselves.
  */
 export const baseApi = HttpApi.make(API_ID).addError(declared(ValidationError))
 type ApiError = typeof baseApi extends HttpApi.HttpApi<ApiId, never, infer E> ? E : never

@@ -4,7 +4,7 @@ import { type Deployment, profileRules } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { type ApiShape, baseApi, defaultShape, HashingRoute, type PortcullisApi, RateLimitedRoute } from "./Api.js"
-import { documentProblems, packageVersion } from "./openapi.js"
+import { type DocumentOptions, documentProblems, packageVersion } from "./openapi.js"
 import { type ProblemCode, problemSchema, requestProblems } from "./problems.js"
 
 const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
@@ -115,14 +115,24 @@ export const withUseCases = <R, A, RU>(
  * The API of the groups served, titled, with the OpenAPI document made to tell what the service
  * answers, at PUBLIC_URL.
  */
-export const assembleApi = (parts: ReadonlyArray<FeatureApi<unknown>>, publicUrl: URL): PortcullisApi => {
+export const assembleApi = (
+  parts: ReadonlyArray<FeatureApi<unknown>>,
+  options: { readonly publicUrl: URL; readonly globallyLimited: DocumentOptions["globallyLimited"] }
+): PortcullisApi => {
   let api: PortcullisApi = baseApi
   for (const part of parts) api = api.add(part.group)
   return api
     .annotate(OpenApi.Title, "Portcullis")
     .annotate(OpenApi.Description, "Authentication and account service.")
     .annotate(HttpApi.AdditionalSchemas, requestProblemCodes.map(problemSchema))
-    .annotate(OpenApi.Transform, documentProblems({ version: packageVersion, publicUrl: publicUrl.origin }))
+    .annotate(
+      OpenApi.Transform,
+      documentProblems({
+        version: packageVersion,
+        publicUrl: options.publicUrl.origin,
+        globallyLimited: options.globallyLimited
+      })
+    )
 }
 
 /**

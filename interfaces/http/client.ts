@@ -18,9 +18,10 @@ import { verifyGroup } from "./groups/verify.js"
  * composition code (test/http/client-import-graph.test.ts holds it to that).
  */
 
+export { PermissionName } from "../../domain/Access.js"
 export * from "../../domain/errors.js"
 export { FamilyId, SessionInfo } from "../../domain/Session.js"
-export { Email, PublicUser } from "../../domain/User.js"
+export { Email, PublicUser, RoleName } from "../../domain/User.js"
 export type { ApiShape } from "./Api.js"
 export { CsrfError, HashingQueueFullError } from "./errors.js"
 

@@ -115,18 +115,26 @@ const problemResponse = (codes: ReadonlyArray<ProblemCode>, description: string,
 /** Refusals of the request itself, answered by the problem renderer before any route runs. */
 const bodyRefusals = ["LengthRequiredError", "PayloadTooLargeError", "UnsupportedMediaTypeError"] as const
 
+export interface DocumentOptions {
+  readonly version: string
+  readonly publicUrl: string
+  /** Whether GLOBAL_RATE_LIMIT counts the requests to a path, which may then answer 429 whatever their route. */
+  readonly globallyLimited: (path: string) => boolean
+}
+
 /**
  * Makes the generated OpenAPI document say what the service answers. HttpApi documents a 400
  * HttpApiDecodeError on every route, but Portcullis renders every decoding failure as a 422
  * ValidationError problem, and every error as application/problem+json, with the headers that
- * belong to its status and an example; the refusals the renderer makes before any route (411,
- * 413 and 415 on routes with a body, 500 anywhere) are listed too.
+ * belong to its status and an example; the refusals made before any route runs (411, 413 and
+ * 415 on routes with a body, 500 anywhere, 429 on the paths a global rate limit counts) are
+ * listed too.
  */
 export const documentProblems =
-  (options: { readonly version: string; readonly publicUrl: string }) =>
+  (options: DocumentOptions) =>
   (spec: Json): Json => {
     const paths = (spec.paths ?? {}) as Record<string, Record<string, Json>>
-    for (const operations of Object.values(paths)) {
+    for (const [path, operations] of Object.entries(paths)) {
       for (const operation of Object.values(operations)) {
         const responses = (operation.responses ?? {}) as Record<string, Json>
         for (const [status, response] of Object.entries(responses)) {
@@ -148,6 +156,9 @@ export const documentProblems =
         for (const code of [...refusals, "InternalError" as const]) {
           const { status, title } = requestProblems[code]
           responses[String(status)] = problemResponse([code], title, status)
+        }
+        if (options.globallyLimited(path) && responses["429"] === undefined) {
+          responses["429"] = problemResponse(["RateLimitedError"], titleOf("RateLimitedError"), 429)
         }
       }
     }

@@ -14,7 +14,7 @@ import { targetPath } from "./requestShape.js"
 import { routePattern } from "./routePattern.js"
 
 /** Load balancers probe these from one address; throttling them would take the service out of rotation. */
-const unlimitedPaths = new Set(["/healthz", "/readyz"])
+export const unlimitedPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
 
 /**
  * Which bucket limits a request, if any, by method and normalised path (`routePath`), among the

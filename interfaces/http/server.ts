@@ -15,7 +15,7 @@ import { health } from "./health.js"
 import { hostedLayer, hostedPaths, noHostedPages } from "./hosted/hosted.js"
 import { METRICS_PATH, type MetricsText, metricsRoute, requestObserver } from "./metrics.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
-import { rateLimits } from "./rateLimits.js"
+import { rateLimits, unlimitedPaths } from "./rateLimits.js"
 import { routeTable } from "./routes.js"
 import { redactedSpanHeaders, redactSpanQuery } from "./tracing.js"
 
@@ -43,8 +43,11 @@ export interface Served<P extends FeatureApi<unknown>> {
 }
 
 /** The API of the groups served, the health group with them. */
-export const servedApi = (served: Served<FeatureApi<unknown>>, publicUrl: URL) =>
-  assembleApi([...served.parts, health], publicUrl)
+export const servedApi = (served: Served<FeatureApi<unknown>>, settings: Settings) =>
+  assembleApi([...served.parts, health], {
+    publicUrl: settings.server.publicUrl,
+    globallyLimited: (path) => Option.isSome(settings.limits.globalRateLimit) && !unlimitedPaths.has(path)
+  })
 
 /**
  * The HTTP application: the API of the features served with their handlers, the OpenAPI document
@@ -61,7 +64,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   served: Served<P>,
   metrics?: MetricsText
 ) => {
-  const api = servedApi(served, settings.server.publicUrl)
+  const api = servedApi(served, settings)
   const handlers = Layer.mergeAll(health.handlers, ...served.parts.map((part): P["handlers"] => part.handlers))
   const { authPrefix, publicUrl, corsOrigins } = settings.server
   const docsPath = `${authPrefix}/docs`

@@ -1070,6 +1070,17 @@ describe("JWT signing keys", () => {
     ])
   })
 
+  it("reads JWT_VERIFY_KEYS as one bare JWK, as the README's rotation recipe sets it from keygen's last line", () => {
+    const previous = { ...JSON.parse(jwk(p256.publicKey)), kid: "previous", alg: "ES256", use: "sig" }
+    const keys = settingsOf({
+      SERVICE_JWT_ALGORITHM: "EdDSA",
+      SERVICE_JWT_PRIVATE_KEY: ed25519Pem,
+      SERVICE_JWT_VERIFY_KEYS: JSON.stringify(previous)
+    }).tokens.jwtVerifyKeys
+    expect(keys.map((key) => key.algorithm)).toEqual(["ES256"])
+    expect(keys[0]?.key.export({ format: "jwk" })).toEqual(JSON.parse(jwk(p256.publicKey)))
+  })
+
   it("refuses a private key, an unreadable entry or a JWK whose alg is not its key's among JWT_VERIFY_KEYS", () => {
     const signing = { SERVICE_JWT_ALGORITHM: "EdDSA", SERVICE_JWT_PRIVATE_KEY: ed25519Pem }
     const cases: ReadonlyArray<readonly [string, string]> = [

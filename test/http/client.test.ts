@@ -1,8 +1,12 @@
+import { generateKeyPairSync } from "node:crypto"
 import { Cookies, FetchHttpClient } from "@effect/platform"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted, Ref } from "effect"
+import { Accounts } from "../../application/Accounts.js"
+import { features } from "../../composition/features.js"
 import * as Client from "../../interfaces/http/client.js"
 import { password, uniqueEmail } from "../support/flows.js"
+import { passkeyEnv } from "../support/passkeys.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
@@ -161,6 +165,73 @@ describe("the typed client in cookie mode", () => {
         yield* Ref.update(cookies, Cookies.remove("portcullis_csrf"))
         const refused = yield* Effect.flip(client.auth.refresh({ payload: null }))
         expect(refused).toBeInstanceOf(Client.CsrfError)
+      })
+    )
+  })
+})
+
+/** Every group served: passkeys, an OAuth provider, and an asymmetric key so that the JWKS is too. */
+const everyGroup = {
+  ...passkeyEnv,
+  SERVICE_OAUTH_GITHUB_CLIENT_ID: "id",
+  SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "secret",
+  SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback",
+  SERVICE_JWT_ALGORITHM: "EdDSA",
+  SERVICE_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
+}
+
+describe("the typed client, every group", () => {
+  it("has a group for every feature of the service, and the health group", () => {
+    const settings = TestApp.settingsFor({ SERVICE_SECRET_KEY: TestApp.testSecretKey, ...everyGroup })
+    const served = features.map((feature) => feature.api({ settings, deployment: {} }).group.identifier)
+    expect(Object.keys(Client.PortcullisApi.groups).sort()).toEqual([...served, "health"].sort())
+  })
+
+  layer(withFetch(TestApp.layer("memory:", everyGroup)), { excludeTestServices: true })((it) => {
+    it.effect("asks for a verification mail, starts a passkey registration and lists OAuth providers", () =>
+      Effect.gen(function* () {
+        let token: string | undefined
+        const client = yield* clientOf({ accessToken: () => token })
+        token = (yield* signUp(client)).access_token
+
+        expect((yield* client.verify.requestVerification()).detail).toEqual(expect.any(String))
+        const registration = yield* client.passkey.registerBegin()
+        expect(registration.challenge_key).toEqual(expect.any(String))
+        expect(registration.rp.id).toBe("localhost")
+        expect(yield* client.oauth.providers()).toEqual({ providers: ["github"] })
+      })
+    )
+
+    it.effect(
+      "grants a permission and reads it back as a superuser; a user who is not one gets AuthorizationError",
+      () =>
+        Effect.gen(function* () {
+          let token: string | undefined
+          const client = yield* clientOf({ accessToken: () => token })
+          token = (yield* signUp(client)).access_token
+          const refused = yield* Effect.flip(
+            client.admin.rolePermissions({ path: { role: Client.RoleName.make("editor") } })
+          )
+          expect(refused).toBeInstanceOf(Client.AuthorizationError)
+
+          const email = uniqueEmail("root")
+          yield* (yield* Accounts).createSuperuser(Client.Email.make(email), secret)
+          token = (yield* client.auth.login({ payload: { identifier: email, password: secret } })).access_token
+          const role = Client.RoleName.make("editor")
+          const permission = Client.PermissionName.make("posts:publish")
+          yield* client.admin.assignPermission({ payload: { role, permission } })
+          expect(yield* client.admin.rolePermissions({ path: { role } })).toEqual({ role, permissions: [permission] })
+        })
+    )
+
+    it.effect("reads the signing keys and the health probes", () =>
+      Effect.gen(function* () {
+        const client = yield* clientOf()
+        const { keys } = yield* client.jwks.jwks()
+        expect(keys).toHaveLength(1)
+        expect(keys[0]).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig", kid: expect.any(String) })
+        expect(yield* client.health.healthz()).toEqual({ status: "ok" })
+        expect(yield* client.health.readyz()).toEqual({ status: "ready" })
       })
     )
   })

@@ -6,12 +6,12 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Effect, Option, Schema } from "effect"
 import { features } from "../../composition/features.js"
+import { openApiDocument } from "../../composition/service.js"
 import type { Settings } from "../../config/Settings.js"
-import { limitedRoutes } from "../../interfaces/http/Feature.js"
-import { authGroup } from "../../interfaces/http/groups/auth.js"
 import { problemCodes } from "../../interfaces/http/problems.js"
 import { servedApi, servedFeatures } from "../../interfaces/http/server.js"
 import { call } from "../support/flows.js"
+import * as Raw from "../support/rawHttp.js"
 import * as TestApp from "../support/TestApp.js"
 
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document read loosely, its shape checked by the assertions
@@ -35,6 +35,39 @@ const env = {
   SERVICE_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
 }
 
+const prefix = "/api/v1/auth"
+
+/** The operations whose handlers touch no store (the keys are in the settings): they never answer 503. */
+const storeless = new Set(["get /healthz", `get ${prefix}/.well-known/jwks.json`])
+
+/**
+ * The operations a rate-limit bucket counts, as the features declare them; change-password
+ * counts per signed-in user, in its use case.
+ */
+const limitedOperations = new Set([
+  ...features
+    .flatMap((feature) => feature.limits)
+    .map((route) => `post ${prefix}${route.path.replace(/:(\w+)/g, "{$1}")}`),
+  `post ${prefix}/change-password`
+])
+
+/** The problem codes a response declares, from its schema's references. */
+const codesOf = (response: Json | undefined): ReadonlyArray<string> => {
+  const schema = response?.content?.["application/problem+json"]?.schema as Json | undefined
+  const refs = (schema?.anyOf ?? [schema]) as ReadonlyArray<Json | undefined>
+  return refs.map((ref) => String(ref?.$ref ?? "").replace("#/components/schemas/", ""))
+}
+
+const expectRateLimited = (responses: Record<string, Json>, where: string) => {
+  expect(codesOf(responses["429"]), where).toEqual(["RateLimitedError"])
+  expect(Object.keys(responses["429"]?.headers ?? {}).sort(), where).toEqual([
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "Retry-After"
+  ])
+}
+
 const operationsOf = (document: Json) =>
   Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, operation]) => ({ path, method, operation }))
@@ -44,7 +77,7 @@ const operationsOf = (document: Json) =>
 const successSchemas = (settings: Settings) => {
   const parts = servedFeatures(features, settings, {}).map((feature) => feature.api({ settings, deployment: {} }))
   const found = new Map<string, Schema.Schema<unknown, unknown>>()
-  HttpApi.reflect(servedApi({ parts, limits: [] }, settings.server.publicUrl), {
+  HttpApi.reflect(servedApi({ parts, limits: [] }, settings), {
     onGroup: () => {},
     onEndpoint: ({ endpoint, successes }) => {
       const path = endpoint.path.replace(/:(\w+)/g, "{$1}")
@@ -92,7 +125,6 @@ describe("the OpenAPI document, every group served", () => {
     it.effect("gives every operation a summary and an example, and documents the refusals of its route", () =>
       Effect.gen(function* () {
         const document = yield* fetchDocument
-        const limited = new Set(limitedRoutes(authGroup).map((route) => `/api/v1/auth${route.path}`))
         for (const { path, method, operation } of operationsOf(document)) {
           const where = `${method} ${path}`
           expect(operation.summary, where).toEqual(expect.any(String))
@@ -105,17 +137,65 @@ describe("the OpenAPI document, every group served", () => {
           for (const status of ["411", "413", "415"]) {
             expect(responses[status] !== undefined, `${where} ${status}`).toBe(operation.requestBody !== undefined)
           }
-          if (limited.has(path)) expect(responses["429"]?.headers?.["Retry-After"], where).toBeDefined()
-          if (responses["503"] !== undefined) expect(responses["503"].headers?.["Retry-After"], where).toBeDefined()
         }
         const login = document.paths["/api/v1/auth/login"].post
         expect(login.responses["429"].content["application/problem+json"].example).toMatchObject({
           code: "RateLimitedError",
           status: 429
         })
-        expect(document.paths["/healthz"].get.responses["503"]).toBeUndefined()
-        expect(document.paths["/readyz"].get.responses["503"]).toBeDefined()
       })
+    )
+
+    it.effect("declares 503 on every route that touches a store, and 429 on every limited route and no other", () =>
+      Effect.gen(function* () {
+        const document = yield* fetchDocument
+        const seen = new Set<string>()
+        for (const { path, method, operation } of operationsOf(document)) {
+          const where = `${method} ${path}`
+          seen.add(where)
+          const responses = operation.responses as Record<string, Json>
+          if (storeless.has(where)) {
+            expect(responses["503"], where).toBeUndefined()
+          } else {
+            expect(codesOf(responses["503"]), where).toEqual(["ServiceUnavailableError"])
+            expect(responses["503"]?.headers?.["Retry-After"], where).toBeDefined()
+          }
+          if (limitedOperations.has(where)) expectRateLimited(responses, where)
+          else expect(responses["429"], where).toBeUndefined()
+        }
+        // Every group's limited routes are served here (verify, oauth and passkey ones included).
+        for (const where of [...limitedOperations, ...storeless]) expect(seen.has(where), where).toBe(true)
+      })
+    )
+
+    it.scoped(
+      "declares 422 on every route, as every route refuses a body nested too deep, one taking no input too",
+      () =>
+        Effect.gen(function* () {
+          const document = yield* fetchDocument
+          const app = yield* TestApp.TestApp
+          const http = yield* Effect.acquireRelease(
+            Effect.sync(() => Raw.client(app.url, 1)),
+            (client) => Effect.sync(client.close)
+          )
+          const deep = `${"[".repeat(40)}${"]".repeat(40)}`
+          for (const { path, method, operation } of operationsOf(document)) {
+            const where = `${method} ${path}`
+            expect(codesOf(operation.responses["422"]), where).toContain("ValidationError")
+            const outcome = yield* Effect.promise(() =>
+              http.send({
+                method: method.toUpperCase(),
+                target: path.replace(/\{\w+\}/g, "x"),
+                headers: [
+                  ["content-type", "application/json"],
+                  ["content-length", String(deep.length)]
+                ],
+                body: new TextEncoder().encode(deep)
+              })
+            )
+            expect("answer" in outcome && outcome.answer.status, where).toBe(422)
+          }
+        })
     )
 
     it.effect("gives every success body an example, which decodes with the schema its route answers with", () =>
@@ -177,6 +257,26 @@ describe("the OpenAPI document, every group served", () => {
       })
     )
   })
+})
+
+describe("the OpenAPI document, with GLOBAL_RATE_LIMIT", () => {
+  layer(TestApp.layer("memory:", { ...env, SERVICE_GLOBAL_RATE_LIMIT: "1000/minute" }), { excludeTestServices: true })(
+    (it) => {
+      it.effect("declares 429 with its headers on every route but the health probes, served and printed alike", () =>
+        Effect.gen(function* () {
+          const document = (yield* call("GET", "/openapi.json")).body as Json
+          expect(document).toEqual(openApiDocument((yield* TestApp.TestApp).settings))
+          for (const { path, method, operation } of operationsOf(document)) {
+            const responses = operation.responses as Record<string, Json>
+            if (path === "/healthz" || path === "/readyz") expect(responses["429"], path).toBeUndefined()
+            else expectRateLimited(responses, `${method} ${path}`)
+          }
+          const result = yield* Effect.promise(() => new Validator().validate(document))
+          expect(result.errors).toBeUndefined()
+        })
+      )
+    }
+  )
 })
 
 /** The raw bytes of a document as sent with the encoding asked for (fetch would decode them). */
