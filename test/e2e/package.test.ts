@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs"
+import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -11,6 +12,11 @@ import { cleanEnv, exited, freePort, root } from "../support/processes.js"
  * `npx portcullis serve` answering /healthz. Slow (the install compiles better-sqlite3) and it
  * needs the npm registry: skipped when the registry does not answer, unless
  * TEST_REQUIRE_REGISTRY=1 (.ci/run sets it), which turns the skip into a failure.
+ *
+ * better-sqlite3's install fetches a prebuilt binary from GitHub, which these machines cannot
+ * reach, and then compiles SQLite from source for minutes. The binary this checkout already has
+ * is offered as that download instead (prebuild-install's local prebuilds), so the install takes
+ * the path a user's does; a version it does not match is still compiled.
  */
 
 const required = process.env.TEST_REQUIRE_REGISTRY === "1"
@@ -29,13 +35,14 @@ afterAll(async () => {
     process.kill(-server.pid, "SIGKILL")
     await exited(server, 5_000).catch(() => undefined)
   }
-  if (scratch !== "") rmSync(scratch, { recursive: true, force: true })
-})
+  // Asynchronous: the installed tree is large, and a synchronous removal stalls vitest's worker.
+  if (scratch !== "") await rm(scratch, { recursive: true, force: true })
+}, 120_000)
 
 /** Runs a command to its end, resolving with its output, rejecting with it on a non-zero exit. */
-const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, vars: Readonly<Record<string, string>> = {}) =>
   new Promise<string>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: cleanEnv({}), stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(command, args, { cwd, env: cleanEnv(vars), stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString("utf8")
@@ -47,6 +54,20 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
       code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(" ")} exited ${code}:\n${output}`))
     )
   })
+
+/**
+ * A folder holding this checkout's better-sqlite3 binary as the prebuilt download its install
+ * looks for (named as on its release page), and the variable that points the install there.
+ */
+const localPrebuilds = async () => {
+  const folder = join(scratch, "prebuilds")
+  mkdirSync(folder)
+  const module = join(root, "node_modules", "better-sqlite3")
+  const { version } = JSON.parse(readFileSync(join(module, "package.json"), "utf8")) as { version: string }
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+  await run("tar", ["czf", join(folder, name), "build/Release/better_sqlite3.node"], module)
+  return { npm_config_better_sqlite3_local_prebuilds: folder }
+}
 
 /** What `npm pack` needs of the checkout: the build's inputs and what the package ships besides dist/. */
 const checkoutCopy = () => {
@@ -86,7 +107,12 @@ describe.skipIf(!reachable && !required)(title, () => {
 
     const app = join(scratch, "app")
     mkdirSync(app)
-    await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline", tarball], app)
+    await run(
+      "npm",
+      ["install", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline", tarball],
+      app,
+      await localPrebuilds()
+    )
     for (const devDependency of ["typescript", "vitest", "@biomejs/biome"]) {
       expect(existsSync(join(app, "node_modules", devDependency))).toBe(false)
     }
