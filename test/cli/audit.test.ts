@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
-import { cleanEnv, cli as entry, temporaryDatabase } from "../support/processes.js"
+import { runCli } from "../support/cliRun.js"
+import { temporaryDatabase } from "../support/processes.js"
 
 const strongPassword = "correct horse battery staple"
 const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
@@ -18,16 +18,7 @@ interface Page {
 
 describe("portcullis audit", () => {
   const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
-  /** Runs the built CLI without blocking the test worker (a slow machine makes each run seconds long). */
-  const cli = (args: ReadonlyArray<string>) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [entry, ...args],
-        { env: cleanEnv(vars), encoding: "utf8", timeout: 30_000 },
-        (error, stdout, stderr) => resolve({ status: error === null ? 0 : (error.code as number), stdout, stderr })
-      )
-    })
+  const cli = (args: ReadonlyArray<string>) => runCli(args, vars, { timeout: 30_000 })
   const page = async (args: ReadonlyArray<string>) => {
     const run = await cli(["audit", ...args])
     expect(run.stderr).toBe("")
