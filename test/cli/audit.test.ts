@@ -18,9 +18,10 @@ interface Page {
 
 describe("portcullis audit", () => {
   const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
-  const cli = (args: ReadonlyArray<string>) => runCli(args, vars, { timeout: 30_000 })
-  const page = async (args: ReadonlyArray<string>) => {
-    const run = await cli(["audit", ...args])
+  const cli = (args: ReadonlyArray<string>, input?: string, on: Readonly<Record<string, string>> = vars) =>
+    runCli(args, on, { timeout: 30_000, ...(input === undefined ? {} : { input }) })
+  const page = async (args: ReadonlyArray<string>, on: Readonly<Record<string, string>> = vars) => {
+    const run = await cli(["audit", ...args], undefined, on)
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     return JSON.parse(run.stdout) as Page
@@ -63,6 +64,27 @@ describe("portcullis audit", () => {
     expect(rest.events.map((event) => event.details)).toEqual([{ is_verified: false }])
     expect(rest.next_cursor).toBeNull()
     expect((await page(["--user", "someone-else"])).events).toEqual([])
+  }, 180_000)
+
+  it("prints user set-password as a password reset and user roles add|remove, made with the CLI as their actor", async () => {
+    const own = { ...vars, SERVICE_DATABASE_URL: temporaryDatabase() }
+    const ops = ["--email", "ops@example.com"]
+    expect((await cli(["create-superuser", ...ops, "--password", strongPassword], undefined, own)).status).toBe(0)
+    const added = await cli(["user", "roles", "add", ...ops, "auditor"], undefined, own)
+    expect(added.status, added.stderr).toBe(0)
+    const userId = (JSON.parse(added.stdout) as { id: string }).id
+    expect((await cli(["user", "roles", "remove", ...ops, "auditor"], undefined, own)).status).toBe(0)
+    const set = await cli(["user", "set-password", ...ops, "--password-stdin"], "a brand new passphrase\n", own)
+    expect(set.status, set.stderr).toBe(0)
+
+    const events = (await page(["--user", userId], own)).events
+    expect(events.map((event) => [event.type, event.details])).toEqual([
+      ["password.reset", { sessions_ended: 0 }],
+      ["role.removed", { role: "auditor" }],
+      ["role.assigned", { role: "auditor" }],
+      ["user.created", { is_superuser: true }]
+    ])
+    for (const event of events) expect(event.actor).toEqual({ kind: "cli", id: null })
   }, 180_000)
 
   it("refuses an unknown type, a bad limit and a bad cursor with exit code 1", async () => {
