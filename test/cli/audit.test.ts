@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { runCli } from "../support/cliRun.js"
+import { lines, runCli } from "../support/cliRun.js"
 import { temporaryDatabase } from "../support/processes.js"
 
 const strongPassword = "correct horse battery staple"
@@ -87,15 +87,18 @@ describe("portcullis audit", () => {
     for (const event of events) expect(event.actor).toEqual({ kind: "cli", id: null })
   }, 180_000)
 
-  it("refuses an unknown type, a bad limit and a bad cursor with exit code 1", async () => {
-    for (const args of [
-      ["--type", "no.such.type"],
-      ["--limit", "0"],
-      ["--cursor", "abc"]
-    ]) {
+  it("refuses an unknown type, a bad limit, cursor or user id with exit code 1, in one line naming the option", async () => {
+    for (const [args, refusal] of [
+      [["--type", "no.such.type"], "--type must be one of the types that audit --help lists"],
+      [["--limit", "0"], "--limit must be a whole number from 1 to 500"],
+      [["--limit", "ten"], "'ten' is not a integer"],
+      [["--cursor", "abc"], "--cursor must be a cursor from next_cursor"],
+      [["--user", ""], "--user must be a user id"]
+    ] as const) {
       const run = await cli(["audit", ...args])
       expect(run.status).toBe(1)
+      expect(lines(run.stderr), args.join(" ")).toEqual([refusal])
       expect(run.stdout).not.toContain("events")
     }
-  }, 120_000)
+  }, 180_000)
 })

@@ -19,8 +19,10 @@ const commands = [
   ["user", "set-password"],
   ["user", "roles", "add"],
   ["user", "roles", "remove"],
+  ["audit"],
   ["openapi"],
-  ["check"]
+  ["check"],
+  ["keygen"]
 ]
 
 /** The library's own words for an option's type, which say nothing of what it is for. */
@@ -70,6 +72,13 @@ describe("portcullis --help", () => {
         ).not.toEqual([])
       }
     }
+  })
+
+  it("names audit's values in its usage, the types in --type's text rather than in every line of the listing", () => {
+    const help = helps.get("audit")?.stdout ?? ""
+    expect(help).toContain("$ portcullis audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]")
+    expect(help).toContain("Only the events of this type: sign_in.succeeded, sign_in.failed,")
+    expect(helps.get("")?.stdout).toContain("- audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]  ")
   })
 
   /** The CLI on a pseudo-terminal, so that stdout is a TTY. */
