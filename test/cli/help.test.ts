@@ -29,6 +29,18 @@ const commands = [
 const placeholder =
   /^(A user-defined piece of text( that is confidential)?\.|One of the following: .*|This setting is optional\.|An integer\.|A true or false value\.|An existing file\.|This option has a default value: .*|This setting is optional\. Defaults to .*)$/
 
+/** What @effect/cli says of a value's type, whatever the option is for. */
+const typePlaceholder =
+  /^(A user-defined piece of text( that is confidential)?|An integer|A floating point number|A true or false value)\.$/
+
+/** The command paths of the top-level help's listing: each line's words before its options. */
+const listedPaths = (help: string) =>
+  lines(help.split("\nCOMMANDS\n")[1] ?? "").map((line) => {
+    const words = (line.replace(/^\s*- /, "").split(/ {2,}/)[0] ?? "").split(" ")
+    const options = words.findIndex((word) => /^[-[<]/.test(word))
+    return words.slice(0, options === -1 ? undefined : options).join(" ")
+  })
+
 /** The help text of each option block of OPTIONS and ARGUMENTS, but the built-in ones. */
 const ownOptions = (help: string) => {
   const blocks = help.split(/\n(?=--|<|\(-h)/)
@@ -74,11 +86,42 @@ describe("portcullis --help", () => {
     }
   })
 
+  it("lists every command once, by its full path, no word doubled", () => {
+    expect(listedPaths(helps.get("")?.stdout ?? "")).toEqual([
+      "serve",
+      "migrate",
+      "create-superuser",
+      "user",
+      "user list",
+      "user update",
+      "user set-password",
+      "user roles",
+      "user roles add",
+      "user roles remove",
+      "audit",
+      "openapi",
+      "check",
+      "secret",
+      "keygen"
+    ])
+  })
+
   it("names audit's values in its usage, the types in --type's text rather than in every line of the listing", () => {
     const help = helps.get("audit")?.stdout ?? ""
     expect(help).toContain("$ portcullis audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]")
     expect(help).toContain("Only the events of this type: sign_in.succeeded, sign_in.failed,")
     expect(helps.get("")?.stdout).toContain("- audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]  ")
+  })
+
+  it("prints none of the library's placeholders for a value's type", () => {
+    for (const [path, run] of helps) {
+      expect(
+        lines(run.stdout)
+          .map((line) => line.trim())
+          .filter((line) => typePlaceholder.test(line)),
+        path
+      ).toEqual([])
+    }
   })
 
   /** The CLI on a pseudo-terminal, so that stdout is a TTY. */
