@@ -229,13 +229,18 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     /**
      * An operator's new password for a user, under the password policy. Like a reset, every
-     * session of the user ends, before the password changes for the same reason.
+     * session of the user ends, before the password changes for the same reason, and it is
+     * recorded as one, by the request's actor (the CLI).
      */
     const setPassword = Effect.fn("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
-      yield* sessions.endAll(id, Option.none())
-      yield* users.setPassword(id, hashed)
+      const ended = yield* sessions.endAll(id, Option.none())
+      yield* audit.recordWith(users.setPassword(id, hashed), () => ({
+        type: "password.reset",
+        user_id: id,
+        details: { sessions_ended: ended.length }
+      }))
     })
 
     return { register, updateProfile, deleteAccount, changePassword, createSuperuser, setFlags, setPassword } as const

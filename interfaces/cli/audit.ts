@@ -12,30 +12,45 @@ import {
   AuditPageJson,
   AuditUserFilter
 } from "../../domain/Audit.js"
+import { storageVariables } from "./operator.js"
 import { loadSettings } from "./startup.js"
 
 const encodePage = Schema.encode(AuditPageJson)
+
+/** A value's schema whose failure is one line naming the option, as the other commands' refusals are. */
+const refusedAs =
+  (option: string, rule: string) =>
+  <A, I>(schema: Schema.Schema<A, I>) =>
+    schema.annotations({ message: () => ({ message: `--${option} ${rule}`, override: true }) })
 
 /** `portcullis audit`: the audit log as GET /admin/audit answers it, with the same filters. */
 export const audit = Command.make(
   "audit",
   {
     user: Options.text("user").pipe(
-      Options.withSchema(AuditUserFilter),
+      Options.withPseudoName("ID"),
+      Options.withSchema(refusedAs("user", "must be a user id")(AuditUserFilter)),
       Options.optional,
       Options.withDescription("Only the events about this user id.")
     ),
-    type: Options.choice("type", AuditEventType.literals).pipe(
+    // Text rather than a choice, whose usage would list every type, padding each line of the
+    // top-level help's command listing to that width.
+    type: Options.text("type").pipe(
+      Options.withPseudoName("TYPE"),
+      Options.withSchema(refusedAs("type", "must be one of the types that audit --help lists")(AuditEventType)),
       Options.optional,
-      Options.withDescription("Only the events of this type.")
+      Options.withDescription(`Only the events of this type: ${AuditEventType.literals.join(", ")}.`)
     ),
-    limit: Options.text("limit").pipe(
-      Options.withSchema(AuditLimit),
+    limit: Options.integer("limit").pipe(
+      Options.withSchema(
+        refusedAs("limit", `must be a whole number from 1 to ${AUDIT_PAGE_MAX}`)(Schema.typeSchema(AuditLimit))
+      ),
       Options.withDefault(AUDIT_PAGE_DEFAULT),
-      Options.withDescription(`Events per page, 1 to ${AUDIT_PAGE_MAX}.`)
+      Options.withDescription(`Events per page, 1 to ${AUDIT_PAGE_MAX}; ${AUDIT_PAGE_DEFAULT} when not given.`)
     ),
     cursor: Options.text("cursor").pipe(
-      Options.withSchema(AuditCursor),
+      Options.withPseudoName("CURSOR"),
+      Options.withSchema(refusedAs("cursor", "must be a cursor from next_cursor")(AuditCursor)),
       Options.optional,
       Options.withDescription("The next_cursor of the previous page.")
     )
@@ -56,4 +71,8 @@ export const audit = Command.make(
       )
       yield* Console.log(JSON.stringify(yield* encodePage(page).pipe(Effect.orDie), null, 2))
     })
-).pipe(Command.withDescription("Print the audit log, newest first, as JSON; --cursor pages on."))
+).pipe(
+  Command.withDescription(
+    `Print the audit log, newest first, as JSON; --cursor pages on. Entries older than SERVICE_AUDIT_RETENTION_DAYS are gone: serve deletes them. ${storageVariables}`
+  )
+)

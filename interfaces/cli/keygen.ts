@@ -18,7 +18,7 @@ const generate = (algorithm: AsymmetricAlgorithm) => {
 
 const algorithm = Options.choice("algorithm", asymmetricAlgorithms).pipe(
   Options.withDefault("EdDSA" as const),
-  Options.withDescription("The JWT_ALGORITHM the key signs with.")
+  Options.withDescription("The SERVICE_JWT_ALGORITHM the key signs with.")
 )
 
 /**
@@ -32,4 +32,8 @@ export const keygen = Command.make("keygen", { algorithm }, ({ algorithm }) =>
     const jwk = yield* publicJwk({ algorithm, key })
     yield* Console.log(`${key.export({ format: "pem", type: "pkcs8" }).toString().trim()}\n${JSON.stringify(jwk)}`)
   })
-).pipe(Command.withDescription("Print a new private key for JWT_ALGORITHM (PEM) and its public JWK with its kid."))
+).pipe(
+  Command.withDescription(
+    "Print a new private key for SERVICE_JWT_ALGORITHM (PEM: the value of SERVICE_JWT_PRIVATE_KEY, or the whole output as the file of SERVICE_JWT_PRIVATE_KEY_FILE), then its public JWK with its kid, for SERVICE_JWT_VERIFY_KEYS once the next key replaces it."
+  )
+)

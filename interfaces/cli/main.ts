@@ -7,7 +7,7 @@ import { createSuperuser, migrate } from "./admin.js"
 import { audit } from "./audit.js"
 import { keygen } from "./keygen.js"
 import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
-import { withColorWhereWanted, withHelpAtEveryLevel } from "./output.js"
+import { withColorWhereWanted, withHelpAtEveryLevel, withOwnHelp } from "./output.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv, StartupError } from "./startup.js"
@@ -46,6 +46,7 @@ loadDotenv.pipe(
         ? fail([problemOf(error).body.detail])
         : Effect.die(error)
   ),
+  withOwnHelp,
   withColorWhereWanted,
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

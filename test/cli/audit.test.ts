@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
-import { cleanEnv, cli as entry, temporaryDatabase } from "../support/processes.js"
+import { lines, runCli } from "../support/cliRun.js"
+import { temporaryDatabase } from "../support/processes.js"
 
 const strongPassword = "correct horse battery staple"
 const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
@@ -18,18 +18,10 @@ interface Page {
 
 describe("portcullis audit", () => {
   const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
-  /** Runs the built CLI without blocking the test worker (a slow machine makes each run seconds long). */
-  const cli = (args: ReadonlyArray<string>) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [entry, ...args],
-        { env: cleanEnv(vars), encoding: "utf8", timeout: 30_000 },
-        (error, stdout, stderr) => resolve({ status: error === null ? 0 : (error.code as number), stdout, stderr })
-      )
-    })
-  const page = async (args: ReadonlyArray<string>) => {
-    const run = await cli(["audit", ...args])
+  const cli = (args: ReadonlyArray<string>, input?: string, on: Readonly<Record<string, string>> = vars) =>
+    runCli(args, on, { timeout: 30_000, ...(input === undefined ? {} : { input }) })
+  const page = async (args: ReadonlyArray<string>, on: Readonly<Record<string, string>> = vars) => {
+    const run = await cli(["audit", ...args], undefined, on)
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     return JSON.parse(run.stdout) as Page
@@ -74,15 +66,39 @@ describe("portcullis audit", () => {
     expect((await page(["--user", "someone-else"])).events).toEqual([])
   }, 180_000)
 
-  it("refuses an unknown type, a bad limit and a bad cursor with exit code 1", async () => {
-    for (const args of [
-      ["--type", "no.such.type"],
-      ["--limit", "0"],
-      ["--cursor", "abc"]
-    ]) {
+  it("prints user set-password as a password reset and user roles add|remove, made with the CLI as their actor", async () => {
+    const own = { ...vars, SERVICE_DATABASE_URL: temporaryDatabase() }
+    const ops = ["--email", "ops@example.com"]
+    expect((await cli(["create-superuser", ...ops, "--password", strongPassword], undefined, own)).status).toBe(0)
+    const added = await cli(["user", "roles", "add", ...ops, "auditor"], undefined, own)
+    expect(added.status, added.stderr).toBe(0)
+    const userId = (JSON.parse(added.stdout) as { id: string }).id
+    expect((await cli(["user", "roles", "remove", ...ops, "auditor"], undefined, own)).status).toBe(0)
+    const set = await cli(["user", "set-password", ...ops, "--password-stdin"], "a brand new passphrase\n", own)
+    expect(set.status, set.stderr).toBe(0)
+
+    const events = (await page(["--user", userId], own)).events
+    expect(events.map((event) => [event.type, event.details])).toEqual([
+      ["password.reset", { sessions_ended: 0 }],
+      ["role.removed", { role: "auditor" }],
+      ["role.assigned", { role: "auditor" }],
+      ["user.created", { is_superuser: true }]
+    ])
+    for (const event of events) expect(event.actor).toEqual({ kind: "cli", id: null })
+  }, 180_000)
+
+  it("refuses an unknown type, a bad limit, cursor or user id with exit code 1, in one line naming the option", async () => {
+    for (const [args, refusal] of [
+      [["--type", "no.such.type"], "--type must be one of the types that audit --help lists"],
+      [["--limit", "0"], "--limit must be a whole number from 1 to 500"],
+      [["--limit", "ten"], "'ten' is not a integer"],
+      [["--cursor", "abc"], "--cursor must be a cursor from next_cursor"],
+      [["--user", ""], "--user must be a user id"]
+    ] as const) {
       const run = await cli(["audit", ...args])
       expect(run.status).toBe(1)
+      expect(lines(run.stderr), args.join(" ")).toEqual([refusal])
       expect(run.stdout).not.toContain("events")
     }
-  }, 120_000)
+  }, 180_000)
 })

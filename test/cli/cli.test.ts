@@ -59,8 +59,12 @@ afterAll(() => {
 })
 
 describe("portcullis serve refuses bad settings", () => {
-  it("exits 1 within seconds on SERVICE_PORT=abc, naming the variable and the expected form", () => {
-    const run = cli(["serve"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PORT: "abc" }, { timeout: 10_000 })
+  it("exits 1 within seconds on SERVICE_PORT=abc, naming the variable and the expected form", async () => {
+    const run = await cli(
+      ["serve"],
+      { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PORT: "abc" },
+      { timeout: 10_000 }
+    )
     expect(run.status).toBe(1)
     expect(run.elapsedMs).toBeLessThan(10_000)
     expect(lines(run.stderr)).toEqual([
@@ -71,7 +75,7 @@ describe("portcullis serve refuses bad settings", () => {
 
   it("prints one line per invalid setting and never listens", async () => {
     const port = await freePort()
-    const run = cli(
+    const run = await cli(
       ["serve"],
       {
         SERVICE_DATABASE_URL: freshDatabase(),
@@ -91,17 +95,17 @@ describe("portcullis serve refuses bad settings", () => {
     expect(await accepts(port)).toBe(false)
   })
 
-  it("refuses a SECRET_KEY shorter than 32 bytes without printing it", () => {
+  it("refuses a SECRET_KEY shorter than 32 bytes without printing it", async () => {
     const shortKey = "tooShortSecretValue9"
-    const run = cli(["serve"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: shortKey })
+    const run = await cli(["serve"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: shortKey })
     expect(run.status).toBe(1)
     expect(lines(run.stderr)).toEqual([expect.stringContaining("SERVICE_SECRET_KEY")])
     expect(run.stderr).not.toContain(shortKey)
     expect(run.stdout).not.toContain(shortKey)
   })
 
-  it("stops with exit code 1 when the PostgreSQL of DATABASE_URL cannot be reached, without its password", () => {
-    const run = cli(["serve"], { SERVICE_DATABASE_URL: "postgres://app:Pg5qlPa55word@127.0.0.1:1/portcullis" })
+  it("stops with exit code 1 when the PostgreSQL of DATABASE_URL cannot be reached, without its password", async () => {
+    const run = await cli(["serve"], { SERVICE_DATABASE_URL: "postgres://app:Pg5qlPa55word@127.0.0.1:1/portcullis" })
     expect(run.status).toBe(1)
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/^Cannot use the database of SERVICE_DATABASE_URL /)])
     expect(run.stdout + run.stderr).not.toContain("Pa55word")
@@ -163,48 +167,48 @@ describe("portcullis serve", () => {
 })
 
 describe("portcullis migrate", () => {
-  it("applies the migrations to a fresh file, then finds the database up to date", () => {
+  it("applies the migrations to a fresh file, then finds the database up to date", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const first = cli(["migrate"], vars)
+    const first = await cli(["migrate"], vars)
     expect(first.status).toBe(0)
     expect(first.stdout).toMatch(/^Applied: 0001_\w+/)
-    const second = cli(["migrate"], vars)
+    const second = await cli(["migrate"], vars)
     expect(second.status).toBe(0)
     expect(second.stdout.trim()).toBe("The database is up to date.")
-  })
+  }, 60_000)
 
-  it("refuses an invalid setting", () => {
-    const run = cli(["migrate"], { SERVICE_DATABASE_URL: "mysql://db/x" })
+  it("refuses an invalid setting", async () => {
+    const run = await cli(["migrate"], { SERVICE_DATABASE_URL: "mysql://db/x" })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("SERVICE_DATABASE_URL")
   })
 })
 
 describe("portcullis create-superuser and user update", () => {
-  it("creates a superuser once, and refuses the same email a second time", () => {
+  it("creates a superuser once, and refuses the same email a second time", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
     const args = ["create-superuser", "--email", "root@example.com", "--password", strongPassword]
-    const first = cli(args, vars)
+    const first = await cli(args, vars)
     expect(first.status).toBe(0)
     expect(first.stdout).toContain("root@example.com")
     expect(first.stderr).toBe("")
     expect(first.stdout).not.toContain(strongPassword)
 
-    const second = cli(args, vars)
+    const second = await cli(args, vars)
     expect(second.status).toBe(1)
     expect(lines(second.stderr)).toEqual([expect.stringMatching(/already exists/)])
-  })
+  }, 60_000)
 
-  it("refuses a weak password, naming the rule", () => {
-    const run = cli(["create-superuser", "--email", "weak@example.com", "--password", "short"], {
+  it("refuses a weak password, naming the rule", async () => {
+    const run = await cli(["create-superuser", "--email", "weak@example.com", "--password", "short"], {
       SERVICE_DATABASE_URL: freshDatabase()
     })
     expect(run.status).toBe(1)
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/at least 8 characters/)])
   })
 
-  it("refuses an invalid email", () => {
-    const run = cli(["create-superuser", "--email", "not-an-email", "--password", strongPassword], {
+  it("refuses an invalid email", async () => {
+    const run = await cli(["create-superuser", "--email", "not-an-email", "--password", strongPassword], {
       SERVICE_DATABASE_URL: freshDatabase()
     })
     expect(run.status).toBe(1)
@@ -212,8 +216,8 @@ describe("portcullis create-superuser and user update", () => {
     expect(run.stderr).toMatch(/not an email/)
   })
 
-  it("refuses an invalid setting before doing anything", () => {
-    const run = cli(["create-superuser", "--email", "root@example.com", "--password", strongPassword], {
+  it("refuses an invalid setting before doing anything", async () => {
+    const run = await cli(["create-superuser", "--email", "root@example.com", "--password", strongPassword], {
       SERVICE_DATABASE_URL: freshDatabase(),
       SERVICE_PASSWORD_MIN_LENGTH: "many"
     })
@@ -221,23 +225,25 @@ describe("portcullis create-superuser and user update", () => {
     expect(run.stderr).toContain("SERVICE_PASSWORD_MIN_LENGTH")
   })
 
-  it("reads the password from the first line of standard input with --password-stdin", () => {
+  it("reads the password from the first line of standard input with --password-stdin", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const run = cli(["create-superuser", "--email", "stdin@example.com", "--password-stdin"], vars, {
+    const run = await cli(["create-superuser", "--email", "stdin@example.com", "--password-stdin"], vars, {
       input: `${strongPassword}\nignored second line\n`
     })
     expect(run.status).toBe(0)
     expect(run.stdout).toContain("stdin@example.com")
 
-    const empty = cli(["create-superuser", "--email", "empty@example.com", "--password-stdin"], vars, { input: "" })
+    const empty = await cli(["create-superuser", "--email", "empty@example.com", "--password-stdin"], vars, {
+      input: ""
+    })
     expect(empty.status).toBe(1)
     expect(empty.stderr).toMatch(/at least 8 characters/)
-  })
+  }, 60_000)
 
-  it("refuses to prompt for the password without a terminal, in one line, before touching the database", () => {
+  it("refuses to prompt for the password without a terminal, in one line, before touching the database", async () => {
     const database = freshDatabase()
     for (const input of [undefined, `${strongPassword}\n`]) {
-      const run = cli(
+      const run = await cli(
         ["create-superuser", "--email", "root@example.com"],
         { SERVICE_DATABASE_URL: database },
         input === undefined ? {} : { input }
@@ -248,7 +254,7 @@ describe("portcullis create-superuser and user update", () => {
       ])
       expect(run.stdout).toBe("")
     }
-    const both = cli(
+    const both = await cli(
       ["create-superuser", "--email", "root@example.com", "--password", strongPassword, "--password-stdin"],
       { SERVICE_DATABASE_URL: database },
       { input: `${strongPassword}\n` }
@@ -256,12 +262,12 @@ describe("portcullis create-superuser and user update", () => {
     expect(both.status).toBe(1)
     expect(lines(both.stderr)).toEqual([expect.stringContaining("use one")])
     // Nobody was created by the refused runs.
-    expect(cli(["user", "list", "--json"], { SERVICE_DATABASE_URL: database }).stdout).toContain('"users": []')
-  })
+    expect((await cli(["user", "list", "--json"], { SERVICE_DATABASE_URL: database })).stdout).toContain('"users": []')
+  }, 120_000)
 
   it("a superuser from standard input signs in over HTTP, until user update deactivates them", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const created = cli(["create-superuser", "--email", "admin@example.com", "--password-stdin"], vars, {
+    const created = await cli(["create-superuser", "--email", "admin@example.com", "--password-stdin"], vars, {
       input: `${strongPassword}\n`
     })
     expect(created.status).toBe(0)
@@ -273,17 +279,19 @@ describe("portcullis create-superuser and user update", () => {
     expect(body.user).toMatchObject({ email: "admin@example.com", is_superuser: true, is_verified: true })
 
     // The operator command works beside a running server on the same file.
-    const updated = cli(["user", "update", "--email", "admin@example.com", "--active", "false"], vars)
+    const updated = await cli(["user", "update", "--email", "admin@example.com", "--active", "false"], vars)
     expect(updated.status).toBe(0)
     expect((await login(server.url, "admin@example.com", strongPassword)).status).toBe(401)
     await server.stop()
-  })
+  }, 90_000)
 
-  it("user update prints the changed user, and refuses an unknown email", () => {
+  it("user update prints the changed user, and refuses an unknown email", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    expect(cli(["create-superuser", "--email", "root@example.com", "--password", strongPassword], vars).status).toBe(0)
+    expect(
+      (await cli(["create-superuser", "--email", "root@example.com", "--password", strongPassword], vars)).status
+    ).toBe(0)
 
-    const run = cli(["user", "update", "--email", "root@example.com", "--active", "false"], vars)
+    const run = await cli(["user", "update", "--email", "root@example.com", "--active", "false"], vars)
     expect(run.status).toBe(0)
     const user = JSON.parse(run.stdout) as Record<string, unknown>
     expect(user).toMatchObject({
@@ -295,7 +303,7 @@ describe("portcullis create-superuser and user update", () => {
     expect(user).not.toHaveProperty("hashed_password")
     expect(run.stdout).not.toContain("$argon2")
 
-    const flags = cli(
+    const flags = await cli(
       [
         "user",
         "update",
@@ -313,14 +321,14 @@ describe("portcullis create-superuser and user update", () => {
     expect(flags.status).toBe(0)
     expect(JSON.parse(flags.stdout)).toMatchObject({ is_active: true, is_verified: false, is_superuser: false })
 
-    const unknown = cli(["user", "update", "--email", "nobody@example.com", "--active", "false"], vars)
+    const unknown = await cli(["user", "update", "--email", "nobody@example.com", "--active", "false"], vars)
     expect(unknown.status).toBe(1)
     expect(lines(unknown.stderr)).toHaveLength(1)
     expect(unknown.stdout).toBe("")
-  })
+  }, 120_000)
 
-  it("user update refuses a flag value other than true or false", () => {
-    const run = cli(["user", "update", "--email", "root@example.com", "--active", "maybe"], {
+  it("user update refuses a flag value other than true or false", async () => {
+    const run = await cli(["user", "update", "--email", "root@example.com", "--active", "maybe"], {
       SERVICE_DATABASE_URL: freshDatabase()
     })
     expect(run.status).toBe(1)
@@ -333,9 +341,9 @@ describe("portcullis check", () => {
   const variables = (stdout: string) =>
     new Map(lines(stdout).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]))
 
-  it("prints every setting by its variable's name, as it resolves, defaults included, the secret key masked", () => {
+  it("prints every setting by its variable's name, as it resolves, defaults included, the secret key masked", async () => {
     const database = freshDatabase()
-    const run = cli(["check"], {
+    const run = await cli(["check"], {
       SERVICE_DATABASE_URL: database,
       SERVICE_SECRET_KEY: secretKey,
       SERVICE_LOCKOUT_ENABLED: "yes",
@@ -363,8 +371,8 @@ describe("portcullis check", () => {
     expect(run.stdout).not.toContain(secretKey)
   })
 
-  it("--json: the same settings by name, unset ones null, and every warning, an unknown variable's included", () => {
-    const run = cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
+  it("--json: the same settings by name, unset ones null, and every warning, an unknown variable's included", async () => {
+    const run = await cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
     expect(run.status).toBe(0)
     const report = JSON.parse(run.stdout) as {
       settings: Record<string, string | null>
@@ -378,8 +386,8 @@ describe("portcullis check", () => {
     expect(report.warnings.some((warning) => warning.includes("SERVICE_PROT"))).toBe(true)
   })
 
-  it("without --json, warnings go to stderr, one line each", () => {
-    const run = cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
+  it("without --json, warnings go to stderr, one line each", async () => {
+    const run = await cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
     expect(run.status).toBe(0)
     expect(lines(run.stderr)).toEqual([
       expect.stringMatching(/^warning: SERVICE_SECRET_KEY/),
@@ -387,14 +395,14 @@ describe("portcullis check", () => {
     ])
   })
 
-  it("exits 1 on an invalid setting, naming it", () => {
-    const run = cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_LOCKOUT_ENABLED: "perhaps" })
+  it("exits 1 on an invalid setting, naming it", async () => {
+    const run = await cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_LOCKOUT_ENABLED: "perhaps" })
     expect(run.status).toBe(1)
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/^SERVICE_LOCKOUT_ENABLED="perhaps" .*expected /)])
   })
 
-  it("masks only the passwords of URLs, and client secrets, keys and provider lists whole", () => {
-    const run = cli(["check"], {
+  it("masks only the passwords of URLs, and client secrets, keys and provider lists whole", async () => {
+    const run = await cli(["check"], {
       SERVICE_DATABASE_URL: "postgres://app:Pg5qlPa55word@db.internal/portcullis",
       SERVICE_SMTP_URL: "smtps://mailer:Sm7pPa55word@mail.example.com:465",
       SERVICE_REDIS_URL: "redis://:Red1sPa55word@cache.internal:6379/0",
@@ -428,9 +436,9 @@ describe("portcullis check", () => {
 })
 
 describe("portcullis secret", () => {
-  it("prints a new random base64url key each run, which check accepts as SERVICE_SECRET_KEY", () => {
-    const first = cli(["secret"], {})
-    const second = cli(["secret"], {})
+  it("prints a new random base64url key each run, which check accepts as SERVICE_SECRET_KEY", async () => {
+    const first = await cli(["secret"], {})
+    const second = await cli(["secret"], {})
     expect(first.status).toBe(0)
     expect(second.status).toBe(0)
     expect(first.stdout).toMatch(/^[A-Za-z0-9_-]{43,}\n$/)
@@ -438,11 +446,11 @@ describe("portcullis secret", () => {
     const key = first.stdout.trim()
     expect(second.stdout.trim()).not.toBe(key)
 
-    const check = cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
+    const check = await cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
     expect(check.status).toBe(0)
     expect((JSON.parse(check.stdout) as { warnings: ReadonlyArray<string> }).warnings).toEqual([])
     expect(check.stdout).not.toContain(key)
-  })
+  }, 90_000)
 })
 
 describe("portcullis openapi", () => {
@@ -452,8 +460,8 @@ describe("portcullis openapi", () => {
     readonly components: { readonly schemas: Record<string, unknown> }
   }
 
-  it("prints an OpenAPI 3.1 document whose paths use the configured prefix", () => {
-    const run = cli(["openapi"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_API_PREFIX: "/v2" })
+  it("prints an OpenAPI 3.1 document whose paths use the configured prefix", async () => {
+    const run = await cli(["openapi"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_API_PREFIX: "/v2" })
     expect(run.status).toBe(0)
     const document = JSON.parse(run.stdout) as Document
     expect(document.openapi).toMatch(/^3\.1\./)
@@ -464,8 +472,8 @@ describe("portcullis openapi", () => {
     expect(paths.filter((path) => path.startsWith("/api/v1"))).toEqual([])
   })
 
-  it("documents 422 ValidationError problems and no HttpApiDecodeError", () => {
-    const run = cli(["openapi"], { SERVICE_DATABASE_URL: freshDatabase() })
+  it("documents 422 ValidationError problems and no HttpApiDecodeError", async () => {
+    const run = await cli(["openapi"], { SERVICE_DATABASE_URL: freshDatabase() })
     expect(run.status).toBe(0)
     const document = JSON.parse(run.stdout) as Document
     expect(run.stdout).not.toContain("HttpApiDecodeError")
@@ -483,8 +491,8 @@ describe("portcullis openapi", () => {
     expect(login?.responses).not.toHaveProperty("400")
   })
 
-  it("uses an empty prefix when both prefixes are empty", () => {
-    const run = cli(["openapi"], {
+  it("uses an empty prefix when both prefixes are empty", async () => {
+    const run = await cli(["openapi"], {
       SERVICE_DATABASE_URL: freshDatabase(),
       SERVICE_API_PREFIX: "",
       SERVICE_AUTH_ROUTER_PREFIX: ""

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../support/processes.js"
+import { runCli } from "../support/cliRun.js"
+import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 const secret = { SERVICE_SECRET_KEY: "deployment-test-secret-key-of-32-bytes-or-more" }
 const folder = () => mkdtempSync(join(tmpdir(), "portcullis-deployment-"))
@@ -75,15 +75,11 @@ describe("portcullis serve --config", () => {
     })
   }
 
-  it("refuses a deployment that names an unknown event, naming it, with exit 1", () => {
+  it("refuses a deployment that names an unknown event, naming it, with exit 1", async () => {
     const dir = folder()
     const module = join(dir, "deployment.mjs")
     writeFileSync(module, "export default { events: { after_regster: () => {} } }\n")
-    const run = spawnSync(process.execPath, [cli, "serve", "--config", module], {
-      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() }),
-      encoding: "utf8",
-      timeout: 20_000
-    })
+    const run = await runCli(["serve", "--config", module], { ...secret, SERVICE_DATABASE_URL: temporaryDatabase() })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("events.after_regster is not an event")
   })
@@ -122,37 +118,32 @@ describe("portcullis serve --config", () => {
     await server.stop()
   })
 
-  it("refuses LOGIN_FIELD naming no declared field, and a deployment leaving out auth, with exit 1", () => {
+  it("refuses LOGIN_FIELD naming no declared field, and a deployment leaving out auth, with exit 1", async () => {
     const dir = folder()
     const module = join(dir, "deployment.mjs")
     writeFileSync(module, "export default {}\n")
-    const run = spawnSync(process.execPath, [cli, "serve", "--config", module], {
-      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_LOGIN_FIELD: "username" }),
-      encoding: "utf8",
-      timeout: 20_000
+    const run = await runCli(["serve", "--config", module], {
+      ...secret,
+      SERVICE_DATABASE_URL: temporaryDatabase(),
+      SERVICE_LOGIN_FIELD: "username"
     })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("SERVICE_LOGIN_FIELD")
     const groups = join(dir, "groups.mjs")
     writeFileSync(groups, 'export default { routeGroups: ["profile"] }\n')
-    const refused = spawnSync(process.execPath, [cli, "serve", "--config", groups], {
-      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() }),
-      encoding: "utf8",
-      timeout: 20_000
+    const refused = await runCli(["serve", "--config", groups], {
+      ...secret,
+      SERVICE_DATABASE_URL: temporaryDatabase()
     })
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain("routeGroups must include auth")
-  })
+  }, 60_000)
 
-  it("refuses a module that fails to load, with exit 1", () => {
+  it("refuses a module that fails to load, with exit 1", async () => {
     const dir = folder()
     const module = join(dir, "deployment.mjs")
     writeFileSync(module, "throw new Error('boom')\n")
-    const run = spawnSync(process.execPath, [cli, "serve", "--config", module], {
-      env: cleanEnv({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() }),
-      encoding: "utf8",
-      timeout: 20_000
-    })
+    const run = await runCli(["serve", "--config", module], { ...secret, SERVICE_DATABASE_URL: temporaryDatabase() })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("could not be loaded: boom")
   })

@@ -1,9 +1,11 @@
-import { spawnSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { lines, runCli } from "../support/cliRun.js"
+import { lines, type Run, runCli, runProcess } from "../support/cliRun.js"
 import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 afterAll(killAll)
+
+/** util-linux `script`, if installed, to run the CLI on a pseudo-terminal. */
+const script = await runProcess("script", ["--version"]).catch(() => undefined)
 
 const ansi = new RegExp(`${String.fromCharCode(27)}\\[`)
 
@@ -17,13 +19,27 @@ const commands = [
   ["user", "set-password"],
   ["user", "roles", "add"],
   ["user", "roles", "remove"],
+  ["audit"],
   ["openapi"],
-  ["check"]
+  ["check"],
+  ["keygen"]
 ]
 
 /** The library's own words for an option's type, which say nothing of what it is for. */
 const placeholder =
   /^(A user-defined piece of text( that is confidential)?\.|One of the following: .*|This setting is optional\.|An integer\.|A true or false value\.|An existing file\.|This option has a default value: .*|This setting is optional\. Defaults to .*)$/
+
+/** What @effect/cli says of a value's type, whatever the option is for. */
+const typePlaceholder =
+  /^(A user-defined piece of text( that is confidential)?|An integer|A floating point number|A true or false value)\.$/
+
+/** The command paths of the top-level help's listing: each line's words before its options. */
+const listedPaths = (help: string) =>
+  lines(help.split("\nCOMMANDS\n")[1] ?? "").map((line) => {
+    const words = (line.replace(/^\s*- /, "").split(/ {2,}/)[0] ?? "").split(" ")
+    const options = words.findIndex((word) => /^[-[<]/.test(word))
+    return words.slice(0, options === -1 ? undefined : options).join(" ")
+  })
 
 /** The help text of each option block of OPTIONS and ARGUMENTS, but the built-in ones. */
 const ownOptions = (help: string) => {
@@ -41,10 +57,10 @@ const ownOptions = (help: string) => {
 
 describe("portcullis --help", () => {
   /** Each command's help, piped: run once for the tests below, the machine being slow to start processes. */
-  const helps = new Map<string, ReturnType<typeof runCli>>()
-  beforeAll(() => {
-    for (const path of [[], ...commands]) helps.set(path.join(" "), runCli([...path, "--help"], {}))
-  }, 180_000)
+  const helps = new Map<string, Run>()
+  beforeAll(async () => {
+    for (const path of [[], ...commands]) helps.set(path.join(" "), await runCli([...path, "--help"], {}))
+  }, 300_000)
 
   it("has no ANSI codes when piped, and shows each command's full path in its usage", () => {
     expect(helps.get("")?.stdout).not.toMatch(ansi)
@@ -70,19 +86,57 @@ describe("portcullis --help", () => {
     }
   })
 
-  const script = spawnSync("script", ["--version"], { encoding: "utf8" })
-  /** The CLI on a pseudo-terminal (util-linux `script`), so that stdout is a TTY. */
-  const onTerminal = (args: string, vars: Readonly<Record<string, string>>) =>
-    spawnSync("script", ["-qec", `${process.execPath} ${cli} ${args}`, "/dev/null"], {
-      env: cleanEnv(vars),
-      encoding: "utf8",
-      timeout: 20_000
-    }).stdout
-
-  it.skipIf(script.status !== 0)("keeps its colours on a terminal, but not with NO_COLOR", () => {
-    expect(onTerminal("serve --help", {})).toMatch(ansi)
-    expect(onTerminal("serve --help", { NO_COLOR: "1" })).not.toMatch(ansi)
+  it("lists every command once, by its full path, no word doubled", () => {
+    expect(listedPaths(helps.get("")?.stdout ?? "")).toEqual([
+      "serve",
+      "migrate",
+      "create-superuser",
+      "user",
+      "user list",
+      "user update",
+      "user set-password",
+      "user roles",
+      "user roles add",
+      "user roles remove",
+      "audit",
+      "openapi",
+      "check",
+      "secret",
+      "keygen"
+    ])
   })
+
+  it("names audit's values in its usage, the types in --type's text rather than in every line of the listing", () => {
+    const help = helps.get("audit")?.stdout ?? ""
+    expect(help).toContain("$ portcullis audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]")
+    expect(help).toContain("Only the events of this type: sign_in.succeeded, sign_in.failed,")
+    expect(helps.get("")?.stdout).toContain("- audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]  ")
+  })
+
+  it("prints none of the library's placeholders for a value's type", () => {
+    for (const [path, run] of helps) {
+      expect(
+        lines(run.stdout)
+          .map((line) => line.trim())
+          .filter((line) => typePlaceholder.test(line)),
+        path
+      ).toEqual([])
+    }
+  })
+
+  /** The CLI on a pseudo-terminal, so that stdout is a TTY. */
+  const onTerminal = async (args: string, vars: Readonly<Record<string, string>>) =>
+    (await runProcess("script", ["-qec", `${process.execPath} ${cli} ${args}`, "/dev/null"], { env: cleanEnv(vars) }))
+      .stdout
+
+  it.skipIf(script?.status !== 0)(
+    "keeps its colours on a terminal, but not with NO_COLOR",
+    async () => {
+      expect(await onTerminal("serve --help", {})).toMatch(ansi)
+      expect(await onTerminal("serve --help", { NO_COLOR: "1" })).not.toMatch(ansi)
+    },
+    60_000
+  )
 })
 
 describe("--log-level", () => {
@@ -99,15 +153,15 @@ describe("--log-level", () => {
     expect(loud.output()).toContain("Listening")
   }, 90_000)
 
-  it("shows an operator command's logs, which it keeps quiet otherwise; a bad level is refused", () => {
+  it("shows an operator command's logs, which it keeps quiet otherwise; a bad level is refused", async () => {
     const vars = { SERVICE_DATABASE_URL: temporaryDatabase() }
     // Each command applies the migrations of a fresh database, and says so at info.
-    const silent = runCli(["create-superuser", "--email", "ops@example.com", "--password-stdin"], vars, {
+    const silent = await runCli(["create-superuser", "--email", "ops@example.com", "--password-stdin"], vars, {
       input: "correct horse battery staple\n"
     })
     expect(silent.status).toBe(0)
     expect(silent.stdout).not.toContain("migrations applied")
-    const logged = runCli(
+    const logged = await runCli(
       ["create-superuser", "--email", "ops@example.com", "--password-stdin", "--log-level", "info"],
       { SERVICE_DATABASE_URL: temporaryDatabase() },
       { input: "correct horse battery staple\n" }
@@ -115,8 +169,8 @@ describe("--log-level", () => {
     expect(logged.status).toBe(0)
     expect(logged.stdout).toContain('"msg":"migrations applied"')
 
-    const bad = runCli(["check", "--log-level", "loud"], vars)
+    const bad = await runCli(["check", "--log-level", "loud"], vars)
     expect(bad.status).toBe(1)
     expect(lines(bad.stderr)).toEqual([expect.stringMatching(/^--log-level must be one of/)])
-  })
+  }, 90_000)
 })

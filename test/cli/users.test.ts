@@ -18,10 +18,10 @@ interface ListedUser {
 }
 
 /** A database with the given superusers, created oldest first. */
-const withUsers = (emails: ReadonlyArray<string>) => {
+const withUsers = async (emails: ReadonlyArray<string>) => {
   const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
   for (const email of emails) {
-    const created = runCli(["create-superuser", "--email", email, "--password-stdin"], vars, {
+    const created = await runCli(["create-superuser", "--email", email, "--password-stdin"], vars, {
       input: `${strongPassword}\n`
     })
     if (created.status !== 0) throw new Error(created.stderr)
@@ -29,20 +29,20 @@ const withUsers = (emails: ReadonlyArray<string>) => {
   return vars
 }
 
-const listJson = (vars: Readonly<Record<string, string>>, args: ReadonlyArray<string> = []) => {
-  const run = runCli(["user", "list", "--json", ...args], vars)
+const listJson = async (vars: Readonly<Record<string, string>>, args: ReadonlyArray<string> = []) => {
+  const run = await runCli(["user", "list", "--json", ...args], vars)
   expect(run.status, run.stderr).toBe(0)
   return JSON.parse(run.stdout) as { users: ReadonlyArray<ListedUser>; next_offset: number | null }
 }
 
 describe("portcullis user list", () => {
   let vars: Readonly<Record<string, string>> = {}
-  beforeAll(() => {
-    vars = withUsers(["ada@example.com", "bob@example.org", "carol@example.com"])
-  }, 60_000)
+  beforeAll(async () => {
+    vars = await withUsers(["ada@example.com", "bob@example.org", "carol@example.com"])
+  }, 90_000)
 
-  it("prints a table of id, email, flags, roles and created_at, and where the next page starts", () => {
-    const run = runCli(["user", "list", "--limit", "2"], vars)
+  it("prints a table of id, email, flags, roles and created_at, and where the next page starts", async () => {
+    const run = await runCli(["user", "list", "--limit", "2"], vars)
     expect(run.status).toBe(0)
     const [header, first, second, more, ...rest] = lines(run.stdout)
     expect(header?.split(/\s+/)).toEqual(["ID", "EMAIL", "FLAGS", "ROLES", "CREATED_AT"])
@@ -51,74 +51,74 @@ describe("portcullis user list", () => {
     expect(more).toBe("More users: --offset 2")
     expect(rest).toEqual([])
 
-    const last = runCli(["user", "list", "--limit", "2", "--offset", "2"], vars)
+    const last = await runCli(["user", "list", "--limit", "2", "--offset", "2"], vars)
     expect(lines(last.stdout)).toHaveLength(2)
     expect(last.stdout).toContain("carol@example.com")
     expect(last.stdout).not.toContain("More users")
-  })
+  }, 60_000)
 
-  it("--json pages and filters by a part of the email, in any letter case", () => {
-    const all = listJson(vars)
+  it("--json pages and filters by a part of the email, in any letter case", async () => {
+    const all = await listJson(vars)
     expect(all.users.map((user) => user.email)).toEqual(["ada@example.com", "bob@example.org", "carol@example.com"])
     expect(all.next_offset).toBeNull()
     expect(all.users[0]).toMatchObject({ is_active: true, is_superuser: true, roles: [] })
     expect(all.users[0]).not.toHaveProperty("hashed_password")
 
-    const filtered = listJson(vars, ["--email", "EXAMPLE.COM", "--limit", "1"])
+    const filtered = await listJson(vars, ["--email", "EXAMPLE.COM", "--limit", "1"])
     expect(filtered.users.map((user) => user.email)).toEqual(["ada@example.com"])
     expect(filtered.next_offset).toBe(1)
-    expect(listJson(vars, ["--email", "nobody"]).users).toEqual([])
-  })
+    expect((await listJson(vars, ["--email", "nobody"])).users).toEqual([])
+  }, 90_000)
 
-  it("refuses a limit out of range and a negative offset, in one line", () => {
+  it("refuses a limit out of range and a negative offset, in one line", async () => {
     for (const args of [
       ["--limit", "0"],
       ["--limit", "1001"],
       ["--offset", "-1"]
     ]) {
-      const run = runCli(["user", "list", ...args], vars)
+      const run = await runCli(["user", "list", ...args], vars)
       expect(run.status).toBe(1)
       expect(lines(run.stderr)).toEqual([expect.stringMatching(/^--(limit|offset) must be/)])
     }
-  })
+  }, 90_000)
 })
 
 describe("portcullis user roles and user update by id", () => {
   it("adds and removes roles by email or id, printing the user; unknown users and bad names are refused", {
-    timeout: 120_000
-  }, () => {
-    const vars = withUsers(["ops@example.com"])
-    const [user] = listJson(vars).users
+    timeout: 270_000
+  }, async () => {
+    const vars = await withUsers(["ops@example.com"])
+    const [user] = (await listJson(vars)).users
     if (user === undefined) throw new Error("no user")
 
-    const added = runCli(["user", "roles", "add", "--email", "ops@example.com", "auditor"], vars)
+    const added = await runCli(["user", "roles", "add", "--email", "ops@example.com", "auditor"], vars)
     expect(added.status, added.stderr).toBe(0)
     expect(JSON.parse(added.stdout)).toMatchObject({ id: user.id, roles: ["auditor"] })
-    const byId = runCli(["user", "roles", "add", "--id", user.id, "editor"], vars)
+    const byId = await runCli(["user", "roles", "add", "--id", user.id, "editor"], vars)
     expect([...(JSON.parse(byId.stdout) as ListedUser).roles].sort()).toEqual(["auditor", "editor"])
 
-    const removed = runCli(["user", "roles", "remove", "--id", user.id, "auditor"], vars)
+    const removed = await runCli(["user", "roles", "remove", "--id", user.id, "auditor"], vars)
     expect((JSON.parse(removed.stdout) as ListedUser).roles).toEqual(["editor"])
-    expect(listJson(vars).users[0]?.roles).toEqual(["editor"])
+    expect((await listJson(vars)).users[0]?.roles).toEqual(["editor"])
 
-    const unknown = runCli(["user", "roles", "add", "--email", "nobody@example.com", "editor"], vars)
+    const unknown = await runCli(["user", "roles", "add", "--email", "nobody@example.com", "editor"], vars)
     expect(unknown.status).toBe(1)
     expect(lines(unknown.stderr)).toHaveLength(1)
-    const badName = runCli(["user", "roles", "add", "--id", user.id, "no spaces"], vars)
+    const badName = await runCli(["user", "roles", "add", "--id", user.id, "no spaces"], vars)
     expect(badName.status).toBe(1)
     expect(lines(badName.stderr)).toEqual([expect.stringMatching(/is not a role name/)])
-    const both = runCli(["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"], vars)
+    const both = await runCli(["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"], vars)
     expect(both.status).toBe(1)
   })
 
-  it("user update takes --id as well as --email", () => {
-    const vars = withUsers(["flags@example.com"])
-    const [user] = listJson(vars).users
+  it("user update takes --id as well as --email", async () => {
+    const vars = await withUsers(["flags@example.com"])
+    const [user] = (await listJson(vars)).users
     if (user === undefined) throw new Error("no user")
-    const run = runCli(["user", "update", "--id", user.id, "--superuser", "false"], vars)
+    const run = await runCli(["user", "update", "--id", user.id, "--superuser", "false"], vars)
     expect(run.status, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ id: user.id, is_superuser: false })
-  })
+  }, 90_000)
 })
 
 /**
@@ -151,23 +151,23 @@ describe("portcullis user set-password", () => {
     send(`${base}/api/v1/auth/login`, { json: { email: "reset@example.com", password } })
 
   it("sets the password under the policy and ends every session, as a reset does", async () => {
-    const vars = withUsers(["reset@example.com"])
+    const vars = await withUsers(["reset@example.com"])
     const server = await startServer(vars)
     const signedIn = await signIn(server.url, strongPassword)
     expect(signedIn.status).toBe(200)
     const { access_token, refresh_token } = JSON.parse(signedIn.body) as { access_token: string; refresh_token: string }
 
-    const weak = runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
+    const weak = await runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
       input: "short\n"
     })
     expect(weak.status).toBe(1)
     expect(lines(weak.stderr)).toEqual([expect.stringMatching(/at least 8 characters/)])
-    const unprompted = runCli(["user", "set-password", "--email", "reset@example.com"], vars)
+    const unprompted = await runCli(["user", "set-password", "--email", "reset@example.com"], vars)
     expect(unprompted.status).toBe(1)
     expect(unprompted.stderr).toMatch(/^No terminal to ask for the password on/)
 
     const newPassword = "an entirely new passphrase"
-    const set = runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
+    const set = await runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
       input: `${newPassword}\n`
     })
     expect(set.status, set.stderr).toBe(0)
@@ -181,5 +181,5 @@ describe("portcullis user set-password", () => {
     expect((await signIn(server.url, strongPassword)).status).toBe(401)
     expect((await signIn(server.url, newPassword)).status).toBe(200)
     await server.stop()
-  }, 90_000)
+  }, 150_000)
 })

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process"
 import { generateKeyPairSync, type KeyObject } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { decodeProtectedHeader } from "jose"
 import { afterAll, describe, expect, it } from "vitest"
+import { runProcess } from "../support/cliRun.js"
 import { cleanEnv, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
 
 afterAll(killAll)
@@ -26,7 +26,7 @@ const verifyElsewhere = (url: string, token: string) => {
   const file = join(dir, "verify-token.mjs")
   // The only change: the port of this test's server for the README's 8000.
   writeFileSync(file, example().replaceAll("http://127.0.0.1:8000", url))
-  return spawnSync(process.execPath, [file, token], { env: cleanEnv({}), encoding: "utf8", timeout: 20_000 })
+  return runProcess(process.execPath, [file, token], { env: cleanEnv({}) })
 }
 
 const pem = (key: KeyObject) => key.export({ format: "pem", type: "pkcs8" }).toString()
@@ -65,12 +65,12 @@ describe("the README's 'How apps verify tokens' example", () => {
     const before = await startServer({ ...vars, SERVICE_JWT_PRIVATE_KEY: pem(first.privateKey) })
     expect((await post(before.url, "/register", credentials)).status).toBe(202)
     const old = await signIn(before.url)
-    const checked = verifyElsewhere(before.url, old.access_token)
+    const checked = await verifyElsewhere(before.url, old.access_token)
     expect(checked.stderr).toBe("")
     expect(checked.status).toBe(0)
     expect(checked.stdout).toContain(`user ${old.user.id}`)
     // A refresh token is signed with the same key, and the example refuses it.
-    expect(verifyElsewhere(before.url, old.refresh_token).status).not.toBe(0)
+    expect((await verifyElsewhere(before.url, old.refresh_token)).status).not.toBe(0)
     await before.stop()
 
     // Rotation: the second key signs, the first one's public half still verifies.
@@ -83,7 +83,7 @@ describe("the README's 'How apps verify tokens' example", () => {
     const current = await signIn(after.url)
     expect(decodeProtectedHeader(current.access_token).kid).not.toBe(decodeProtectedHeader(old.access_token).kid)
     for (const token of [old.access_token, current.access_token]) {
-      const run = verifyElsewhere(after.url, token)
+      const run = await verifyElsewhere(after.url, token)
       expect(run.status, run.stderr).toBe(0)
       expect(run.stdout).toContain(`user ${old.user.id}`)
       expect(await me(after.url, token)).toBe(200)
@@ -93,14 +93,14 @@ describe("the README's 'How apps verify tokens' example", () => {
     // cannot see that, and accepts it until it expires, as the README says.
     expect((await post(after.url, "/logout", undefined, old.access_token)).status).toBe(204)
     expect(await me(after.url, old.access_token)).toBe(401)
-    expect(verifyElsewhere(after.url, old.access_token).status).toBe(0)
+    expect((await verifyElsewhere(after.url, old.access_token)).status).toBe(0)
     expect(await me(after.url, current.access_token)).toBe(200)
     await after.stop()
 
     // Once the first key is dropped, its tokens are refused everywhere.
     const dropped = await startServer({ ...vars, SERVICE_JWT_PRIVATE_KEY: pem(second.privateKey) })
-    expect(verifyElsewhere(dropped.url, old.access_token).status).not.toBe(0)
-    expect(verifyElsewhere(dropped.url, current.access_token).status).toBe(0)
+    expect((await verifyElsewhere(dropped.url, old.access_token)).status).not.toBe(0)
+    expect((await verifyElsewhere(dropped.url, current.access_token)).status).toBe(0)
     await dropped.stop()
   }, 120_000)
 })

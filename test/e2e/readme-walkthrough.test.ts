@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runProcess } from "../support/cliRun.js"
 import { type RunningServer, root, startServer, temporaryDatabase } from "../support/processes.js"
 
 /** The shell block between the walk-through markers of the README, exactly as a reader sees it. */
@@ -24,11 +24,13 @@ describe("the README's curl walk-through", () => {
   })
   afterAll(() => server.stop())
 
-  it("works verbatim against a real server, and again on a second run", () => {
+  it("works verbatim against a real server, and again on a second run", async () => {
     // The only change: the port of this test's server for the README's 8000.
     const script = walkthrough().replaceAll("127.0.0.1:8000", server.url.replace("http://", ""))
     for (let run = 0; run < 2; run++) {
-      const output = execFileSync("bash", ["-euo", "pipefail", "-c", script], { encoding: "utf8", timeout: 30_000 })
+      const run = await runProcess("bash", ["-euo", "pipefail", "-c", script], { timeout: 30_000 })
+      expect(run.status, run.stderr).toBe(0)
+      const output = run.stdout
       expect(output).toMatch(/^HTTP\/1\.1 202 Accepted/m)
       expect(output).toContain('"token_type":"bearer"')
       expect(output).toContain('"email":"alice@example.com"')
@@ -38,5 +40,5 @@ describe("the README's curl walk-through", () => {
         '{"type":"urn:portcullis:problem:TokenBlacklistedError","title":"Token revoked","status":401,"detail":"The token has been revoked.","code":"TokenBlacklistedError"}'
       )
     }
-  })
+  }, 90_000)
 })
