@@ -17,9 +17,9 @@ export default defineConfig({
     // files at once pay even on two cores (vitest's default there would be one).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      { extends: true, test: { name: "suite", include: ["test/**/*.test.ts"], exclude: alone } },
+      { extends: true as const, test: { name: "suite", include: ["test/**/*.test.ts"], exclude: alone } },
       ...alone.map((file, index) => ({
-        extends: true,
+        extends: true as const,
         test: { name: file.replace(/^.*\/|\.test\.ts$/g, ""), include: [file], sequence: { groupOrder: index + 1 } }
       }))
     ]
