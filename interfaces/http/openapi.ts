@@ -112,8 +112,16 @@ const problemResponse = (codes: ReadonlyArray<ProblemCode>, description: string,
   }
 }
 
-/** Refusals of the request itself, answered by the problem renderer before any route runs. */
-const bodyRefusals = ["LengthRequiredError", "PayloadTooLargeError", "UnsupportedMediaTypeError"] as const
+/**
+ * Refusals of the request itself, answered by the problem renderer before any route runs, on
+ * every route: one that takes no body still refuses a streamed, oversized or non-JSON one.
+ */
+const requestRefusals = [
+  "LengthRequiredError",
+  "PayloadTooLargeError",
+  "UnsupportedMediaTypeError",
+  "InternalError"
+] as const
 
 export interface DocumentOptions {
   readonly version: string
@@ -126,9 +134,8 @@ export interface DocumentOptions {
  * Makes the generated OpenAPI document say what the service answers. HttpApi documents a 400
  * HttpApiDecodeError on every route, but Portcullis renders every decoding failure as a 422
  * ValidationError problem, and every error as application/problem+json, with the headers that
- * belong to its status and an example; the refusals made before any route runs (411, 413 and
- * 415 on routes with a body, 500 anywhere, 429 on the paths a global rate limit counts) are
- * listed too.
+ * belong to its status and an example; the refusals made before any route runs (411, 413, 415
+ * and 500 on every route, 429 on the paths a global rate limit counts) are listed too.
  */
 export const documentProblems =
   (options: DocumentOptions) =>
@@ -152,8 +159,7 @@ export const documentProblems =
           const titles = [...new Set(codes.map(titleOf))]
           responses[status] = problemResponse(codes, titles.join("; "), Number(status))
         }
-        const refusals = operation.requestBody === undefined ? [] : bodyRefusals
-        for (const code of [...refusals, "InternalError" as const]) {
+        for (const code of requestRefusals) {
           const { status, title } = requestProblems[code]
           responses[String(status)] = problemResponse([code], title, status)
         }

@@ -134,9 +134,7 @@ describe("the OpenAPI document, every group served", () => {
           )
           expect(examples.length, where).toBeGreaterThan(0)
           expect(responses["500"], where).toBeDefined()
-          for (const status of ["411", "413", "415"]) {
-            expect(responses[status] !== undefined, `${where} ${status}`).toBe(operation.requestBody !== undefined)
-          }
+          for (const status of ["411", "413", "415"]) expect(responses[status], `${where} ${status}`).toBeDefined()
         }
         const login = document.paths["/api/v1/auth/login"].post
         expect(login.responses["429"].content["application/problem+json"].example).toMatchObject({

@@ -102,6 +102,18 @@ for (const backend of TestApp.backends) {
         })
       )
 
+      it.effect("a route that takes no body still refuses a non-JSON or oversized one, as its document says", () =>
+        Effect.gen(function* () {
+          const text = { raw: "hello", headers: { "content-type": "text/plain" } }
+          expectProblem(yield* call("POST", "/logout", text), 415, "UnsupportedMediaTypeError")
+          const huge = {
+            raw: JSON.stringify({ pad: "x".repeat(70_000) }),
+            headers: { "content-type": "application/json" }
+          }
+          expectProblem(yield* call("POST", "/logout", huge), 413, "PayloadTooLargeError")
+        })
+      )
+
       it.effect("a body without Content-Type is 415 and is not read: no cross-site simple request gets in", () =>
         Effect.gen(function* () {
           const email = uniqueEmail()
