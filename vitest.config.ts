@@ -19,7 +19,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "suite", include: ["test/**/*.test.ts"], exclude: alone } },
       ...alone.map((file, index) => ({
-        extends: true,
+        extends: true as const,
         test: { name: file.replace(/^.*\/|\.test\.ts$/g, ""), include: [file], sequence: { groupOrder: index + 1 } }
       }))
     ]
