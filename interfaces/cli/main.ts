@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
 import { isErrorKind, problemOf } from "../http/problems.js"
 import { createSuperuser, migrate } from "./admin.js"

@@ -1,6 +1,6 @@
 import { createServer } from "node:http"
 import { Command } from "@effect/cli"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { database, resolveSecretKey } from "../../composition/adapters.js"
 import { uniqueFields } from "../../composition/policy.js"
