@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { runCli } from "../support/cliRun.js"
 import { freshSchemaUrl, noPostgres } from "../support/postgres.js"
 import { killAll, startServer } from "../support/processes.js"
 import { testRedisUrl } from "../support/redis.js"
@@ -144,4 +145,19 @@ describe("the optional pieces", () => {
     expect(piecesIn(packages)).toEqual(["postgres"])
     expect(packages).not.toContain("better-sqlite3")
   })
+
+  it.each([["secret"], ["--help"]])(
+    "%s loads none of them, nor the stores, the hasher or the HTTP server",
+    { timeout: 60_000 },
+    async (command) => {
+      const { cwd, log, nodeOptions } = watched()
+      expect((await runCli([command], nodeOptions, { cwd })).status).toBe(0)
+      const packages = packagesIn(log)
+      expect(packages).toContain("@effect/cli")
+      expect(piecesIn(packages)).toEqual([])
+      for (const server of ["@effect/sql", "better-sqlite3", "@node-rs/argon2", "undici", "ws", "msgpackr"]) {
+        expect(packages).not.toContain(server)
+      }
+    }
+  )
 })
