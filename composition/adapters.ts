@@ -4,7 +4,9 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { AuthPolicy } from "../application/AuthPolicy.js"
+import { OAuthProviders } from "../application/ports/OAuthProviders.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
+import { WebAuthn } from "../application/ports/WebAuthn.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
@@ -13,11 +15,9 @@ import { withReplacements } from "../domain/Mail.js"
 import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
 import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
 import * as PasswordHasherArgon2 from "../infrastructure/crypto/PasswordHasherArgon2.js"
-import * as TokenSignerAsymmetric from "../infrastructure/crypto/TokenSignerAsymmetric.js"
 import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
-import * as MailerSmtp from "../infrastructure/mail/MailerSmtp.js"
 import { builtInTemplates } from "../infrastructure/mail/templates.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
 import * as AuditLogMemory from "../infrastructure/memory/AuditLogMemory.js"
@@ -29,29 +29,29 @@ import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.j
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
-import * as OAuthProvidersOauth4webapi from "../infrastructure/oauth/OAuthProvidersOauth4webapi.js"
-import * as AttemptCounterRedis from "../infrastructure/redis/AttemptCounterRedis.js"
-import * as BlacklistRedis from "../infrastructure/redis/BlacklistRedis.js"
-import * as ChallengeStoreRedis from "../infrastructure/redis/ChallengeStoreRedis.js"
-import * as RateLimiterRedis from "../infrastructure/redis/RateLimiterRedis.js"
-import * as RedisClient from "../infrastructure/redis/RedisClient.js"
+import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
-import * as PgDatabase from "../infrastructure/sql/PgDatabase.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
-import * as SqliteDatabase from "../infrastructure/sql/SqliteDatabase.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
 import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { UserRepoOptions } from "../infrastructure/users.js"
-import * as WebAuthnSimplewebauthn from "../infrastructure/webauthn/WebAuthnSimplewebauthn.js"
 import { authPolicy, uniqueFields } from "./policy.js"
 
 /** SECRET_KEY, or a random key for this run when none is set. */
 export const resolveSecretKey = (settings: Settings): Redacted.Redacted<string> =>
   Option.getOrElse(settings.tokens.secretKey, () => Redacted.make(randomBytes(48).toString("base64url")))
+
+/**
+ * The layer of an adapter whose module is imported when the layer is built, not before: the
+ * driver or protocol library under it (pg, ioredis, nodemailer, simplewebauthn...) costs start-up
+ * time only to the settings that choose it.
+ */
+const imported = <M, A, E, R>(module: () => Promise<M>, build: (adapter: M) => Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(Effect.map(Effect.promise(module), build))
 
 /** A SQL database: the layer of its migrated connection, and its migration on a connection of its own. */
 interface SqlDatabase {
@@ -66,17 +66,26 @@ const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
   switch (url.kind) {
     case "memory":
       return Option.none()
-    case "sqlite":
+    case "sqlite": {
+      const sqlite = () => import("../infrastructure/sql/SqliteDatabase.js")
       return Option.some({
-        layer: (options) => SqliteDatabase.layer(url.filename, options),
-        migrate: (options) => SqliteDatabase.prepare(options).pipe(Effect.provide(SqliteDatabase.client(url.filename)))
-      })
-    case "postgres":
-      return Option.some({
-        layer: (options) => PgDatabase.layer(url.url, options),
+        layer: (options) => imported(sqlite, (db) => db.layer(url.filename, options)),
         migrate: (options) =>
-          PgDatabase.prepare(options).pipe(Effect.provide(PgDatabase.client(url.url, { maxConnections: 1 })))
+          Effect.flatMap(Effect.promise(sqlite), (db) =>
+            db.prepare(options).pipe(Effect.provide(db.client(url.filename)))
+          )
       })
+    }
+    case "postgres": {
+      const pg = () => import("../infrastructure/sql/PgDatabase.js")
+      return Option.some({
+        layer: (options) => imported(pg, (db) => db.layer(url.url, options)),
+        migrate: (options) =>
+          Effect.flatMap(Effect.promise(pg), (db) =>
+            db.prepare(options).pipe(Effect.provide(db.client(url.url, { maxConnections: 1 })))
+          )
+      })
+    }
   }
 }
 
@@ -126,9 +135,16 @@ const sharedState = (redis: Option.Option<Layer.Layer<RedisClient.RedisClient>>)
   Option.match(redis, {
     onNone: () => Layer.mergeAll(BlacklistMemory.layer, RateLimiterMemory.layer, AttemptCounterMemory.layer),
     onSome: (connection) =>
-      Layer.mergeAll(BlacklistRedis.layer, RateLimiterRedis.layer, AttemptCounterRedis.layer).pipe(
-        Layer.provide(connection)
-      )
+      imported(
+        () =>
+          Promise.all([
+            import("../infrastructure/redis/BlacklistRedis.js"),
+            import("../infrastructure/redis/RateLimiterRedis.js"),
+            import("../infrastructure/redis/AttemptCounterRedis.js")
+          ]),
+        ([blacklist, rateLimiter, attemptCounter]) =>
+          Layer.mergeAll(blacklist.layer, rateLimiter.layer, attemptCounter.layer)
+      ).pipe(Layer.provide(connection))
   })
 
 /**
@@ -140,30 +156,60 @@ const challengeStore = (settings: Settings, redis: Option.Option<Layer.Layer<Red
     Option.filter(redis, () => settings.passkeys.passkeyChallengeBackend === "redis"),
     {
       onNone: () => ChallengeStoreMemory.layer,
-      onSome: (connection) => ChallengeStoreRedis.layer.pipe(Layer.provide(connection))
+      onSome: (connection) =>
+        imported(
+          () => import("../infrastructure/redis/ChallengeStoreRedis.js"),
+          (challenges) => challenges.layer
+        ).pipe(Layer.provide(connection))
     }
   )
 
 /**
  * The WebAuthn relying party of the passkey settings. Only the passkey group uses it, and it is
  * served only with PASSKEY_ENABLED, which start-up refuses without an RP ID and name: the
- * fallbacks are never used to verify a ceremony.
+ * fallbacks are never used to verify a ceremony. With passkeys off, simplewebauthn and the ASN.1
+ * libraries under it are loaded only if the port is called after all (by code composing the
+ * use cases itself), so that serving without passkeys does not pay for them.
  */
-const webAuthn = ({ passkeys }: Settings) =>
-  WebAuthnSimplewebauthn.layer({
+const webAuthn = ({ passkeys }: Settings) => {
+  const options = {
     rpId: Option.getOrElse(passkeys.passkeyRpId, () => "localhost"),
     rpName: Option.getOrElse(passkeys.passkeyRpName, () => "Portcullis"),
     origins: passkeys.passkeyOrigins,
     requireUserVerification: passkeys.passkeyRequireUserVerification,
     // The browser gives the user as long as the challenge lives, no longer.
     timeout: Duration.seconds(passkeys.passkeyChallengeTtl)
-  })
+  }
+  const adapter = () => import("../infrastructure/webauthn/WebAuthnSimplewebauthn.js")
+  if (passkeys.passkeyEnabled) return imported(adapter, (simplewebauthn) => simplewebauthn.layer(options))
+  return Layer.effect(
+    WebAuthn,
+    Effect.map(
+      Effect.cached(Effect.map(Effect.promise(adapter), (simplewebauthn) => simplewebauthn.make(options))),
+      (relyingParty) =>
+        WebAuthn.of({
+          registrationOptions: (user, exclude) =>
+            Effect.flatMap(relyingParty, (rp) => rp.registrationOptions(user, exclude)),
+          verifyRegistration: (credential, challenge) =>
+            Effect.flatMap(relyingParty, (rp) => rp.verifyRegistration(credential, challenge)),
+          authenticationOptions: (allow) => Effect.flatMap(relyingParty, (rp) => rp.authenticationOptions(allow)),
+          verifyAuthentication: (credential, challenge, passkey) =>
+            Effect.flatMap(relyingParty, (rp) => rp.verifyAuthentication(credential, challenge, passkey))
+        })
+    )
+  )
+}
 
 /** The built-in mailer: the log with MAILER=console, SMTP when SMTP_URL is set, else none. */
 export const mailer = ({ mail }: Settings) =>
   Option.contains(mail.mailer, "console")
     ? Option.some(MailerConsole.layer)
-    : Option.map(mail.smtpUrl, (url) => MailerSmtp.layer({ url, from: mail.mailFrom }))
+    : Option.map(mail.smtpUrl, (url) =>
+        imported(
+          () => import("../infrastructure/mail/MailerSmtp.js"),
+          (smtp) => smtp.layer({ url, from: mail.mailFrom })
+        )
+      )
 
 /** The deployment's event handlers, and the built-in mailer for the send events they leave to it. */
 const events = (settings: Settings, deployment: Deployment) => {
@@ -192,11 +238,11 @@ const tokenSigner = ({ tokens }: Settings, secretKey: Redacted.Redacted<string>)
   return Option.match(tokens.jwtPrivateKey, {
     onNone: () => Layer.die(new Error(`JWT_ALGORITHM=${algorithm} has no JWT_PRIVATE_KEY`)),
     onSome: (signingKey) =>
-      TokenSignerAsymmetric.layer({
-        signingKey: Redacted.value(signingKey),
-        verifyKeys: tokens.jwtVerifyKeys,
-        ...claims
-      })
+      imported(
+        () => import("../infrastructure/crypto/TokenSignerAsymmetric.js"),
+        (asymmetric) =>
+          asymmetric.layer({ signingKey: Redacted.value(signingKey), verifyKeys: tokens.jwtVerifyKeys, ...claims })
+      )
   })
 }
 
@@ -208,19 +254,31 @@ const crypto = (settings: Settings, secretKey: Redacted.Redacted<string>) =>
     tokenSigner(settings, secretKey)
   )
 
-/** The OAuth providers of the settings and of the deployment's code; calls to them time out after 10 s. */
-const oauthProviderClients = (settings: Settings, deployment: Deployment) =>
-  OAuthProvidersOauth4webapi.layer({
-    providers: oauthProviders(settings, deployment),
-    pkce: settings.oauth.oauthPkceEnabled
-  })
+/**
+ * The OAuth providers of the settings and of the deployment's code; calls to them time out after
+ * 10 s. With none configured there is nothing to call, and oauth4webapi is not loaded.
+ */
+const oauthProviderClients = (settings: Settings, deployment: Deployment) => {
+  const providers = oauthProviders(settings, deployment)
+  return providers.length === 0
+    ? Layer.succeed(OAuthProviders, OAuthProviders.of({ names: [], get: () => Option.none() }))
+    : imported(
+        () => import("../infrastructure/oauth/OAuthProvidersOauth4webapi.js"),
+        (oauth) => oauth.layer({ providers, pkce: settings.oauth.oauthPkceEnabled })
+      )
+}
 
 /**
  * Every port adapter the settings choose, and the rules the use cases follow. Redis-backed
  * ports share one connection.
  */
 export const ports = (settings: Settings, deployment: Deployment = {}) => {
-  const redis = Option.map(settings.storage.redisUrl, (url) => RedisClient.layer({ url }))
+  const redis = Option.map(settings.storage.redisUrl, (url) =>
+    imported(
+      () => import("../infrastructure/redis/RedisClient.js"),
+      (client) => client.layer({ url })
+    )
+  )
   return Layer.mergeAll(
     database(settings.storage.databaseUrl, {
       idType: settings.storage.userIdType,

@@ -1,24 +1,36 @@
 import { createServer } from "node:http"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Option } from "effect"
 import type { Settings } from "../config/Settings.js"
-import { prometheusText } from "../infrastructure/metrics/prometheus.js"
-import { otlpTracing } from "../infrastructure/tracing/otlp.js"
 import { MetricsListener, type MetricsText, metricsListener } from "../interfaces/http/metrics.js"
 
 /**
  * Spans exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise the tracer is off,
- * since spans would cost every request a few allocations and nothing would read them.
+ * since spans would cost every request a few allocations and nothing would read them. The
+ * OpenTelemetry SDK is imported only then: it is a good part of a second of start-up.
  */
 export const tracing = (settings: Settings) =>
   Option.match(settings.observability.otlpEndpoint, {
     onNone: () => Layer.setTracerEnabled(false),
-    onSome: (endpoint) => otlpTracing({ endpoint, serviceName: settings.observability.otelServiceName })
+    onSome: (endpoint) =>
+      Layer.unwrapEffect(
+        Effect.map(
+          Effect.promise(() => import("../infrastructure/tracing/otlp.js")),
+          ({ otlpTracing }) => otlpTracing({ endpoint, serviceName: settings.observability.otelServiceName })
+        )
+      )
   })
 
-/** The metrics as text when METRICS_ENABLED; none otherwise, and nothing is timed. */
+/**
+ * The metrics as text when METRICS_ENABLED, their OpenTelemetry serializer imported only then;
+ * none otherwise, and nothing is timed.
+ */
 export const metricsText = (settings: Settings): Effect.Effect<Option.Option<MetricsText>> =>
-  settings.observability.metricsEnabled ? Effect.asSome(prometheusText) : Effect.succeedNone
+  settings.observability.metricsEnabled
+    ? Effect.promise(() => import("../infrastructure/metrics/prometheus.js")).pipe(
+        Effect.flatMap(({ prometheusText }) => Effect.asSome(prometheusText))
+      )
+    : Effect.succeedNone
 
 /** The metrics' own listener on METRICS_PORT (the API's HOST), when they have one. */
 export const metricsPortLayer = (settings: Settings, metrics: Option.Option<MetricsText>) => {

@@ -1,7 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { Accounts } from "../../application/Accounts.js"
-import { migrate as migrateDatabase } from "../../composition/adapters.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { decodeEmail, operate, storageVariables } from "./operator.js"
@@ -14,6 +13,8 @@ const config = deploymentOption(
 export const migrate = Command.make("migrate", { config }, ({ config }) =>
   Effect.gen(function* () {
     const { deployment, settings } = yield* loadConfigured(config)
+    // The stores, imported for the commands that use them only.
+    const { migrate: migrateDatabase } = yield* Effect.promise(() => import("../../composition/adapters.js"))
     const applied = yield* migrateDatabase(settings.storage.databaseUrl, {
       uniqueFields: uniqueFields(settings, deployment)
     }).pipe(Effect.orDie)

@@ -1,7 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Schema } from "effect"
 import { Audit } from "../../application/Audit.js"
-import { application } from "../../composition/application.js"
 import * as Logging from "../../composition/logging.js"
 import {
   AUDIT_PAGE_DEFAULT,
@@ -58,6 +57,8 @@ export const audit = Command.make(
   ({ user, type, limit, cursor }) =>
     Effect.gen(function* () {
       const { settings } = yield* loadSettings
+      // The stores and the use cases, imported for the commands that use them only.
+      const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
       const page = yield* Effect.flatMap(Audit, (log) =>
         log.list({
           user_id: Option.getOrUndefined(user),

@@ -3,7 +3,6 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { asymmetricAlgorithms } from "../../config/signingKeys.js"
 import type { AsymmetricAlgorithm } from "../../domain/Jwks.js"
-import { publicJwk } from "../../infrastructure/crypto/TokenSignerAsymmetric.js"
 
 const generate = (algorithm: AsymmetricAlgorithm) => {
   switch (algorithm) {
@@ -29,6 +28,8 @@ const algorithm = Options.choice("algorithm", asymmetricAlgorithms).pipe(
 export const keygen = Command.make("keygen", { algorithm }, ({ algorithm }) =>
   Effect.gen(function* () {
     const key = generate(algorithm)
+    // jose, under the signer, is for this command and the asymmetric algorithms only.
+    const { publicJwk } = yield* Effect.promise(() => import("../../infrastructure/crypto/TokenSignerAsymmetric.js"))
     const jwk = yield* publicJwk({ algorithm, key })
     yield* Console.log(`${key.export({ format: "pem", type: "pkcs8" }).toString().trim()}\n${JSON.stringify(jwk)}`)
   })

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
-import { isErrorKind, problemOf } from "../http/problems.js"
 import { createSuperuser, migrate } from "./admin.js"
 import { audit } from "./audit.js"
 import { keygen } from "./keygen.js"
@@ -42,9 +42,12 @@ loadDotenv.pipe(
   Effect.catchAll((error) =>
     error._tag === "StartupError"
       ? fail(error.lines)
-      : isErrorKind(error)
-        ? fail([problemOf(error).body.detail])
-        : Effect.die(error)
+      : // The HTTP problems tell a use case's refusal; only a command that ran one needs them.
+        Effect.flatMap(
+          Effect.promise(() => import("../http/problems.js")),
+          ({ isErrorKind, problemOf }) =>
+            isErrorKind(error) ? fail([problemOf(error).body.detail]) : Effect.die(error)
+        )
   ),
   withOwnHelp,
   withColorWhereWanted,

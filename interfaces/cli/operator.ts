@@ -2,7 +2,6 @@ import { Options } from "@effect/cli"
 import { Effect, Layer, Schema } from "effect"
 import { Admin, type UserRef } from "../../application/Admin.js"
 import { cliContext, RequestContext } from "../../application/Audit.js"
-import { application } from "../../composition/application.js"
 import { Email, UserId } from "../../domain/User.js"
 import { commandLogging } from "./logLevel.js"
 import { loadSettings, StartupError } from "./startup.js"
@@ -46,6 +45,8 @@ export const decodeUserRef = (ref: { readonly email: string } | { readonly id: s
 export const operate = <A, E, R>(task: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const { settings } = yield* loadSettings
+    // The stores and the use cases, imported for the commands that use them only.
+    const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
     return yield* task.pipe(
       Effect.provide(Admin.Default.pipe(Layer.provideMerge(application(settings)))),
       Effect.provide(commandLogging(settings.logging, "warning")),

@@ -1,8 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
-import { openApiDocument } from "../../composition/service.js"
-import { notYetSupported } from "../../composition/startup.js"
 import { parseSettings, type ResolvedSettings } from "../../config/Settings.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { StartupError } from "./startup.js"
@@ -33,14 +31,17 @@ export const check = Command.make("check", { json }, ({ json }) =>
     Either.match(parseSettings(process.env), {
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
       onRight: (resolved) => {
-        const refused = notYetSupported(resolved.settings)
         const report = json
           ? Console.log(asJson(resolved))
           : Console.log(lines(resolved.variables)).pipe(
               Effect.zipRight(Effect.forEach(resolved.warnings, (warning) => Console.error(`warning: ${warning}`)))
             )
         return report.pipe(
-          Effect.zipRight(refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.void)
+          Effect.zipRight(Effect.promise(() => import("../../composition/startup.js"))),
+          Effect.flatMap(({ notYetSupported }) => {
+            const refused = notYetSupported(resolved.settings)
+            return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.void
+          })
         )
       }
     })
@@ -62,6 +63,8 @@ const config = deploymentOption(
 export const openapi = Command.make("openapi", { config }, ({ config }) =>
   Effect.gen(function* () {
     const { deployment, settings } = yield* loadConfigured(config)
+    // The HTTP API, imported for the commands that use it only.
+    const { openApiDocument } = yield* Effect.promise(() => import("../../composition/service.js"))
     yield* Console.log(JSON.stringify(openApiDocument(settings, deployment), null, 2))
   })
 ).pipe(

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs"
 import { Data, Effect, Either } from "effect"
-import { missingFeatures, notYetSupported } from "../../composition/startup.js"
 import type { Deployment } from "../../config/Deployment.js"
 import { DOTENV, parseDotenv, unsetIn } from "../../config/dotenv.js"
 import { parseSettings } from "../../config/Settings.js"
@@ -11,17 +10,24 @@ export class StartupError extends Data.TaggedError("StartupError")<{ readonly li
 /**
  * Settings from the process environment, refused whole when any is invalid or unsupported by
  * this build with this deployment (a custom LOGIN_FIELD must be one of its fields). Without a
- * deployment (migrate, the user commands, which sign nobody in) LOGIN_FIELD is not judged.
+ * deployment (migrate, the user commands, which sign nobody in) LOGIN_FIELD is not judged. The
+ * features' table that judges them is imported here, not by every command.
  */
 export const loadSettingsFor = (deployment: Deployment | undefined) =>
   Effect.suspend(() =>
     Either.match(parseSettings(process.env), {
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
-      onRight: (resolved) => {
-        const refused =
-          deployment === undefined ? missingFeatures(resolved.settings) : notYetSupported(resolved.settings, deployment)
-        return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
-      }
+      onRight: (resolved) =>
+        Effect.flatMap(
+          Effect.promise(() => import("../../composition/startup.js")),
+          ({ missingFeatures, notYetSupported }) => {
+            const refused =
+              deployment === undefined
+                ? missingFeatures(resolved.settings)
+                : notYetSupported(resolved.settings, deployment)
+            return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
+          }
+        )
     })
   )
 

@@ -1,15 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
 import {
   AuthenticationCredential,
   CreationOptions,
   RegistrationCredential,
   RequestOptions,
-  type WebAuthn
+  WebAuthn
 } from "../../application/ports/WebAuthn.js"
 import { CredentialId, Passkey } from "../../domain/Passkey.js"
 import { UserId } from "../../domain/User.js"
 import * as WebAuthnSimplewebauthn from "../../infrastructure/webauthn/WebAuthnSimplewebauthn.js"
+import { memoryPorts } from "../support/memoryPorts.js"
 import {
   type AuthenticateOverrides,
   type RegisterOverrides,
@@ -276,5 +277,18 @@ describe("WebAuthnSimplewebauthn leaves the sign count to the domain's rule", ()
         backed_up: true
       })
     })
+  )
+})
+
+describe("WebAuthn with passkeys off", () => {
+  // The composition root leaves simplewebauthn unloaded then; code that composes the use cases
+  // itself still gets a working port.
+  it.effect("the port of the composition root still answers, loading its adapter on first use", () =>
+    Effect.gen(function* () {
+      const webAuthn = yield* WebAuthn
+      const options = yield* webAuthn.registrationOptions(ALICE, [])
+      expect(options.rp).toEqual({ id: "localhost", name: "Portcullis" })
+      expect((yield* webAuthn.authenticationOptions(Option.none())).challenge).not.toBe(options.challenge)
+    }).pipe(Effect.provide(memoryPorts(Layer.empty).layer))
   )
 })

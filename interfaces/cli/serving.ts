@@ -1,0 +1,55 @@
+import { createServer } from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, Layer, type Option } from "effect"
+import { database, resolveSecretKey } from "../../composition/adapters.js"
+import { uniqueFields } from "../../composition/policy.js"
+import { service } from "../../composition/service.js"
+import { startupWarnings } from "../../composition/startup.js"
+import { drainingServer, stoppedLine } from "./drain.js"
+import { loadDeployment } from "./loadDeployment.js"
+import { commandLogging } from "./logLevel.js"
+import { startFailure } from "./startFailure.js"
+import { loadSettingsFor } from "./startup.js"
+import { isPrimary, superviseWorkers } from "./workers.js"
+
+/** What `serve` runs: the service of the settings and the deployment module of `config`, until stopped. */
+export const serve = (config: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const deployment = yield* loadDeployment(config)
+    const { settings, warnings } = yield* loadSettingsFor(deployment)
+    const { server, storage, logging } = settings
+    if (server.workers > 1 && isPrimary()) {
+      // Migrate once, here, before the workers open the database, so they never race to.
+      const migrated = database(storage.databaseUrl, {
+        idType: storage.userIdType,
+        uniqueFields: uniqueFields(settings, deployment)
+      })
+      // The workers listen through this process: a port it cannot take, none of them can, and
+      // each would fail and be replaced for ever. It is tried first, to fail once, in a sentence.
+      const listens = NodeHttpServer.layer(createServer, { host: server.host, port: server.port })
+      return yield* Layer.build(listens).pipe(
+        Effect.zipRight(Layer.build(migrated)),
+        Effect.scoped,
+        Effect.mapError(startFailure(settings)),
+        Effect.zipRight(superviseWorkers(server.workers, resolveSecretKey(settings))),
+        Effect.provide(commandLogging(logging))
+      )
+    }
+    const http = drainingServer()
+    const Service = service(
+      settings,
+      deployment,
+      NodeHttpServer.layer(http.create, { host: server.host, port: server.port })
+    )
+    // Interruption (SIGTERM, SIGINT) reaches here once the launch's scope is closed: the server
+    // has waited for its requests in flight, and the stores are closed.
+    const launched = Layer.launch(Service).pipe(
+      Effect.mapError(startFailure(settings)),
+      Effect.onInterrupt(() => Effect.logInfo(stoppedLine(settings, http.drained()), { drained: http.drained() }))
+    )
+    yield* Effect.forEach(
+      [...warnings, ...startupWarnings(settings, deployment)],
+      (warning) => Effect.logWarning(warning),
+      { discard: true }
+    ).pipe(Effect.zipRight(launched), Effect.provide(commandLogging(logging)))
+  })
