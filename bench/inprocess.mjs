@@ -1,0 +1,144 @@
+// `node bench/inprocess.mjs [route…]`: what one request costs the service's own code, measured
+// in process with no socket, no HTTP parser and no load generator beside it. The service is
+// composed as `serve` composes it, over an HttpServer that hands its app to this script, which
+// then runs the same request through it again and again, CONCURRENCY at a time, and divides the
+// process's CPU time by the requests answered. Far steadier than a wrk load on a shared machine
+// (a few per cent between runs instead of ±15%), so it is the tool for telling whether a change on
+// a hot path helps; `npm run bench` stays the measure of the whole.
+//
+// Routes: me (GET /me), refresh (POST /refresh, each token used once), healthz. BENCH_REQUESTS
+// (20000 a round) and BENCH_CONCURRENCY (50) set the load. BENCH_DIST=<dist>,<dist>… compares
+// builds (this checkout's dist/ by default): each is composed in this one process, and their
+// rounds (BENCH_ROUNDS, 3) alternate, so that the machine's drift falls on all of them alike; the
+// median round of each is reported.
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
+import { Effect, Either, Layer, ManagedRuntime, Runtime } from "effect"
+
+const requests = Number(process.env.BENCH_REQUESTS ?? 20_000)
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 50)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+const routes = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["me", "refresh", "healthz"]
+const dists = (process.env.BENCH_DIST ?? new URL("../dist/", import.meta.url).pathname).split(",")
+
+/** One build's service, composed as `serve` composes it, and what a request to each route costs it. */
+const target = async (dist) => {
+  const { service } = await import(join(dist, "composition/service.js"))
+  const { parseSettings } = await import(join(dist, "config/Settings.js"))
+  const Logging = await import(join(dist, "composition/logging.js"))
+  const folder = mkdtempSync(join(tmpdir(), "portcullis-inprocess-"))
+  const env = {
+    SERVICE_DATABASE_URL: `sqlite:${join(folder, "portcullis.db")}`,
+    SERVICE_SECRET_KEY: "bench-secret-key-with-at-least-32-bytes!",
+    SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
+    // The refresh chains start with one sign-in each, all at once, to one account: each attempt
+    // counts until it succeeds, and the default of 5 would lock the account.
+    SERVICE_MAX_LOGIN_ATTEMPTS: "1000",
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SERVICE_")))
+  }
+  const { settings } = Either.getOrThrowWith(parseSettings(env), (problems) => new Error(problems.join("\n")))
+
+  /** The server's side of a request: the app `serve` built, run as the Node adapter runs it. */
+  let served
+  const server = Layer.succeed(
+    HttpServer.HttpServer,
+    HttpServer.make({
+      address: { _tag: "TcpAddress", hostname: "127.0.0.1", port: 0 },
+      serve: (app, middleware) =>
+        Effect.map(Effect.runtime(), (runtime) => {
+          const run = Runtime.runPromise(runtime)
+          const handle = (request) => {
+            let answer
+            const handled = HttpApp.toHandled(app, (_, response) => Effect.sync(() => (answer = response)), middleware)
+            return run(Effect.provideService(handled, HttpServerRequest.HttpServerRequest, request)).then(() => answer)
+          }
+          served = handle
+        })
+    })
+  )
+  const runtime = ManagedRuntime.make(
+    service(settings, {}, server).pipe(Layer.provide(Logging.layer(settings.logging)))
+  )
+  await runtime.runPromise(Effect.void)
+
+  const prefix = `http://127.0.0.1${settings.server.authPrefix}`
+  const call = (method, path, { json, token } = {}) => {
+    const headers = { "user-agent": "bench" }
+    if (token !== undefined) headers.authorization = `Bearer ${token}`
+    if (json !== undefined) headers["content-type"] = "application/json"
+    const body = json === undefined ? undefined : JSON.stringify(json)
+    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body))
+    return served(HttpServerRequest.fromWeb(new Request(prefix + path, { method, headers, body })))
+  }
+  const bodyOf = (response) => JSON.parse(new TextDecoder().decode(response.body.body))
+
+  const credentials = { email: "inprocess@bench.example", password: "correct horse battery staple" }
+  await call("POST", "/register", { json: credentials })
+  const signIn = async () => bodyOf(await call("POST", "/login", { json: credentials }))
+  const { access_token } = await signIn()
+
+  const makers = {
+    me: async () => () => call("GET", "/me", { token: access_token }),
+    healthz: async () => () => served(HttpServerRequest.fromWeb(new Request("http://127.0.0.1/healthz"))),
+    refresh: async () => {
+      // A chain of refresh tokens for each of the requests in flight, each token used once.
+      const chains = await Promise.all(Array.from({ length: concurrency }, async () => (await signIn()).refresh_token))
+      return (lane) =>
+        call("POST", "/refresh", { json: { refresh_token: chains[lane] } }).then((response) => {
+          if (response.status === 200) chains[lane] = bodyOf(response).refresh_token
+          return response
+        })
+    }
+  }
+  const next = {}
+  for (const route of routes) next[route] = await makers[route]()
+  return {
+    dist,
+    next,
+    close: async () => {
+      await runtime.dispose()
+      rmSync(folder, { recursive: true, force: true })
+    }
+  }
+}
+
+const measure = async (next, count) => {
+  let sent = 0
+  let failed = 0
+  const worker = async (lane) => {
+    while (sent < count) {
+      sent++
+      const response = await next(lane)
+      if (response.status >= 300) failed++
+    }
+  }
+  const before = process.cpuUsage()
+  const started = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, (_, lane) => worker(lane)))
+  const cpu = process.cpuUsage(before)
+  return {
+    cpuMicros: (cpu.user + cpu.system) / count,
+    wallMicros: ((performance.now() - started) * 1000) / count,
+    failed
+  }
+}
+
+const targets = []
+for (const dist of dists) targets.push(await target(dist))
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+for (const route of routes) {
+  for (const { next } of targets) await measure(next[route], Math.min(2_000, requests))
+  const figures = targets.map(() => [])
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, { next }] of targets.entries()) figures[index].push(await measure(next[route], requests))
+  }
+  for (const [index, { dist }] of targets.entries()) {
+    const cpu = median(figures[index].map((figure) => figure.cpuMicros))
+    const failed = figures[index].reduce((sum, figure) => sum + figure.failed, 0)
+    const each = figures[index].map((figure) => figure.cpuMicros.toFixed(0)).join(" ")
+    process.stderr.write(`${route} ${dist}: ${cpu.toFixed(1)} µs CPU a request (rounds: ${each}), ${failed} failed\n`)
+  }
+}
+for (const { close } of targets) await close()
