@@ -28,6 +28,7 @@ import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.j
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
+import * as TokenHoldersMemory from "../infrastructure/memory/TokenHoldersMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
 import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
@@ -36,6 +37,7 @@ import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
+import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
 import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { UserRepoOptions } from "../infrastructure/users.js"
@@ -94,13 +96,18 @@ const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
  * owners through the users' one, so it is the same instance.
  */
 export const memoryRepositories = (options: UserRepoOptions = {}) =>
-  Layer.mergeAll(
-    RefreshTokenRepoMemory.layer,
-    RoleRepoMemory.layer,
-    PasskeyRepoMemory.layer,
-    OAuthAccountRepoMemory.layer,
-    AuditLogMemory.layer
-  ).pipe(Layer.provideMerge(UserRepoMemory.layerWith(options)))
+  TokenHoldersMemory.layer.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        RefreshTokenRepoMemory.layer,
+        RoleRepoMemory.layer,
+        PasskeyRepoMemory.layer,
+        OAuthAccountRepoMemory.layer,
+        AuditLogMemory.layer
+      )
+    ),
+    Layer.provideMerge(UserRepoMemory.layerWith(options))
+  )
 
 /** Every repository over a SQL client, SQLite or PostgreSQL alike. */
 export const sqlRepositories = (options: UserRepoOptions = {}) =>
@@ -109,7 +116,8 @@ export const sqlRepositories = (options: UserRepoOptions = {}) =>
     RoleRepoSql.layer,
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
-    AuditLogSql.layer
+    AuditLogSql.layer,
+    TokenHoldersSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
 /**

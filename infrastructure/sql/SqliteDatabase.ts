@@ -3,8 +3,10 @@ import { dirname } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import Database from "better-sqlite3"
 import { Cause, type ConfigError, Effect, Layer, Option } from "effect"
 import * as Migrations from "./migrations.js"
+import { SqliteReader } from "./SqliteReader.js"
 
 /**
  * Why the file cannot be the database, if it cannot: the driver would only say "unable to open
@@ -32,6 +34,9 @@ const unusable = (filename: string): string | undefined => {
   return undefined
 }
 
+/** How long a statement stays prepared, or refused, before it is prepared again. */
+export const PREPARED_STATEMENT_TTL = "5 seconds"
+
 /**
  * One better-sqlite3 connection in WAL mode (the client's default), refused when the file cannot be opened.
  * What the checks above cannot foresee (a folder of /proc, a file that is no database) the driver
@@ -39,7 +44,11 @@ const unusable = (filename: string): string | undefined => {
  * that start-up tells it in a sentence rather than a stack.
  */
 export const client = (filename: string) =>
-  SqliteClient.layer({ filename }).pipe(
+  // The client keeps each prepared statement for its time to live, and a statement that could not
+  // be prepared (a table missing while the file is being repaired) is kept as that failure just as
+  // long: at the default ten minutes, a statement first met during an outage would fail for ten
+  // minutes after it. Preparing again every few seconds costs nothing a request would notice.
+  SqliteClient.layer({ filename, prepareCacheTTL: PREPARED_STATEMENT_TTL }).pipe(
     Layer.catchAllCause((cause) =>
       Layer.failCause<ConfigError.ConfigError | SqlError>(
         Option.match(Cause.dieOption(cause), {
@@ -72,9 +81,53 @@ export const prepare = (options: Migrations.SchemaOptions = {}) =>
     return yield* Migrations.prepareSchema(options)
   })
 
+/** The reading connection to `filename`, which the main connection has created and migrated. */
+const reader = (filename: string) =>
+  Layer.scoped(
+    SqliteReader,
+    Effect.gen(function* () {
+      const db = yield* Effect.acquireRelease(
+        Effect.try({
+          try: () => {
+            const db = new Database(filename, { readonly: true, fileMustExist: true })
+            // As long as the main connection waits: a lock held elsewhere (another process's
+            // recovery of the log) is waited for rather than refused at once.
+            db.pragma("busy_timeout = 5000")
+            return db
+          },
+          catch: (cause) => new SqlError({ cause, message: "the reading connection cannot open it" })
+        }),
+        (db) => Effect.sync(() => db.close())
+      )
+      // A handful of statements ever go through here: each is prepared once.
+      const prepared = new Map<string, Database.Statement>()
+      const statementOf = (text: string) => {
+        const known = prepared.get(text)
+        if (known !== undefined) return known
+        const made = db.prepare(text)
+        prepared.set(text, made)
+        return made
+      }
+      return SqliteReader.of({
+        all: (statement) =>
+          Effect.try({
+            try: () => {
+              const [text, params] = statement.compile()
+              return statementOf(text).all(...params)
+            },
+            catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+          })
+      })
+    })
+  )
+
 /**
  * The embedded database, migrated before the layer is ready. Its single connection serialises
- * transactions, which is what makes refresh rotation a compare-and-swap here.
+ * transactions, which is what makes refresh rotation a compare-and-swap here. A file also gets a
+ * reading connection (SqliteReader) for the hot read; `:memory:` cannot, since another connection
+ * to it would be another database.
  */
-export const layer = (filename: string, options: Migrations.SchemaOptions = {}) =>
-  Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))
+export const layer = (filename: string, options: Migrations.SchemaOptions = {}) => {
+  const migrated = Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))
+  return filename === ":memory:" ? migrated : Layer.provideMerge(reader(filename), migrated)
+}

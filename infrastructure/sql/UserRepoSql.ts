@@ -5,22 +5,13 @@ import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
-import { CustomFieldValues, User, UserId } from "../../domain/User.js"
+import { User, UserId } from "../../domain/User.js"
 import { randomUserId, type UserRepoOptions } from "../users.js"
-import { SqlBoolean, SqlInt, SqlMillis, validated } from "./columns.js"
+import { SqlInt, validated } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
+import { UserRow, userColumns } from "./userRows.js"
 
-/** A users row joined with its roles: the domain's User with storage encodings. */
-const UserRow = Schema.Struct({
-  ...User.fields,
-  is_active: SqlBoolean,
-  is_verified: SqlBoolean,
-  is_superuser: SqlBoolean,
-  created_at: SqlMillis,
-  roles: Schema.parseJson(Schema.Array(Schema.String)),
-  fields: Schema.parseJson(CustomFieldValues)
-})
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
 const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
   Option.map(Option.fromNullable(rows[0]), (row) => new User(row, validated))
@@ -37,16 +28,7 @@ const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_v
 export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, "idType"> = {}) {
   const sql = yield* SqlClient.SqlClient
   const idType = options.idType ?? "uuid"
-  // Roles and fields reach the row as JSON text on both dialects.
-  const rolesAndFields = sql.onDialectOrElse({
-    pg: () => sql`u.fields::text AS fields,
-      (SELECT COALESCE(json_agg(r.role ORDER BY r.role), '[]'::json)::text FROM user_roles r WHERE r.user_id = u.id) AS roles`,
-    orElse: () => sql`u.fields,
-      (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles`
-  })
-  const select = sql`SELECT u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at,
-      ${rolesAndFields}
-    FROM users u`
+  const select = sql`SELECT ${userColumns(sql)} FROM users u`
   const one = (where: Fragment) =>
     sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
   const byId = (id: UserId) => one(sql`u.id = ${id}`)

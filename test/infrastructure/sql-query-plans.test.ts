@@ -3,6 +3,7 @@ import * as Statement from "@effect/sql/Statement"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, UserId } from "../../domain/User.js"
@@ -51,6 +52,7 @@ describe("the SQL of every request's hot path (SQLite)", () => {
     Effect.gen(function* () {
       const users = yield* UserRepo
       const families = yield* RefreshTokenRepo
+      const holders = yield* TokenHolders
       const sql = yield* SqlClient.SqlClient
       const user = yield* users.create({
         email: Email.make("plans@example.com"),
@@ -70,6 +72,7 @@ describe("the SQL of every request's hot path (SQLite)", () => {
           yield* users.findById(UserId.make(user.id))
           yield* users.findByLogin("email", "plans@example.com")
           yield* families.isEnded(FamilyId.make("mine"))
+          yield* holders.find(UserId.make(user.id), FamilyId.make("mine"))
           yield* families.findByDigest("first")
           const rotated = yield* families.rotate({
             presented: "first",
@@ -82,7 +85,7 @@ describe("the SQL of every request's hot path (SQLite)", () => {
         })
       )
       const reads = statements.filter(([text]) => /^\s*(SELECT|UPDATE|DELETE)/i.test(text))
-      expect(reads.length).toBeGreaterThanOrEqual(6)
+      expect(reads.length).toBeGreaterThanOrEqual(7)
       for (const [text, params] of reads) {
         const plan = yield* Statement.withTransformerDisabled(
           sql.unsafe<{ readonly detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params as Array<unknown>)

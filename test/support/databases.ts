@@ -1,4 +1,7 @@
-import { Layer, Logger, LogLevel } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import { memoryRepositories, sqlRepositories } from "../../composition/adapters.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
@@ -31,3 +34,23 @@ export const databases: ReadonlyArray<Database> = [
     repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provide(Postgres.layer(options)))
   }
 ]
+
+/** A SQLite database in a file of its own (removed after), where the hot read has its own connection. */
+export const sqliteFile: Database = {
+  name: "sqlite file",
+  skip: false,
+  repositories: (options = {}) =>
+    Layer.unwrapScoped(
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "portcullis-contract-"))),
+          (folder) => Effect.sync(() => rmSync(folder, { recursive: true, force: true }))
+        ),
+        (folder) =>
+          sqlRepositories(options).pipe(
+            Layer.provide(SqliteDatabase.layer(join(folder, "portcullis.db"), options)),
+            Layer.provide(quiet)
+          )
+      )
+    )
+}

@@ -1,0 +1,26 @@
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { Schema } from "effect"
+import { CustomFieldValues, User } from "../../domain/User.js"
+import { SqlBoolean, SqlMillis } from "./columns.js"
+
+/** A users row joined with its roles: the domain's User with storage encodings. */
+export const UserRow = Schema.Struct({
+  ...User.fields,
+  is_active: SqlBoolean,
+  is_verified: SqlBoolean,
+  is_superuser: SqlBoolean,
+  created_at: SqlMillis,
+  roles: Schema.parseJson(Schema.Array(Schema.String)),
+  fields: Schema.parseJson(CustomFieldValues)
+})
+
+/** The columns of a UserRow, from `users u`; roles and fields reach the row as JSON text on both dialects. */
+export const userColumns = (sql: SqlClient.SqlClient) =>
+  sql`u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, ${sql.onDialectOrElse(
+    {
+      pg: () => sql`u.fields::text AS fields,
+      (SELECT COALESCE(json_agg(r.role ORDER BY r.role), '[]'::json)::text FROM user_roles r WHERE r.user_id = u.id) AS roles`,
+      orElse: () => sql`u.fields,
+      (SELECT json_group_array(r.role) FROM user_roles r WHERE r.user_id = u.id) AS roles`
+    }
+  )}`
