@@ -1,17 +1,26 @@
 import { createServer } from "node:http"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Option } from "effect"
+import { constTrue } from "effect/Function"
 import type { Settings } from "../config/Settings.js"
 import { MetricsListener, type MetricsText, metricsListener } from "../interfaces/http/metrics.js"
 
 /**
  * Spans exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise the tracer is off,
- * since spans would cost every request a few allocations and nothing would read them. The
- * OpenTelemetry SDK is imported only then: it is a good part of a second of start-up.
+ * since spans would cost every request a few allocations and nothing would read them. The HTTP
+ * server's own tracing middleware is then skipped as well: with the tracer off it would still
+ * parse each request's URL, copy its headers to redact them and open a span that goes nowhere.
+ * The OpenTelemetry SDK is imported only when spans are exported: it is a good part of a second
+ * of start-up.
  */
 export const tracing = (settings: Settings) =>
   Option.match(settings.observability.otlpEndpoint, {
-    onNone: () => Layer.setTracerEnabled(false),
+    onNone: () =>
+      Layer.merge(
+        Layer.setTracerEnabled(false),
+        Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, constTrue)
+      ),
     onSome: (endpoint) =>
       Layer.unwrapEffect(
         Effect.map(

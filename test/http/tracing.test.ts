@@ -1,8 +1,11 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { describe, expect, it } from "@effect/vitest"
-import { type Context, Effect, Layer, Tracer } from "effect"
+import { type Context, Effect, FiberRef, Layer, Tracer } from "effect"
 import * as Logging from "../../composition/logging.js"
+import { tracing } from "../../composition/observability.js"
 import { login, me, signUp } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -134,5 +137,29 @@ describe("tracing without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
       }).pipe(Effect.provide(context as Context.Context<TestApp.TestApp>))
       expect(started).toEqual([])
     })
+  )
+})
+
+describe("the HTTP server's tracing middleware", () => {
+  const request = HttpServerRequest.fromWeb(new Request("http://127.0.0.1/healthz"))
+  /** Whether the middleware is skipped for a request under the tracing layer of these settings. */
+  const disabledFor = (otlp: Record<string, string>) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const settings = TestApp.settingsFor({ SERVICE_SECRET_KEY: TestApp.testSecretKey, ...otlp })
+        yield* Layer.build(tracing(settings))
+        const disabledWhen = yield* FiberRef.get(HttpMiddleware.currentTracerDisabledWhen)
+        return disabledWhen(request)
+      })
+    )
+
+  it.effect("is skipped when no span is exported: it would parse, copy and redact each request for nothing", () =>
+    Effect.map(disabledFor({}), (disabled) => expect(disabled).toBe(true))
+  )
+
+  it.effect("runs when spans are exported", () =>
+    Effect.map(disabledFor({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }), (disabled) =>
+      expect(disabled).toBe(false)
+    )
   )
 })
