@@ -8,7 +8,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, Exit, HashMap, Option } from "effect"
+import { Cause, Effect, Exit, FiberRef, HashMap, Option } from "effect"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { demoPolicy } from "./demo/demo.js"
 import { hostedPolicy } from "./hosted/hosted.js"
@@ -253,7 +253,14 @@ export const responseHeaders = (options: HeaderOptions) => {
         address === undefined || address === socket
           ? app
           : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ remoteAddress: address }))
-      return Effect.exit(served).pipe(
+      // The server runs each request in a fiber of its own, so the request id is set on it for
+      // the rest of its life instead of for a scope: annotateLogs would cost a restore (about 25
+      // steps of the runtime) on every request.
+      const annotated = FiberRef.update(
+        FiberRef.currentLogAnnotations,
+        HashMap.set<string, unknown>("request_id", requestId)
+      )
+      return Effect.zipRight(annotated, Effect.exit(served)).pipe(
         Effect.flatMap((exit) => {
           const status = Exit.isSuccess(exit)
             ? exit.value.status
@@ -279,8 +286,7 @@ export const responseHeaders = (options: HeaderOptions) => {
               ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, withCaching(exit.value, headers)))
               : exit
           )
-        }),
-        Effect.annotateLogs("request_id", requestId)
+        })
       )
     })
 }

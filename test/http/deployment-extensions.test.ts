@@ -229,11 +229,15 @@ describe("a custom claims function that throws", () => {
     }
   }
   layer(TestApp.layer("memory:", {}, { deployment: failing }), { excludeTestServices: true })((it) => {
-    it.effect("refuses to issue a token without its claims: 500, logged", () =>
+    it.effect("refuses to issue a token without its claims: 500, logged under the request id the client sees", () =>
       Effect.gen(function* () {
         const email = uniqueEmail("claims")
         expect((yield* call("POST", "/register", { json: { email, password } })).status).toBe(202)
-        expectProblem(yield* login(email, password), 500, "InternalError")
+        const failed = yield* login(email, password)
+        const problem = expectProblem(failed, 500, "InternalError")
+        const requestId = failed.headers.get("x-request-id")
+        expect(requestId).toMatch(/^[0-9a-f-]{36}$/)
+        expect(problem.detail).toContain(`request id ${requestId}`)
       })
     )
   })
