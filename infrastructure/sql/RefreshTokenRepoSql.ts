@@ -6,6 +6,7 @@ import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { SqlMillis, validated } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
+import { readerOf } from "./SqliteReader.js"
 
 const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
@@ -47,6 +48,7 @@ class FamilyEnded {
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const read = yield* readerOf
 
   const insertToken = (token: StoredRefreshToken) =>
     sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
@@ -74,11 +76,11 @@ export const make = Effect.gen(function* () {
       ),
 
     findByDigest: (digest) =>
-      sql`SELECT t.digest, t.family_id, t.issued_at, t.expires_at, t.rotated_at, t.sealed_successor,
+      read(sql`SELECT t.digest, t.family_id, t.issued_at, t.expires_at, t.rotated_at, t.sealed_successor,
           f.user_id, f.ip_address, f.user_agent, f.created_at AS family_created_at,
           f.last_used_at AS family_last_used_at, f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at
         FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
-        WHERE t.digest = ${digest}`.pipe(
+        WHERE t.digest = ${digest}`).pipe(
         Effect.flatMap(decodeTokenWithFamily),
         Effect.map((rows) =>
           Option.map(Option.fromNullable(rows[0]), (row) => ({

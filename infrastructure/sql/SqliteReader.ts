@@ -1,10 +1,12 @@
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { Context, type Effect } from "effect"
+import { Context, Effect, Option } from "effect"
 
 /**
- * A read-only connection of its own to the embedded database's file, for the read every
- * authenticated request makes. @effect/sql costs a statement about a hundred steps of Effect's
+ * A read-only connection of its own to the embedded database's file, for the reads of the hot
+ * paths (the token's user and session on every authenticated request, a refresh's token and
+ * user, a sign-in's user). @effect/sql costs a statement about a hundred steps of Effect's
  * runtime (its statement cache, the connection's semaphore, a span), several times what SQLite
  * spends answering it; here a statement is one synchronous call, as SQLite is used by hand.
  *
@@ -24,3 +26,20 @@ export class SqliteReader extends Context.Tag("infrastructure/SqliteReader")<
     readonly all: (statement: Statement<unknown>) => Effect.Effect<ReadonlyArray<unknown>, SqlError>
   }
 >() {}
+
+/**
+ * The rows of a read: on the reading connection where there is one, unless a transaction is open
+ * on this fiber, which must read its own writes through its own connection.
+ */
+export const readerOf = Effect.map(
+  Effect.serviceOption(SqliteReader),
+  (reader) =>
+    <A extends object>(statement: Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError> =>
+      Option.isNone(reader)
+        ? statement
+        : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+            Option.isSome(transaction)
+              ? statement
+              : (reader.value.all(statement) as Effect.Effect<ReadonlyArray<A>, SqlError>)
+          )
+)

@@ -4,7 +4,7 @@ import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { User } from "../../domain/User.js"
 import { SqlInt, validated } from "./columns.js"
 import { unavailable } from "./failures.js"
-import { SqliteReader } from "./SqliteReader.js"
+import { readerOf } from "./SqliteReader.js"
 import { UserRow, userColumns } from "./userRows.js"
 
 /** A user's row with its session's state: 1 live, 0 ended, null when the family does not exist. */
@@ -13,11 +13,11 @@ const decodeHolders = Schema.decodeUnknown(Schema.Array(HolderRow))
 
 /**
  * The user and the state of the family in one statement. On the embedded database's file it runs
- * on the reading connection (SqliteReader), where there is one; elsewhere through the client.
+ * on the reading connection (SqliteReader); elsewhere through the client.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const reader = yield* Effect.serviceOption(SqliteReader)
+  const read = yield* readerOf
   const columns = userColumns(sql)
   return TokenHolders.of({
     find: (userId, familyId) => {
@@ -25,8 +25,7 @@ export const make = Effect.gen(function* () {
           (SELECT CASE WHEN f.revoked_at IS NULL THEN 1 ELSE 0 END FROM token_families f WHERE f.family_id = ${familyId})
             AS session_live
         FROM users u WHERE u.id = ${userId}`
-      const rows = Option.isSome(reader) ? reader.value.all(statement) : statement
-      return rows.pipe(
+      return read(statement).pipe(
         Effect.flatMap(decodeHolders),
         Effect.map((found) =>
           Option.map(Option.fromNullable(found[0]), ({ session_live, ...row }) => ({

@@ -10,6 +10,7 @@ import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlInt, validated } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
+import { readerOf } from "./SqliteReader.js"
 import { UserRow, userColumns } from "./userRows.js"
 
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
@@ -28,9 +29,10 @@ const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_v
 export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, "idType"> = {}) {
   const sql = yield* SqlClient.SqlClient
   const idType = options.idType ?? "uuid"
+  const read = yield* readerOf
   const select = sql`SELECT ${userColumns(sql)} FROM users u`
   const one = (where: Fragment) =>
-    sql`${select} WHERE ${where}`.pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
+    read(sql`${select} WHERE ${where}`).pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
   /** LIKE's wildcards and its escape character, taken literally. */
   const containing = (part: string) => `%${part.replace(/[\\%_]/g, (char) => `\\${char}`)}%`

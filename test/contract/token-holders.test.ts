@@ -70,7 +70,7 @@ const encoded = (effect: ReturnType<typeof find>) =>
     Option.map(({ user, sessionEnded }) => ({ user: encodeUser(user), sessionEnded }))
   )
 
-for (const backend of [...databases, sqliteFile]) {
+for (const backend of databases) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo | TokenHolders>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 

@@ -1,4 +1,7 @@
+import { mkdtempSync } from "node:fs"
 import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer } from "effect"
@@ -25,6 +28,15 @@ export const backends: ReadonlyArray<Backend> = [
   { name: "sqlite, integer ids", databaseUrl: "sqlite::memory:", env: { SERVICE_USER_ID_TYPE: "integer" } },
   ...(Postgres.noPostgres ? [] : [{ name: "postgresql", databaseUrl: Postgres.testDatabaseUrl ?? "" }])
 ]
+
+/**
+ * SQLite in a file of its own (in a fresh temporary folder), where the hot reads run on a
+ * connection of their own: for the suites whose races and revocations must hold there too.
+ */
+export const sqliteFileBackend = (): Backend => ({
+  name: "sqlite file",
+  databaseUrl: `sqlite:${join(mkdtempSync(join(tmpdir(), "portcullis-http-")), "portcullis.db")}`
+})
 
 export const testSecretKey = "test-secret-key-with-at-least-32-bytes!"
 

@@ -24,33 +24,36 @@ export interface Database {
 export const sqliteWithClient = (options: UserRepoOptions = {}) =>
   sqlRepositories(options).pipe(Layer.provideMerge(SqliteDatabase.layer(":memory:", options)), Layer.provide(quiet))
 
-/** Memory, SQLite, and PostgreSQL (each in a schema of its own) when TEST_DATABASE_URL is set. */
+/** The SQLite repositories over a migrated file of their own (removed after), its client reachable for checks. */
+export const sqliteFileWithClient = (options: UserRepoOptions = {}) =>
+  Layer.unwrapScoped(
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "portcullis-sqlite-"))),
+        (folder) => Effect.sync(() => rmSync(folder, { recursive: true, force: true }))
+      ),
+      (folder) =>
+        sqlRepositories(options).pipe(
+          Layer.provideMerge(SqliteDatabase.layer(join(folder, "portcullis.db"), options)),
+          Layer.provide(quiet)
+        )
+    )
+  )
+
+/** A SQLite database in a file of its own, where the hot reads have a connection of their own. */
+export const sqliteFile: Database = { name: "sqlite file", skip: false, repositories: sqliteFileWithClient }
+
+/**
+ * Memory, SQLite in memory and in a file (whose hot reads have a connection of their own), and
+ * PostgreSQL (each in a schema of its own) when TEST_DATABASE_URL is set.
+ */
 export const databases: ReadonlyArray<Database> = [
   { name: "memory", skip: false, repositories: memoryRepositories },
   { name: "sqlite", skip: false, repositories: sqliteWithClient },
+  sqliteFile,
   {
     name: "postgresql",
     skip: Postgres.noPostgres,
     repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provide(Postgres.layer(options)))
   }
 ]
-
-/** A SQLite database in a file of its own (removed after), where the hot read has its own connection. */
-export const sqliteFile: Database = {
-  name: "sqlite file",
-  skip: false,
-  repositories: (options = {}) =>
-    Layer.unwrapScoped(
-      Effect.map(
-        Effect.acquireRelease(
-          Effect.sync(() => mkdtempSync(join(tmpdir(), "portcullis-contract-"))),
-          (folder) => Effect.sync(() => rmSync(folder, { recursive: true, force: true }))
-        ),
-        (folder) =>
-          sqlRepositories(options).pipe(
-            Layer.provide(SqliteDatabase.layer(join(folder, "portcullis.db"), options)),
-            Layer.provide(quiet)
-          )
-      )
-    )
-}
