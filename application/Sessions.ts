@@ -5,6 +5,7 @@ import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredEr
 import { decideRefresh, FamilyId, StoredRefreshToken, sessionList, TokenFamily } from "../domain/Session.js"
 import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
+import { validated } from "../domain/validated.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { refreshReuseDetections } from "./metrics.js"
@@ -81,14 +82,17 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         token_type: "bearer",
         expires_in: expiresIn
       }
-      const stored = new StoredRefreshToken({
-        digest: crypto.digest(refresh),
-        family_id: familyId,
-        issued_at: now,
-        expires_at: DateTime.addDuration(now, refreshTokenTtl),
-        rotated_at: Option.none(),
-        sealed_successor: Option.none()
-      })
+      const stored = new StoredRefreshToken(
+        {
+          digest: crypto.digest(refresh),
+          family_id: familyId,
+          issued_at: now,
+          expires_at: DateTime.addDuration(now, refreshTokenTtl),
+          rotated_at: Option.none(),
+          sealed_successor: Option.none()
+        },
+        validated
+      )
       return { pair, stored }
     })
 
@@ -100,16 +104,19 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       const now = yield* DateTime.now
       const familyId = FamilyId.make(yield* crypto.randomId)
       const { pair, stored } = yield* issuePair(user, familyId, now)
-      const family = new TokenFamily({
-        family_id: familyId,
-        user_id: user.id,
-        ip_address: client.ip_address,
-        user_agent: client.user_agent,
-        created_at: now,
-        last_used_at: now,
-        expires_at: stored.expires_at,
-        revoked_at: Option.none()
-      })
+      const family = new TokenFamily(
+        {
+          family_id: familyId,
+          user_id: user.id,
+          ip_address: client.ip_address,
+          user_agent: client.user_agent,
+          created_at: now,
+          last_used_at: now,
+          expires_at: stored.expires_at,
+          revoked_at: Option.none()
+        },
+        validated
+      )
       yield* audit.recordWith(families.startFamily(family, stored), () => ({
         type: "sign_in.succeeded",
         user_id: user.id,

@@ -1,6 +1,7 @@
 import { type DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { type FamilyId, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { validated } from "../../domain/validated.js"
 
 /** Families and digests in Maps. Each operation runs without yielding, so rotation is a true CAS. */
 export const make = Effect.sync(() => {
@@ -9,7 +10,7 @@ export const make = Effect.sync(() => {
 
   const revoke = (family: TokenFamily, now: DateTime.Utc) => {
     if (Option.isSome(family.revoked_at)) return false
-    families.set(family.family_id, new TokenFamily({ ...family, revoked_at: Option.some(now) }))
+    families.set(family.family_id, new TokenFamily({ ...family, revoked_at: Option.some(now) }, validated))
     return true
   }
 
@@ -32,18 +33,24 @@ export const make = Effect.sync(() => {
         if (!token || !family || Option.isSome(token.rotated_at) || Option.isSome(family.revoked_at)) return false
         tokens.set(
           presented,
-          new StoredRefreshToken({ ...token, rotated_at: Option.some(now), sealed_successor: sealedSuccessor })
+          new StoredRefreshToken(
+            { ...token, rotated_at: Option.some(now), sealed_successor: sealedSuccessor },
+            validated
+          )
         )
         tokens.set(successor.digest, successor)
         families.set(
           family.family_id,
-          new TokenFamily({
-            ...family,
-            last_used_at: now,
-            expires_at: successor.expires_at,
-            ip_address: client?.ip_address ?? family.ip_address,
-            user_agent: client?.user_agent ?? family.user_agent
-          })
+          new TokenFamily(
+            {
+              ...family,
+              last_used_at: now,
+              expires_at: successor.expires_at,
+              ip_address: client?.ip_address ?? family.ip_address,
+              user_agent: client?.user_agent ?? family.user_agent
+            },
+            validated
+          )
         )
         return true
       }),

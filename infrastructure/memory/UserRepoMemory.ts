@@ -2,6 +2,7 @@ import { DateTime, Effect, Layer, Option } from "effect"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { User, UserId } from "../../domain/User.js"
+import { validated } from "../../domain/validated.js"
 import { randomUserId, type UserRepoOptions } from "../users.js"
 
 /**
@@ -24,7 +25,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
     return false
   }
   const replace = (user: User, changes: Partial<User>) => {
-    const updated = new User({ ...user, ...changes })
+    const updated = new User({ ...user, ...changes }, validated)
     byId.set(user.id, updated)
     return updated
   }
@@ -36,7 +37,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
           for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
           if (clashes(fields.fields ?? {})) return new UserAlreadyExistsError()
           const id = idType === "integer" ? UserId.make(String(++lastInteger)) : randomUserId(idType)
-          const user = new User({ ...fields, fields: { ...fields.fields }, id, created_at: now, roles: [] })
+          const user = new User({ ...fields, fields: { ...fields.fields }, id, created_at: now, roles: [] }, validated)
           byId.set(user.id, user)
           return Effect.succeed(user)
         })

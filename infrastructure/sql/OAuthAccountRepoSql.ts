@@ -5,7 +5,8 @@ import { v7 as uuidv7 } from "uuid"
 import { OAuthAccountRepo } from "../../application/ports/OAuthAccountRepo.js"
 import { OAuthAccountAlreadyLinkedError, OAuthProviderAlreadyLinkedError } from "../../domain/errors.js"
 import { LinkedAccount, LinkedAccountId } from "../../domain/OAuth.js"
-import { SqlInt, SqlMillis, validated } from "./columns.js"
+import { validated } from "../../domain/validated.js"
+import { SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 /** An oauth_accounts row: the domain's LinkedAccount with times as epoch milliseconds. */

@@ -5,7 +5,8 @@ import { PasskeyRepo } from "../../application/ports/PasskeyRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { Passkey, PasskeyCredentialTakenError, SignCount } from "../../domain/Passkey.js"
-import { SqlBoolean, SqlInt, SqlMillis, validated } from "./columns.js"
+import { validated } from "../../domain/validated.js"
+import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
 import { boundedCall, isUniqueViolation, unavailable } from "./failures.js"
 
 const Transports = Schema.parseJson(Passkey.fields.transports)

@@ -6,8 +6,9 @@ import type { StoreUnavailableError } from "../../application/ports/StoreUnavail
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { User, UserId } from "../../domain/User.js"
+import { validated } from "../../domain/validated.js"
 import { randomUserId, type UserRepoOptions } from "../users.js"
-import { SqlInt, validated } from "./columns.js"
+import { SqlInt } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
 import { readerOf } from "./SqliteReader.js"
@@ -71,7 +72,7 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
             )
           )
         ).pipe(Effect.catchTag("SqlError", takenOr), boundedCall)
-        return new User({ ...fields, fields: custom, id, created_at: now, roles: [] })
+        return new User({ ...fields, fields: custom, id, created_at: now, roles: [] }, validated)
       }),
     findById: byId,
     findByLogin: (field, value) =>

@@ -14,9 +14,3 @@ export const SqlBoolean = Schema.Union(
   Schema.Boolean,
   Schema.transform(Schema.Number, Schema.Boolean, { decode: (n) => n !== 0, encode: (b) => (b ? 1 : 0) })
 )
-
-/**
- * The constructor option for a domain class built from a row that a schema of the class's own
- * fields has just decoded: checking the same fields twice would only cost, on every read.
- */
-export const validated = { disableValidation: true } as const
