@@ -7,7 +7,7 @@ import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
-import { readerOf } from "./SqliteReader.js"
+import { readerOf, transactionOf } from "./SqliteDirect.js"
 
 const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
@@ -50,6 +50,7 @@ class FamilyEnded {
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const read = yield* readerOf
+  const inTransaction = yield* transactionOf(sql)
 
   const insertToken = (token: StoredRefreshToken) =>
     sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
@@ -119,23 +120,23 @@ export const make = Effect.gen(function* () {
     // committed row and claims nothing: exactly one winner. The family row is updated under the
     // same re-check, so a session ended while this rotation ran makes it roll back and lose.
     rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
-      transaction(sql)(
+      inTransaction((execute) =>
         Effect.gen(function* () {
-          const claimed = yield* sql`UPDATE refresh_tokens
+          const claimed = yield* execute(sql<{ readonly family_id: string }>`UPDATE refresh_tokens
               SET rotated_at = ${now.epochMillis}, sealed_successor = ${nullable(sealedSuccessor)}
               WHERE digest = ${presented} AND rotated_at IS NULL
                 AND EXISTS (SELECT 1 FROM token_families f
                   WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
-              RETURNING family_id`
+              RETURNING family_id`)
           const family = claimed[0]?.family_id
           if (family === undefined) return false
-          yield* insertToken(successor)
-          const touched = yield* sql`UPDATE token_families
+          yield* execute(insertToken(successor))
+          const touched = yield* execute(sql`UPDATE token_families
               SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
                 ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
                 user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
               WHERE family_id = ${family} AND revoked_at IS NULL
-              RETURNING family_id`
+              RETURNING family_id`)
           if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
           return true
         })

@@ -2,11 +2,12 @@ import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import type { Statement } from "@effect/sql/Statement"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import Database from "better-sqlite3"
-import { Cause, type ConfigError, Effect, Layer, Option } from "effect"
+import { Cause, type ConfigError, Effect, Exit, Layer, Option } from "effect"
 import * as Migrations from "./migrations.js"
-import { SqliteReader } from "./SqliteReader.js"
+import { SqliteDirect } from "./SqliteDirect.js"
 
 /**
  * Why the file cannot be the database, if it cannot: the driver would only say "unable to open
@@ -81,21 +82,24 @@ export const prepare = (options: Migrations.SchemaOptions = {}) =>
     return yield* Migrations.prepareSchema(options)
   })
 
-/** The reading connection to `filename`, which the main connection has created and migrated. */
-const reader = (filename: string) =>
+/** The direct connection to `filename`, which the main connection has created and migrated. */
+const direct = (filename: string) =>
   Layer.scoped(
-    SqliteReader,
+    SqliteDirect,
     Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
       const db = yield* Effect.acquireRelease(
         Effect.try({
           try: () => {
-            const db = new Database(filename, { readonly: true, fileMustExist: true })
+            const db = new Database(filename, { fileMustExist: true })
+            db.pragma("foreign_keys = ON")
+            db.pragma("synchronous = FULL")
             // As long as the main connection waits: a lock held elsewhere (another process's
-            // recovery of the log) is waited for rather than refused at once.
+            // write or recovery of the log) is waited for rather than refused at once.
             db.pragma("busy_timeout = 5000")
             return db
           },
-          catch: (cause) => new SqlError({ cause, message: "the reading connection cannot open it" })
+          catch: (cause) => new SqlError({ cause, message: "the direct connection cannot open it" })
         }),
         (db) => Effect.sync(() => db.close())
       )
@@ -108,15 +112,44 @@ const reader = (filename: string) =>
         prepared.set(text, made)
         return made
       }
-      return SqliteReader.of({
-        all: (statement) =>
-          Effect.try({
-            try: () => {
-              const [text, params] = statement.compile()
-              return statementOf(text).all(...params)
-            },
-            catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
-          })
+      const run = (text: string, params: ReadonlyArray<unknown> = []) =>
+        Effect.try({
+          try: (): ReadonlyArray<unknown> => {
+            const statement = statementOf(text)
+            if (statement.reader) return statement.all(...params)
+            statement.run(...params)
+            return []
+          },
+          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+        })
+      const rollback = Effect.ignore(run("ROLLBACK"))
+      const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+        Effect.scoped(
+          Effect.zipRight(
+            sql.reserve,
+            Effect.uninterruptibleMask((restore) =>
+              Effect.zipRight(
+                run("BEGIN IMMEDIATE"),
+                Effect.flatMap(
+                  Effect.exit(restore(effect)),
+                  (exit): Effect.Effect<A, E | SqlError> =>
+                    Exit.isSuccess(exit)
+                      ? // A COMMIT that fails leaves the transaction open on some errors: end it.
+                        Effect.as(
+                          Effect.tapError(run("COMMIT"), () => rollback),
+                          exit.value
+                        )
+                      : Effect.zipRight(rollback, exit)
+                )
+              )
+            )
+          )
+        )
+      return SqliteDirect.of({
+        // The rows are what the statement's text selects, which its type states.
+        all: <A extends object>(statement: Statement<A>) =>
+          Effect.suspend(() => run(...statement.compile())) as Effect.Effect<ReadonlyArray<A>, SqlError>,
+        transaction
       })
     })
   )
@@ -124,10 +157,11 @@ const reader = (filename: string) =>
 /**
  * The embedded database, migrated before the layer is ready. Its single connection serialises
  * transactions, which is what makes refresh rotation a compare-and-swap here. A file also gets a
- * reading connection (SqliteReader) for the hot read; `:memory:` cannot, since another connection
- * to it would be another database.
+ * direct connection (SqliteDirect) for the hot reads and the rotation, whose transactions take
+ * the main connection first; `:memory:` cannot, since another connection to it would be another
+ * database.
  */
 export const layer = (filename: string, options: Migrations.SchemaOptions = {}) => {
   const migrated = Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))
-  return filename === ":memory:" ? migrated : Layer.provideMerge(reader(filename), migrated)
+  return filename === ":memory:" ? migrated : Layer.provideMerge(direct(filename), migrated)
 }

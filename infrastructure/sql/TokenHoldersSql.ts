@@ -5,7 +5,7 @@ import { User } from "../../domain/User.js"
 import { validated } from "../../domain/validated.js"
 import { SqlInt } from "./columns.js"
 import { unavailable } from "./failures.js"
-import { readerOf } from "./SqliteReader.js"
+import { readerOf } from "./SqliteDirect.js"
 import { UserRow, userColumns } from "./userRows.js"
 
 /** A user's row with its session's state: 1 live, 0 ended, null when the family does not exist. */
@@ -14,7 +14,7 @@ const decodeHolders = Schema.decodeUnknown(Schema.Array(HolderRow))
 
 /**
  * The user and the state of the family in one statement. On the embedded database's file it runs
- * on the reading connection (SqliteReader); elsewhere through the client.
+ * on the direct connection (SqliteDirect); elsewhere through the client.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

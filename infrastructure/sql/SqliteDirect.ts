@@ -1,0 +1,69 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Statement } from "@effect/sql/Statement"
+import { Context, Effect, Option } from "effect"
+import { transaction } from "./failures.js"
+
+/**
+ * A connection of its own to the embedded database's file, used as SQLite is used by hand: a
+ * statement is one synchronous better-sqlite3 call. @effect/sql costs a statement about a hundred
+ * steps of Effect's runtime (its statement cache, the connection's semaphore, a span) and a
+ * transaction about two hundred more, several times what SQLite spends answering them; the hot
+ * paths (the token's user and session on every authenticated request, a refresh's token, user
+ * and rotation, a sign-in's user) go here instead.
+ *
+ * Reads need nothing else: in WAL mode a reader never waits for a writer and always sees every
+ * committed write, so what the main connection has committed (a revocation above all) is what
+ * this one reads. A transaction here first takes the main connection (`reserve`), as one of its
+ * own would: while it runs, no transaction is open there, so neither connection ever waits for a
+ * lock that the other could only release once the event loop is free.
+ *
+ * The tag alone, so that the SQL repositories can look for it without loading SQLite's driver;
+ * SqliteDatabase makes it.
+ */
+export class SqliteDirect extends Context.Tag("infrastructure/SqliteDirect")<
+  SqliteDirect,
+  {
+    /** The rows of a statement built with the main connection's client (and so compiled for SQLite). */
+    readonly all: Execute
+    /** `effect` as one transaction on this connection, whose statements it runs with `all`. */
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+  }
+>() {}
+
+/** Runs a statement and answers its rows (none for a statement that returns none). */
+export type Execute = <A extends object>(statement: Statement<A>) => Effect.Effect<ReadonlyArray<A>, SqlError>
+
+const throughClient: Execute = (statement) => statement
+
+/** True when this fiber has a transaction open on the main connection. */
+const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
+
+/**
+ * The rows of a read: on the direct connection where there is one, unless a transaction is open
+ * on this fiber, which must read its own writes through its own connection.
+ */
+export const readerOf = Effect.map(
+  Effect.serviceOption(SqliteDirect),
+  (direct): Execute =>
+    Option.isNone(direct)
+      ? throughClient
+      : (statement) => Effect.flatMap(inTransaction, (inside) => (inside ? statement : direct.value.all(statement)))
+)
+
+/**
+ * A transaction whose statements `body` runs with the `Execute` it is given: on the direct
+ * connection where there is one, else (PostgreSQL, SQLite in memory, or inside a transaction
+ * already open on this fiber) through the client. Written once, the same statements either way.
+ */
+export const transactionOf = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    Effect.serviceOption(SqliteDirect),
+    (direct) =>
+      <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+        Option.isNone(direct)
+          ? transaction(sql)(body(throughClient))
+          : Effect.flatMap(inTransaction, (inside) =>
+              inside ? transaction(sql)(body(throughClient)) : direct.value.transaction(body(direct.value.all))
+            )
+  )

@@ -1,0 +1,214 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Statement from "@effect/sql/Statement"
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { Email, type UserId } from "../../domain/User.js"
+import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
+import { sqliteFile, sqliteFileWithClient } from "../support/databases.js"
+
+/**
+ * The direct connection of a SQLite file: the hot reads and the refresh rotation go there, outside
+ * the client, and see every commit; inside a transaction they stay on the transaction's
+ * connection, which alone sees the transaction's own writes. Its transactions wait for the main
+ * connection's, and a failure rolls them back.
+ */
+
+const now = DateTime.unsafeMake(Date.UTC(2035, 1, 2, 3, 4, 5))
+
+const newUser = (address: string) =>
+  Effect.flatMap(UserRepo, (users) =>
+    users.create({
+      email: Email.make(address),
+      hashed_password: Option.none(),
+      is_active: true,
+      is_verified: false,
+      is_superuser: false,
+      fields: {}
+    })
+  )
+
+const startFamily = (userId: UserId, id: string) =>
+  Effect.flatMap(RefreshTokenRepo, (families) => {
+    const family = new TokenFamily({
+      family_id: FamilyId.make(id),
+      user_id: userId,
+      ip_address: null,
+      user_agent: null,
+      created_at: now,
+      last_used_at: now,
+      expires_at: DateTime.addDuration(now, "1 day"),
+      revoked_at: Option.none()
+    })
+    return families.startFamily(
+      family,
+      new StoredRefreshToken({
+        digest: `digest-${id}`,
+        family_id: family.family_id,
+        issued_at: now,
+        expires_at: family.expires_at,
+        rotated_at: Option.none(),
+        sealed_successor: Option.none()
+      })
+    )
+  })
+
+/** The SQL text of every statement `effect` runs through the client. */
+const throughClient = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const statements: Array<string> = []
+    const value = yield* Statement.withTransformer(effect, (statement) =>
+      Effect.sync(() => {
+        statements.push(statement.compile()[0])
+        return statement
+      })
+    )
+    return { value, statements }
+  })
+
+describe("the direct connection of a SQLite file", () => {
+  it.effect("answers a user by id and by login, and a refresh token, outside the client, up to the last commit", () =>
+    Effect.gen(function* () {
+      const users = yield* UserRepo
+      const families = yield* RefreshTokenRepo
+      const user = yield* newUser("reader@example.com")
+      yield* startFamily(user.id, "family-1")
+      const read = yield* throughClient(
+        Effect.all([
+          users.findById(user.id),
+          users.findByLogin("email", "reader@example.com"),
+          families.findByDigest("digest-family-1")
+        ])
+      )
+      expect(read.statements).toEqual([])
+      const [byId, byLogin, byDigest] = read.value
+      expect([Option.isSome(byId), Option.isSome(byLogin), Option.isSome(byDigest)]).toEqual([true, true, true])
+      yield* families.revokeFamily(FamilyId.make("family-1"), now)
+      const found = yield* families.findByDigest("digest-family-1")
+      expect(Option.map(found, ({ family }) => Option.isSome(family.revoked_at))).toEqual(Option.some(true))
+    }).pipe(Effect.provide(sqliteFile.repositories()))
+  )
+
+  it.effect("stays off inside a transaction, which reads its own writes before they are committed", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const users = yield* UserRepo
+      const inside = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const user = yield* newUser("inside@example.com")
+          return yield* throughClient(users.findById(user.id))
+        })
+      )
+      expect(Option.isSome(inside.value)).toBe(true)
+      expect(inside.statements).toHaveLength(1)
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  const rotation = (from: string, to: string) =>
+    Effect.flatMap(RefreshTokenRepo, (families) =>
+      families.rotate({
+        presented: from,
+        successor: new StoredRefreshToken({
+          digest: to,
+          family_id: FamilyId.make("family-r"),
+          issued_at: now,
+          expires_at: DateTime.addDuration(now, "2 days"),
+          rotated_at: Option.none(),
+          sealed_successor: Option.none()
+        }),
+        sealedSuccessor: Option.some("sealed"),
+        now,
+        client: { ip_address: "192.0.2.7", user_agent: "direct" }
+      })
+    )
+
+  it.effect("rotates a refresh token outside the client, once, and the rotation is committed", () =>
+    Effect.gen(function* () {
+      const families = yield* RefreshTokenRepo
+      const user = yield* newUser("rotate@example.com")
+      yield* startFamily(user.id, "family-r")
+      const first = yield* throughClient(rotation("digest-family-r", "digest-2"))
+      expect(first).toEqual({ value: true, statements: [] })
+      expect(yield* rotation("digest-family-r", "digest-3")).toBe(false)
+      const spent = yield* families.findByDigest("digest-family-r")
+      const successor = yield* families.findByDigest("digest-2")
+      expect(Option.map(spent, ({ token }) => [Option.isSome(token.rotated_at), token.sealed_successor])).toEqual(
+        Option.some([true, Option.some("sealed")])
+      )
+      expect(Option.map(successor, ({ family }) => [family.ip_address, family.user_agent])).toEqual(
+        Option.some(["192.0.2.7", "direct"])
+      )
+      expect(Option.isNone(yield* families.findByDigest("digest-3"))).toBe(true)
+    }).pipe(Effect.provide(sqliteFile.repositories()))
+  )
+
+  it.effect("rotates through the client inside a transaction already open on the fiber", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const user = yield* newUser("rotate-inside@example.com")
+      yield* startFamily(user.id, "family-r")
+      const inside = yield* sql.withTransaction(throughClient(rotation("digest-family-r", "digest-2")))
+      expect(inside.value).toBe(true)
+      expect(inside.statements.map((text) => text.split(/\s+/, 2).join(" "))).toEqual([
+        "UPDATE refresh_tokens",
+        "INSERT INTO",
+        "UPDATE token_families"
+      ])
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.live("waits for a transaction open on the main connection, then commits after it", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const user = yield* newUser("rotate-wait@example.com")
+      yield* startFamily(user.id, "family-r")
+      const opened = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const order: Array<string> = []
+      const holder = yield* Effect.fork(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`
+            yield* Deferred.succeed(opened, undefined)
+            yield* Deferred.await(release)
+            order.push("main committed")
+          })
+        )
+      )
+      yield* Deferred.await(opened)
+      const rotating = yield* Effect.fork(
+        Effect.tap(rotation("digest-family-r", "digest-2"), () => order.push("rotated"))
+      )
+      yield* Effect.sleep("100 millis")
+      expect(order).toEqual([])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      expect(yield* Fiber.join(rotating)).toBe(true)
+      expect(order).toEqual(["main committed", "rotated"])
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("rolls its transaction back when the work in it fails", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+      const user = yield* newUser("rollback@example.com")
+      const failed = yield* Effect.exit(
+        direct.transaction(
+          Effect.zipRight(
+            direct.all(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`),
+            Effect.fail("the work failed" as const)
+          )
+        )
+      )
+      expect(Exit.isFailure(failed)).toBe(true)
+      const rows = yield* sql<{ readonly is_verified: number }>`SELECT is_verified FROM users WHERE id = ${user.id}`
+      expect(rows).toEqual([{ is_verified: 0 }])
+      // The connection is usable again: the failed transaction did not stay open.
+      yield* direct.transaction(direct.all(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`))
+      expect(yield* sql`SELECT is_verified FROM users WHERE id = ${user.id}`).toEqual([{ is_verified: 1 }])
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+})
