@@ -6,7 +6,10 @@
 // (a few per cent between runs instead of ±15%), so it is the tool for telling whether a change on
 // a hot path helps; `npm run bench` stays the measure of the whole.
 //
-// Routes: me (GET /me), refresh (POST /refresh, each token used once), healthz. BENCH_REQUESTS
+// Routes: me (GET /me), refresh (POST /refresh, each token used once), healthz, login (POST
+// /login, one account) and register (POST /register, a new address each time); the last two are
+// bound by the password hash, which runs on other threads: profile them (--cpu-prof) to see what
+// the service adds on the event loop. BENCH_REQUESTS
 // (20000 a round) and BENCH_CONCURRENCY (50) set the load. BENCH_DIST=<dist>,<dist>… compares
 // builds (this checkout's dist/ by default): each is composed in this one process, and their
 // rounds (BENCH_ROUNDS, 3) alternate, so that the machine's drift falls on all of them alike; the
@@ -82,6 +85,11 @@ const target = async (dist) => {
   const makers = {
     me: async () => () => call("GET", "/me", { token: access_token }),
     healthz: async () => () => served(HttpServerRequest.fromWeb(new Request("http://127.0.0.1/healthz"))),
+    login: async () => () => call("POST", "/login", { json: credentials }),
+    register: async () => {
+      let sequence = 0
+      return () => call("POST", "/register", { json: { ...credentials, email: `new-${sequence++}@bench.example` } })
+    },
     refresh: async () => {
       // A chain of refresh tokens for each of the requests in flight, each token used once.
       const chains = await Promise.all(Array.from({ length: concurrency }, async () => (await signIn()).refresh_token))
@@ -138,7 +146,10 @@ for (const route of routes) {
     const cpu = median(figures[index].map((figure) => figure.cpuMicros))
     const failed = figures[index].reduce((sum, figure) => sum + figure.failed, 0)
     const each = figures[index].map((figure) => figure.cpuMicros.toFixed(0)).join(" ")
-    process.stderr.write(`${route} ${dist}: ${cpu.toFixed(1)} µs CPU a request (rounds: ${each}), ${failed} failed\n`)
+    const perSecond = 1e6 / median(figures[index].map((figure) => figure.wallMicros))
+    process.stderr.write(
+      `${route} ${dist}: ${cpu.toFixed(1)} µs CPU a request (rounds: ${each}), ${perSecond.toFixed(0)} a second, ${failed} failed\n`
+    )
   }
 }
 for (const { close } of targets) await close()
