@@ -211,4 +211,18 @@ describe("the direct connection of a SQLite file", () => {
       expect(yield* sql`SELECT is_verified FROM users WHERE id = ${user.id}`).toEqual([{ is_verified: 1 }])
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
+
+  it.effect("answers an unavailable store when the rotation cannot run, and lets go of the main connection", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const user = yield* newUser("broken@example.com")
+      yield* startFamily(user.id, "family-r")
+      yield* sql`ALTER TABLE refresh_tokens RENAME TO refresh_tokens_away`
+      const failed = yield* Effect.flip(rotation("digest-family-r", "digest-2"))
+      expect(failed._tag).toBe("StoreUnavailableError")
+      // Neither the main connection nor the direct one is left holding a transaction.
+      yield* sql`ALTER TABLE refresh_tokens_away RENAME TO refresh_tokens`
+      expect(yield* rotation("digest-family-r", "digest-2")).toBe(true)
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
 })
