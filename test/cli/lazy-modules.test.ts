@@ -1,12 +1,12 @@
 import { generateKeyPairSync } from "node:crypto"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { runCli } from "../support/cliRun.js"
 import { freshSchemaUrl, noPostgres } from "../support/postgres.js"
-import { killAll, startServer } from "../support/processes.js"
+import { killAll, moduleWatcher, startServer } from "../support/processes.js"
 import { testRedisUrl } from "../support/redis.js"
 
 /**
@@ -43,17 +43,7 @@ afterEach(killAll)
 const watched = () => {
   const cwd = mkdtempSync(join(scratch, `run-${++runs}-`))
   const log = join(cwd, "modules.txt")
-  const hook = join(cwd, "watch-modules.mjs")
-  const resolver = `import { appendFileSync } from "node:fs"
-export async function resolve(specifier, context, next) {
-  const resolved = await next(specifier, context)
-  if (resolved.url.includes("/node_modules/")) appendFileSync(${JSON.stringify(log)}, resolved.url + "\\n")
-  return resolved
-}`
-  writeFileSync(
-    hook,
-    `import { register } from "node:module"\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)})\n`
-  )
+  const hook = moduleWatcher(cwd, log, "/node_modules/")
   return { cwd, log, nodeOptions: { NODE_OPTIONS: `--import=${hook}` } }
 }
 

@@ -5,7 +5,7 @@ import { connect, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
-import { cleanEnv, cli, exited, freePort } from "../support/processes.js"
+import { cleanEnv, cli, exited, freePort, moduleWatcher } from "../support/processes.js"
 
 /** 48 bytes, so no warning about a missing key. */
 const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
@@ -338,26 +338,10 @@ describe("shutdown", () => {
 })
 
 describe("tsx, the TypeScript deployment loader", () => {
-  /** A module hook that notes every module of tsx loaded, in `log`. */
-  const watchingTsx = (log: string) => {
-    const hook = join(folder(), "watch-tsx.mjs")
-    const resolver = `import { appendFileSync } from "node:fs"
-export async function resolve(specifier, context, next) {
-  const resolved = await next(specifier, context)
-  if (resolved.url.includes("/node_modules/tsx/")) appendFileSync(${JSON.stringify(log)}, resolved.url + "\\n")
-  return resolved
-}`
-    writeFileSync(
-      hook,
-      `import { register } from "node:module"\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)})\n`
-    )
-    return hook
-  }
-
   it("is loaded for a .ts deployment module only", { timeout: 90_000 }, async () => {
     const cwd = folder()
     const log = join(cwd, "tsx-modules.txt")
-    const hook = watchingTsx(log)
+    const hook = moduleWatcher(folder(), log, "/node_modules/tsx/")
     writeFileSync(join(cwd, "deployment.ts"), "export default {}\n")
     const openapi = (args: ReadonlyArray<string>) =>
       run(cwd, ["openapi", ...args], { SERVICE_DATABASE_URL: "memory:" }, ["--import", hook])

@@ -1,57 +1,19 @@
-import * as Statement from "@effect/sql/Statement"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
-import { Email, RoleName, User, UserId } from "../../domain/User.js"
+import { FamilyId } from "../../domain/Session.js"
+import { RoleName, User, UserId } from "../../domain/User.js"
 import { databases, sqliteFile, sqliteWithClient } from "../support/databases.js"
+import { at, clientStatements, newUser, startFamily } from "../support/sessionRecords.js"
 
 /**
  * The TokenHolders contract: what UserRepo.findById and RefreshTokenRepo.isEnded answer, as one
  * read, on every adapter, a SQLite file (read on a connection of its own) included.
  */
 
-const now = DateTime.unsafeMake(Date.UTC(2034, 5, 6, 7, 8, 9, 123))
 const encodeUser = Schema.encodeSync(User)
-
-const createUser = (address: string) =>
-  Effect.flatMap(UserRepo, (users) =>
-    users.create({
-      email: Schema.decodeSync(Email)(address),
-      hashed_password: Option.some("$argon2id$v=19$m=19456,t=2,p=1$salt$hash"),
-      is_active: true,
-      is_verified: false,
-      is_superuser: false,
-      fields: {}
-    })
-  )
-
-const startFamily = (userId: UserId, id: string) =>
-  Effect.flatMap(RefreshTokenRepo, (families) => {
-    const family = new TokenFamily({
-      family_id: FamilyId.make(id),
-      user_id: userId,
-      ip_address: null,
-      user_agent: null,
-      created_at: now,
-      last_used_at: now,
-      expires_at: DateTime.addDuration(now, "30 days"),
-      revoked_at: Option.none()
-    })
-    return families.startFamily(
-      family,
-      new StoredRefreshToken({
-        digest: `digest-${id}`,
-        family_id: family.family_id,
-        issued_at: now,
-        expires_at: family.expires_at,
-        rotated_at: Option.none(),
-        sealed_successor: Option.none()
-      })
-    )
-  })
 
 const find = (userId: UserId, familyId: string) =>
   Effect.flatMap(TokenHolders, (holders) => holders.find(userId, FamilyId.make(familyId)))
@@ -78,7 +40,7 @@ for (const backend of databases) {
     it.effect("answers the user, roles included, and a live session, as the two reads would", () =>
       run(
         Effect.gen(function* () {
-          const user = yield* createUser("holder@example.com")
+          const user = yield* newUser("holder@example.com")
           yield* Effect.flatMap(UserRepo, (users) => users.assignRole(user.id, RoleName.make("editor")))
           yield* startFamily(user.id, "family-live")
           const holder = yield* encoded(find(user.id, "family-live"))
@@ -96,11 +58,11 @@ for (const backend of databases) {
       () =>
         run(
           Effect.gen(function* () {
-            const user = yield* createUser("ended@example.com")
+            const user = yield* newUser("ended@example.com")
             yield* startFamily(user.id, "family-ended")
             yield* startFamily(user.id, "family-other")
             yield* Effect.flatMap(RefreshTokenRepo, (families) =>
-              families.revokeFamily(FamilyId.make("family-ended"), now)
+              families.revokeFamily(FamilyId.make("family-ended"), at)
             )
             for (const [family, ended] of [
               ["family-ended", true],
@@ -121,7 +83,7 @@ for (const backend of databases) {
     it.effect("answers none for an unknown user, and an inactive user as inactive", () =>
       run(
         Effect.gen(function* () {
-          const user = yield* createUser("inactive@example.com")
+          const user = yield* newUser("inactive@example.com")
           yield* startFamily(user.id, "family-inactive")
           yield* Effect.flatMap(UserRepo, (users) => users.setFlags(user.id, { is_active: false }))
           const holder = yield* find(user.id, "family-inactive")
@@ -134,26 +96,13 @@ for (const backend of databases) {
   })
 }
 
-/** The statements `effect` runs through the SQL client, as SQL text. */
-const clientStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const statements: Array<string> = []
-    const value = yield* Statement.withTransformer(effect, (statement) =>
-      Effect.sync(() => {
-        statements.push(statement.compile()[0])
-        return statement
-      })
-    )
-    return { value, statements }
-  })
-
 describe("where TokenHolders reads", () => {
   it.effect("on a SQLite file, on its own connection, not the client's, and it still sees every commit", () =>
     Effect.gen(function* () {
-      const user = yield* createUser("reader@example.com")
+      const user = yield* newUser("reader@example.com")
       yield* startFamily(user.id, "family-reader")
       const live = yield* clientStatements(find(user.id, "family-reader"))
-      yield* Effect.flatMap(RefreshTokenRepo, (families) => families.revokeFamily(FamilyId.make("family-reader"), now))
+      yield* Effect.flatMap(RefreshTokenRepo, (families) => families.revokeFamily(FamilyId.make("family-reader"), at))
       const ended = yield* clientStatements(find(user.id, "family-reader"))
       expect([...live.statements, ...ended.statements]).toEqual([])
       expect([live.value, ended.value].map(Option.map((found) => found.sessionEnded))).toEqual([
@@ -165,7 +114,7 @@ describe("where TokenHolders reads", () => {
 
   it.effect("on SQLite's :memory:, through the client, in one statement", () =>
     Effect.gen(function* () {
-      const user = yield* createUser("client@example.com")
+      const user = yield* newUser("client@example.com")
       yield* startFamily(user.id, "family-client")
       const { value, statements } = yield* clientStatements(find(user.id, "family-client"))
       expect(statements).toHaveLength(1)

@@ -1,13 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Statement from "@effect/sql/Statement"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
-import { Email, type UserId } from "../../domain/User.js"
+import { FamilyId } from "../../domain/Session.js"
 import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFile, sqliteFileWithClient } from "../support/databases.js"
+import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
 /**
  * The direct connection of a SQLite file: the hot reads and the refresh rotation go there, outside
@@ -16,58 +15,6 @@ import { sqliteFile, sqliteFileWithClient } from "../support/databases.js"
  * connection's, and a failure rolls them back.
  */
 
-const now = DateTime.unsafeMake(Date.UTC(2035, 1, 2, 3, 4, 5))
-
-const newUser = (address: string) =>
-  Effect.flatMap(UserRepo, (users) =>
-    users.create({
-      email: Email.make(address),
-      hashed_password: Option.none(),
-      is_active: true,
-      is_verified: false,
-      is_superuser: false,
-      fields: {}
-    })
-  )
-
-const startFamily = (userId: UserId, id: string) =>
-  Effect.flatMap(RefreshTokenRepo, (families) => {
-    const family = new TokenFamily({
-      family_id: FamilyId.make(id),
-      user_id: userId,
-      ip_address: null,
-      user_agent: null,
-      created_at: now,
-      last_used_at: now,
-      expires_at: DateTime.addDuration(now, "1 day"),
-      revoked_at: Option.none()
-    })
-    return families.startFamily(
-      family,
-      new StoredRefreshToken({
-        digest: `digest-${id}`,
-        family_id: family.family_id,
-        issued_at: now,
-        expires_at: family.expires_at,
-        rotated_at: Option.none(),
-        sealed_successor: Option.none()
-      })
-    )
-  })
-
-/** The SQL text of every statement `effect` runs through the client. */
-const throughClient = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const statements: Array<string> = []
-    const value = yield* Statement.withTransformer(effect, (statement) =>
-      Effect.sync(() => {
-        statements.push(statement.compile()[0])
-        return statement
-      })
-    )
-    return { value, statements }
-  })
-
 describe("the direct connection of a SQLite file", () => {
   it.effect("answers a user by id and by login, and a refresh token, outside the client, up to the last commit", () =>
     Effect.gen(function* () {
@@ -75,7 +22,7 @@ describe("the direct connection of a SQLite file", () => {
       const families = yield* RefreshTokenRepo
       const user = yield* newUser("reader@example.com")
       yield* startFamily(user.id, "family-1")
-      const read = yield* throughClient(
+      const read = yield* clientStatements(
         Effect.all([
           users.findById(user.id),
           users.findByLogin("email", "reader@example.com"),
@@ -85,7 +32,7 @@ describe("the direct connection of a SQLite file", () => {
       expect(read.statements).toEqual([])
       const [byId, byLogin, byDigest] = read.value
       expect([Option.isSome(byId), Option.isSome(byLogin), Option.isSome(byDigest)]).toEqual([true, true, true])
-      yield* families.revokeFamily(FamilyId.make("family-1"), now)
+      yield* families.revokeFamily(FamilyId.make("family-1"), at)
       const found = yield* families.findByDigest("digest-family-1")
       expect(Option.map(found, ({ family }) => Option.isSome(family.revoked_at))).toEqual(Option.some(true))
     }).pipe(Effect.provide(sqliteFile.repositories()))
@@ -98,7 +45,7 @@ describe("the direct connection of a SQLite file", () => {
       const inside = yield* sql.withTransaction(
         Effect.gen(function* () {
           const user = yield* newUser("inside@example.com")
-          return yield* throughClient(users.findById(user.id))
+          return yield* clientStatements(users.findById(user.id))
         })
       )
       expect(Option.isSome(inside.value)).toBe(true)
@@ -110,16 +57,9 @@ describe("the direct connection of a SQLite file", () => {
     Effect.flatMap(RefreshTokenRepo, (families) =>
       families.rotate({
         presented: from,
-        successor: new StoredRefreshToken({
-          digest: to,
-          family_id: FamilyId.make("family-r"),
-          issued_at: now,
-          expires_at: DateTime.addDuration(now, "2 days"),
-          rotated_at: Option.none(),
-          sealed_successor: Option.none()
-        }),
+        successor: tokenOf(to, "family-r"),
         sealedSuccessor: Option.some("sealed"),
-        now,
+        now: at,
         client: { ip_address: "192.0.2.7", user_agent: "direct" }
       })
     )
@@ -129,7 +69,7 @@ describe("the direct connection of a SQLite file", () => {
       const families = yield* RefreshTokenRepo
       const user = yield* newUser("rotate@example.com")
       yield* startFamily(user.id, "family-r")
-      const first = yield* throughClient(rotation("digest-family-r", "digest-2"))
+      const first = yield* clientStatements(rotation("digest-family-r", "digest-2"))
       expect(first).toEqual({ value: true, statements: [] })
       expect(yield* rotation("digest-family-r", "digest-3")).toBe(false)
       const spent = yield* families.findByDigest("digest-family-r")
@@ -149,9 +89,9 @@ describe("the direct connection of a SQLite file", () => {
       const sql = yield* SqlClient.SqlClient
       const user = yield* newUser("rotate-inside@example.com")
       yield* startFamily(user.id, "family-r")
-      const inside = yield* sql.withTransaction(throughClient(rotation("digest-family-r", "digest-2")))
+      const inside = yield* sql.withTransaction(clientStatements(rotation("digest-family-r", "digest-2")))
       expect(inside.value).toBe(true)
-      expect(inside.statements.map((text) => text.split(/\s+/, 2).join(" "))).toEqual([
+      expect(inside.statements.map(([text]) => text.split(/\s+/, 2).join(" "))).toEqual([
         "UPDATE refresh_tokens",
         "INSERT INTO",
         "UPDATE token_families"

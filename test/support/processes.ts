@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -113,4 +113,23 @@ export const startServer = async (
   }
   await killAll()
   throw new Error(`serve did not answer /healthz within 20 s:\n${output}`)
+}
+
+/**
+ * A module hook for `node --import=<hook>` (written into `folder`) that appends to `log` the URL
+ * of every module resolved whose URL contains `fragment`: which packages a command loads.
+ */
+export const moduleWatcher = (folder: string, log: string, fragment: string): string => {
+  const hook = join(folder, "watch-modules.mjs")
+  const resolver = `import { appendFileSync } from "node:fs"
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context)
+  if (resolved.url.includes(${JSON.stringify(fragment)})) appendFileSync(${JSON.stringify(log)}, resolved.url + "\\n")
+  return resolved
+}`
+  writeFileSync(
+    hook,
+    `import { register } from "node:module"\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)})\n`
+  )
+  return hook
 }
