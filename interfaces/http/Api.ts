@@ -5,7 +5,7 @@ import { RateLimitedError, ValidationError } from "../../domain/errors.js"
 import { exampleOf } from "../../domain/examples.js"
 import type { UserIdType } from "../../domain/User.js"
 import { HashingQueueFullError } from "./errors.js"
-import { declared } from "./problems.js"
+import { declared } from "./problemSchemas.js"
 
 /**
  * The HttpApi definition: what every group shares. The groups themselves are in groups/, their

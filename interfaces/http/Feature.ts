@@ -5,7 +5,8 @@ import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { type ApiShape, baseApi, defaultShape, HashingRoute, type PortcullisApi, RateLimitedRoute } from "./Api.js"
 import { type DocumentOptions, documentProblems, packageVersion } from "./openapi.js"
-import { type ProblemCode, problemSchema, requestProblems } from "./problems.js"
+import { problemSchema } from "./problemSchemas.js"
+import { type ProblemCode, requestProblems } from "./problems.js"
 
 const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
 

@@ -1,19 +1,9 @@
-import { HttpApiSchema } from "@effect/platform"
-import { ParseResult, Schema } from "effect"
-import {
-  FieldProblem,
-  type FullAuthError,
-  type RateLimitedError,
-  type StoreUnavailableError,
-  TokenBlacklistedError,
-  TokenError,
-  TokenExpiredError
-} from "../../domain/errors.js"
+import type { FieldProblem, FullAuthError, RateLimitedError, StoreUnavailableError } from "../../domain/errors.js"
 import type { CsrfError, HashingQueueFullError } from "./errors.js"
 
 /** Every error kind a request can fail with: the use cases' and the HTTP interface's own. */
 export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError | RateLimitedError | HashingQueueFullError
-type Tag = ErrorKind["_tag"]
+export type Tag = ErrorKind["_tag"]
 
 /**
  * The problems the HTTP interface answers about the request itself, before any route runs: they
@@ -72,7 +62,7 @@ export const problem = (
   }
 }
 
-interface KindRule<E> {
+export interface KindRule<E> {
   readonly status: number
   readonly title: string
   /** The kind reported in `code`, when it is not the error's own tag. */
@@ -240,8 +230,8 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
   }
 }
 
-const ruleOf = (tag: Tag) => rules[tag] as KindRule<ErrorKind>
-const codeOf = (tag: Tag) => ruleOf(tag).code ?? tag
+export const ruleOf = (tag: Tag) => rules[tag] as KindRule<ErrorKind>
+export const codeOf = (tag: Tag) => ruleOf(tag).code ?? tag
 
 /** Every code the service can send in a problem: its error kinds' and its request problems'. */
 export const problemCodes: ReadonlyArray<ProblemCode> = [
@@ -278,80 +268,3 @@ export const problemOf = (error: ErrorKind): Problem => {
 }
 
 export const problemContentType = "application/problem+json"
-
-const RetryAfter = Schema.Int.annotations({ description: "Seconds to wait before trying again, as in Retry-After." })
-const FieldProblems = Schema.Array(FieldProblem).annotations({ description: "Each field refused, and why." })
-
-/** The extension members each code carries, as its responses always hold them. */
-const extensionFields: Partial<Record<ProblemCode, Schema.Struct.Fields>> = {
-  ValidationError: { errors: FieldProblems },
-  InvalidPasswordError: { errors: FieldProblems },
-  AccountLockedError: { retry_after: RetryAfter },
-  RateLimitedError: {
-    retry_after: RetryAfter,
-    limit: Schema.Int.annotations({ description: "Requests allowed in the window." })
-  },
-  ServiceUnavailableError: {
-    retry_after: RetryAfter,
-    store: Schema.optional(Schema.String).annotations({ description: "The store that did not answer, if one did not." })
-  }
-}
-
-const describe = (code: ProblemCode) =>
-  `${titleOf(code)}: an RFC 9457 problem whose code is ${code}, answered with status ${statusesOf(code).join(" or ")}.`
-
-const wireSchemas = new Map<ProblemCode, Schema.Schema<ProblemBody>>()
-
-/**
- * The problem body of one code, named after it (one schema per code, shared by the kinds reported
- * under it, so the OpenAPI document has one component each).
- */
-export const problemSchema = (code: ProblemCode): Schema.Schema<ProblemBody> => {
-  const known = wireSchemas.get(code)
-  if (known !== undefined) return known
-  const schema = Schema.Struct({
-    type: Schema.String,
-    title: Schema.String,
-    status: Schema.Int,
-    detail: Schema.String.annotations({ description: "A sentence for people; never a submitted value." }),
-    code: Schema.Literal(code),
-    ...extensionFields[code]
-  }).annotations({ identifier: code, description: describe(code) }) as unknown as Schema.Schema<ProblemBody>
-  wireSchemas.set(code, schema)
-  return schema
-}
-
-/**
- * How an endpoint declares that it can fail with an error kind: the error on the type side, its
- * problem body (with the kind's status) on the wire. The server renders the response from the
- * same table (the error middleware); a client decodes the body back into the error.
- */
-export const declared = <A extends ErrorKind, I, R>(schema: Schema.Schema<A, I, R> & { readonly _tag: A["_tag"] }) => {
-  const tag: Tag = schema._tag
-  const rule = ruleOf(tag)
-  const decodeKind = ParseResult.decodeUnknown(schema)
-  return Schema.transformOrFail(problemSchema(codeOf(tag)), Schema.typeSchema(schema), {
-    strict: true,
-    decode: (body, _, ast) => {
-      const fields = rule.fields === undefined ? {} : rule.fields(body)
-      return fields === undefined
-        ? ParseResult.fail(new ParseResult.Type(ast, body, `not a ${tag}`))
-        : decodeKind({ ...fields, _tag: tag })
-    },
-    encode: (error) => ParseResult.succeed(problemOf(error).body)
-  }).pipe(HttpApiSchema.withEncoding({ kind: "Json", contentType: problemContentType }), (self) =>
-    // Named and described by its code, so the kinds reported under one code make one component.
-    self.annotations({
-      ...HttpApiSchema.annotations({ status: rule.status }),
-      identifier: codeOf(tag),
-      description: describe(codeOf(tag))
-    })
-  )
-}
-
-/** A token that does not verify, has expired or was revoked: 401 on every route that takes one. */
-export const TokenFailure = Schema.Union(
-  declared(TokenError),
-  declared(TokenExpiredError),
-  declared(TokenBlacklistedError)
-)

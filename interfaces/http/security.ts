@@ -3,7 +3,7 @@ import { Context, type Effect, type Redacted, Schema } from "effect"
 import type { Principal } from "../../application/Sessions.js"
 import { AccessLevel, anyPermission, anyRole } from "../../domain/Access.js"
 import { AuthorizationError, StoreUnavailableError } from "../../domain/errors.js"
-import { declared, TokenFailure } from "./problems.js"
+import { declared, TokenFailure } from "./problemSchemas.js"
 
 /**
  * The API's security middlewares as the definition names them: what each asks of a request (a

@@ -5,7 +5,7 @@ import { AuditCursor, AuditEventType, AuditLimit, AuditPageJson, AuditUserFilter
 import { StoreUnavailableError, UserNotFoundError } from "../../../domain/errors.js"
 import { isIntegerUserId, RoleName, UserId, type UserIdType } from "../../../domain/User.js"
 import { type ApiShape, Message, placed, strict } from "../Api.js"
-import { declared } from "../problems.js"
+import { declared } from "../problemSchemas.js"
 import { RequireSuperuser } from "../security.js"
 
 /** Role and permission names on the wire. */

@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { StoreUnavailableError } from "../../../domain/errors.js"
 import { placed } from "../Api.js"
-import { declared } from "../problems.js"
+import { declared } from "../problemSchemas.js"
 
 /** Liveness and readiness, at the root whatever the auth prefix, for load balancers. */
 export const healthGroup = placed(

@@ -12,7 +12,7 @@ import {
 } from "../../../domain/errors.js"
 import { LoginResponse } from "../../../domain/Token.js"
 import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
-import { declared } from "../problems.js"
+import { declared } from "../problemSchemas.js"
 import { Authentication } from "../security.js"
 
 const ProviderPath = Schema.Struct({ provider: Schema.String })

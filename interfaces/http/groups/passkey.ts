@@ -18,7 +18,7 @@ import { hasControlCharacter } from "../../../domain/Text.js"
 import { LoginResponse } from "../../../domain/Token.js"
 import { Email } from "../../../domain/User.js"
 import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
-import { declared } from "../problems.js"
+import { declared } from "../problemSchemas.js"
 import { Authentication } from "../security.js"
 
 const challengeKeyDescription = "Hand it back with the ceremony's answer; it is good once, for PASSKEY_CHALLENGE_TTL."

@@ -10,7 +10,7 @@ import {
 } from "../../../domain/errors.js"
 import { PublicUser } from "../../../domain/User.js"
 import { type ApiShape, Message, PasswordField, placed, strict } from "../Api.js"
-import { declared } from "../problems.js"
+import { declared } from "../problemSchemas.js"
 import { Authentication, RequireVerified } from "../security.js"
 
 /**

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { SessionNotFoundError, StoreUnavailableError } from "../../../domain/errors.js"
 import { FamilyId, SessionInfo } from "../../../domain/Session.js"
 import { type ApiShape, listOf, placed } from "../Api.js"
-import { declared } from "../problems.js"
+import { declared } from "../problemSchemas.js"
 import { Authentication } from "../security.js"
 
 export const RevokedSessions = Schema.Struct({

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { InvalidPasswordError, StoreUnavailableError } from "../../../domain/errors.js"
 import { Email } from "../../../domain/User.js"
 import { type ApiShape, limited, Message, PasswordField, placed, strict } from "../Api.js"
-import { declared, TokenFailure } from "../problems.js"
+import { declared, TokenFailure } from "../problemSchemas.js"
 import { Authentication } from "../security.js"
 
 const TokenBody = (identifier: string) => strict({ token: Schema.String }).annotations({ identifier })
