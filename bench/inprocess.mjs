@@ -8,13 +8,14 @@
 //
 // Routes: me (GET /me), refresh (POST /refresh, each token used once), healthz, login (POST
 // /login, one account) and register (POST /register, a new address each time); the last two are
-// bound by the password hash, which runs on other threads: profile them (--cpu-prof) to see what
-// the service adds on the event loop. BENCH_REQUESTS
+// bound by the password hash, which runs on other threads: for them read the main thread's CPU
+// time a request (what the service adds beside the hash), or profile them (--cpu-prof). BENCH_REQUESTS
 // (20000 a round) and BENCH_CONCURRENCY (50) set the load. BENCH_DIST=<dist>,<dist>… compares
 // builds (this checkout's dist/ by default): each is composed in this one process, and their
 // rounds (BENCH_ROUNDS, 3) alternate, so that the machine's drift falls on all of them alike; the
 // median round of each is reported.
-import { mkdtempSync, rmSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
@@ -112,6 +113,17 @@ const target = async (dist) => {
   }
 }
 
+/**
+ * The CPU time of the process's main thread alone (the event loop's), from Linux's account of it:
+ * the hash threads' time left out, and, unlike the event loop's busy time, none of the time it
+ * waited for a core they held.
+ */
+const mainThreadMicros = () => {
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").split(") ")[1].split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticksPerSecond
+}
+const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }))
+
 const measure = async (next, count) => {
   let sent = 0
   let failed = 0
@@ -123,11 +135,14 @@ const measure = async (next, count) => {
     }
   }
   const before = process.cpuUsage()
+  const loopBefore = mainThreadMicros()
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, (_, lane) => worker(lane)))
   const cpu = process.cpuUsage(before)
+  const loop = mainThreadMicros() - loopBefore
   return {
     cpuMicros: (cpu.user + cpu.system) / count,
+    loopMicros: loop / count,
     wallMicros: ((performance.now() - started) * 1000) / count,
     failed
   }
@@ -144,11 +159,12 @@ for (const route of routes) {
   }
   for (const [index, { dist }] of targets.entries()) {
     const cpu = median(figures[index].map((figure) => figure.cpuMicros))
+    const loop = median(figures[index].map((figure) => figure.loopMicros))
     const failed = figures[index].reduce((sum, figure) => sum + figure.failed, 0)
     const each = figures[index].map((figure) => figure.cpuMicros.toFixed(0)).join(" ")
     const perSecond = 1e6 / median(figures[index].map((figure) => figure.wallMicros))
     process.stderr.write(
-      `${route} ${dist}: ${cpu.toFixed(1)} µs CPU a request (rounds: ${each}), ${perSecond.toFixed(0)} a second, ${failed} failed\n`
+      `${route} ${dist}: ${cpu.toFixed(1)} µs CPU a request (rounds: ${each}), ${loop.toFixed(1)} µs of it on the main thread, ${perSecond.toFixed(0)} a second, ${failed} failed\n`
     )
   }
 }

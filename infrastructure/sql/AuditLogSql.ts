@@ -6,7 +6,8 @@ import type { StoreUnavailableError } from "../../application/ports/StoreUnavail
 import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } from "../../domain/Audit.js"
 import { UserId } from "../../domain/User.js"
 import { SqlInt, SqlMillis } from "./columns.js"
-import { boundedCall, transaction, unavailable } from "./failures.js"
+import { boundedCall, unavailable } from "./failures.js"
+import { transactionOf } from "./SqliteDirect.js"
 
 const decodeRows = Schema.decodeUnknown(
   Schema.Array(
@@ -26,6 +27,7 @@ const decodeRows = Schema.decodeUnknown(
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const inTransaction = yield* transactionOf(sql)
 
   const insert = (entry: AuditEntry) =>
     sql`INSERT INTO audit_events
@@ -40,9 +42,9 @@ export const make = Effect.gen(function* () {
     append: (entry) => insert(entry).pipe(Effect.asVoid, unavailable),
 
     appendWith: <A, E, R>(action: Effect.Effect<A, E, R>, entry: (result: A) => Effect.Effect<AuditEntry | null>) => {
-      const recorded: Effect.Effect<A, E | StoreUnavailableError, R> = transaction(sql)(
+      const recorded: Effect.Effect<A, E | StoreUnavailableError, R> = inTransaction((execute) =>
         Effect.tap(action, (result) =>
-          Effect.flatMap(entry(result), (made) => (made === null ? Effect.void : Effect.asVoid(insert(made))))
+          Effect.flatMap(entry(result), (made) => (made === null ? Effect.void : Effect.asVoid(execute(insert(made)))))
         )
       ).pipe(
         // The action's own failures pass through as they are; the entry's write, or the commit, is the store's.

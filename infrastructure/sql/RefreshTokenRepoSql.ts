@@ -6,7 +6,7 @@ import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
-import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
+import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
 import { readerOf, transactionOf } from "./SqliteDirect.js"
 
 const Millis = SqlMillis
@@ -59,12 +59,13 @@ export const make = Effect.gen(function* () {
 
   return RefreshTokenRepo.of({
     startFamily: (family, first) =>
-      transaction(sql)(
+      inTransaction((execute) =>
         Effect.zipRight(
-          sql`INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
-              VALUES (${family.family_id}, ${family.user_id}, ${family.ip_address}, ${family.user_agent},
-                ${family.created_at.epochMillis}, ${family.last_used_at.epochMillis}, ${family.expires_at.epochMillis})`,
-          insertToken(first)
+          execute(sql`INSERT INTO token_families
+              (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
+            VALUES (${family.family_id}, ${family.user_id}, ${family.ip_address}, ${family.user_agent},
+              ${family.created_at.epochMillis}, ${family.last_used_at.epochMillis}, ${family.expires_at.epochMillis})`),
+          execute(insertToken(first))
         )
       ).pipe(
         Effect.asVoid,

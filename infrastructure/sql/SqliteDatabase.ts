@@ -1,11 +1,12 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import Database from "better-sqlite3"
-import { Cause, type ConfigError, Effect, Exit, Layer, Option } from "effect"
+import { Cause, type ConfigError, Effect, Exit, Layer, Option, Stream } from "effect"
 import * as Migrations from "./migrations.js"
 import { SqliteDirect } from "./SqliteDirect.js"
 
@@ -103,52 +104,109 @@ const direct = (filename: string) =>
         }),
         (db) => Effect.sync(() => db.close())
       )
-      // A handful of statements ever go through here: each is prepared once.
+      // The hot paths' handful of statements are each prepared once. The client's statements run
+      // here inside a transaction too, and some are built anew for their values (a list of
+      // roles): past a few hundred texts the cache starts again rather than grow without bound.
       const prepared = new Map<string, Database.Statement>()
       const statementOf = (text: string) => {
         const known = prepared.get(text)
         if (known !== undefined) return known
+        if (prepared.size >= 256) prepared.clear()
         const made = db.prepare(text)
         prepared.set(text, made)
         return made
       }
+      const attempt = <A>(work: () => A) =>
+        Effect.try({ try: work, catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }) })
+      const rowsOf = (statement: Database.Statement, params: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
+        if (statement.reader) return statement.all(...params)
+        statement.run(...params)
+        return []
+      }
       const run = (text: string, params: ReadonlyArray<unknown> = []) =>
-        Effect.try({
-          try: (): ReadonlyArray<unknown> => {
+        attempt(() => rowsOf(statementOf(text), params))
+      const rowsTransformed = (
+        rows: Effect.Effect<ReadonlyArray<unknown>, SqlError>,
+        transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) => (transformRows === undefined ? rows : Effect.map(rows, (found) => transformRows(found as Array<object>)))
+      const connection: Connection = {
+        execute: (text, params, transformRows) => rowsTransformed(run(text, params), transformRows),
+        executeUnprepared: (text, params, transformRows) =>
+          rowsTransformed(
+            attempt(() => rowsOf(db.prepare(text), params)),
+            transformRows
+          ),
+        executeRaw: (text, params) =>
+          attempt(() => {
             const statement = statementOf(text)
-            if (statement.reader) return statement.all(...params)
-            statement.run(...params)
-            return []
-          },
-          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
-        })
-      const rollback = Effect.ignore(run("ROLLBACK"))
-      const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-        Effect.scoped(
+            return statement.reader ? statement.all(...params) : statement.run(...params)
+          }),
+        executeValues: (text, params) =>
+          attempt(() => {
+            const statement = statementOf(text)
+            if (!statement.reader) {
+              statement.run(...params)
+              return []
+            }
+            try {
+              return statement.raw(true).all(...params) as Array<Array<unknown>>
+            } finally {
+              statement.raw(false)
+            }
+          }),
+        executeStream: () => Stream.dieMessage("the direct connection does not stream")
+      }
+      // As @effect/sql marks a fiber inside a transaction: its connection, and no savepoint yet.
+      const inside = [connection, 0] as const
+
+      /** `effect` between `open` and its end: `close` when it succeeded, `undo` when it did not. */
+      const bracket = <A, E, R>(
+        open: string,
+        close: ReadonlyArray<string>,
+        undo: ReadonlyArray<string>,
+        effect: Effect.Effect<A, E, R>
+      ): Effect.Effect<A, E | SqlError, R> =>
+        Effect.uninterruptibleMask((restore) =>
           Effect.zipRight(
-            sql.reserve,
-            Effect.uninterruptibleMask((restore) =>
-              Effect.zipRight(
-                run("BEGIN IMMEDIATE"),
-                Effect.flatMap(
-                  Effect.exit(restore(effect)),
-                  (exit): Effect.Effect<A, E | SqlError> =>
-                    Exit.isSuccess(exit)
-                      ? // A COMMIT that fails leaves the transaction open on some errors: end it.
-                        Effect.as(
-                          Effect.tapError(run("COMMIT"), () => rollback),
-                          exit.value
-                        )
-                      : Effect.zipRight(rollback, exit)
-                )
-              )
-            )
+            run(open),
+            Effect.flatMap(Effect.exit(restore(effect)), (exit): Effect.Effect<A, E | SqlError> => {
+              const undone = Effect.forEach(undo, (text) => Effect.ignore(run(text)), { discard: true })
+              return Exit.isSuccess(exit)
+                ? // A COMMIT that fails leaves the transaction open on some errors: end it.
+                  Effect.as(
+                    Effect.tapError(
+                      Effect.forEach(close, (text) => run(text)),
+                      () => undone
+                    ),
+                    exit.value
+                  )
+                : Effect.zipRight(undone, exit)
+            })
           )
         )
+      const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
+          Option.isSome(open) && open.value[0] === connection
+            ? bracket("SAVEPOINT direct", ["RELEASE direct"], ["ROLLBACK TO direct", "RELEASE direct"], effect)
+            : Effect.scoped(
+                Effect.zipRight(
+                  sql.reserve,
+                  bracket(
+                    "BEGIN IMMEDIATE",
+                    ["COMMIT"],
+                    ["ROLLBACK"],
+                    Effect.provideService(effect, SqlClient.TransactionConnection, inside)
+                  )
+                )
+              )
+        )
+      const execute = <A extends object>(statement: Statement<A>) =>
+        Effect.suspend(() => run(...statement.compile())) as Effect.Effect<ReadonlyArray<A>, SqlError>
       return SqliteDirect.of({
         // The rows are what the statement's text selects, which its type states.
-        all: <A extends object>(statement: Statement<A>) =>
-          Effect.suspend(() => run(...statement.compile())) as Effect.Effect<ReadonlyArray<A>, SqlError>,
+        read: (statement) => Effect.suspend(() => (db.inTransaction ? statement : execute(statement))),
+        execute,
+        connection,
         transaction
       })
     })

@@ -1,4 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
 import { Context, Effect, Option } from "effect"
@@ -10,13 +11,17 @@ import { transaction } from "./failures.js"
  * steps of Effect's runtime (its statement cache, the connection's semaphore, a span) and a
  * transaction about two hundred more, several times what SQLite spends answering them; the hot
  * paths (the token's user and session on every authenticated request, a refresh's token, user
- * and rotation, a sign-in's user) go here instead.
+ * and rotation, a sign-in's user, session and audit entry) go here instead.
  *
  * Reads need nothing else: in WAL mode a reader never waits for a writer and always sees every
  * committed write, so what the main connection has committed (a revocation above all) is what
  * this one reads. A transaction here first takes the main connection (`reserve`), as one of its
  * own would: while it runs, no transaction is open there, so neither connection ever waits for a
- * lock that the other could only release once the event loop is free.
+ * lock that the other could only release once the event loop is free. Inside it, the client
+ * itself runs its statements here (the transaction's connection, as @effect/sql knows it), so
+ * that any statement of the work, written for the client or not, is part of the transaction; and
+ * while it is open, a read from elsewhere goes through the client, which waits for the commit
+ * rather than see what may yet be rolled back.
  *
  * The tag alone, so that the SQL repositories can look for it without loading SQLite's driver;
  * SqliteDatabase makes it.
@@ -24,9 +29,20 @@ import { transaction } from "./failures.js"
 export class SqliteDirect extends Context.Tag("infrastructure/SqliteDirect")<
   SqliteDirect,
   {
-    /** The rows of a statement built with the main connection's client (and so compiled for SQLite). */
-    readonly all: Execute
-    /** `effect` as one transaction on this connection, whose statements it runs with `all`. */
+    /**
+     * The rows of a statement built with the main connection's client (and so compiled for
+     * SQLite), for a fiber outside any transaction: run here, or, while a transaction is open
+     * here, through the client.
+     */
+    readonly read: Execute
+    /** The rows of a statement, run here: for the work of this connection's transaction. */
+    readonly execute: Execute
+    /** This connection as @effect/sql sees it inside a transaction here. */
+    readonly connection: Connection
+    /**
+     * `effect` as one transaction on this connection; inside one already open here on this
+     * fiber, as a savepoint of it.
+     */
     readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
   }
 >() {}
@@ -36,25 +52,33 @@ export type Execute = <A extends object>(statement: Statement<A>) => Effect.Effe
 
 const throughClient: Execute = (statement) => statement
 
-/** True when this fiber has a transaction open on the main connection. */
-const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
+/** Where this fiber's transaction is open, if it has one: here, or on the main connection. */
+const openTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
 
 /**
  * The rows of a read: on the direct connection where there is one, unless a transaction is open
- * on this fiber, which must read its own writes through its own connection.
+ * on this fiber's main connection, which must read its own writes through that connection.
  */
 export const readerOf = Effect.map(
   Effect.serviceOption(SqliteDirect),
   (direct): Execute =>
     Option.isNone(direct)
       ? throughClient
-      : (statement) => Effect.flatMap(inTransaction, (inside) => (inside ? statement : direct.value.all(statement)))
+      : (statement) =>
+          Effect.flatMap(openTransaction, (open) =>
+            Option.isNone(open)
+              ? direct.value.read(statement)
+              : open.value[0] === direct.value.connection
+                ? direct.value.execute(statement)
+                : statement
+          )
 )
 
 /**
  * A transaction whose statements `body` runs with the `Execute` it is given: on the direct
- * connection where there is one, else (PostgreSQL, SQLite in memory, or inside a transaction
- * already open on this fiber) through the client. Written once, the same statements either way.
+ * connection where there is one (a savepoint of the transaction this fiber has open there, if
+ * any), else (PostgreSQL, SQLite in memory, or inside a transaction open on the main connection)
+ * through the client. Written once, the same statements either way.
  */
 export const transactionOf = (sql: SqlClient.SqlClient) =>
   Effect.map(
@@ -63,7 +87,9 @@ export const transactionOf = (sql: SqlClient.SqlClient) =>
       <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
         Option.isNone(direct)
           ? transaction(sql)(body(throughClient))
-          : Effect.flatMap(inTransaction, (inside) =>
-              inside ? transaction(sql)(body(throughClient)) : direct.value.transaction(body(direct.value.all))
+          : Effect.flatMap(openTransaction, (open) =>
+              Option.isSome(open) && open.value[0] !== direct.value.connection
+                ? transaction(sql)(body(throughClient))
+                : direct.value.transaction(body(direct.value.execute))
             )
   )

@@ -1,10 +1,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, Option } from "effect"
+import { AuditLog } from "../../application/ports/AuditLog.js"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
+import { Actor, type AuditEntry } from "../../domain/Audit.js"
 import { FamilyId } from "../../domain/Session.js"
-import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
+import { type Execute, SqliteDirect, transactionOf } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFile, sqliteFileWithClient } from "../support/databases.js"
 import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
@@ -138,7 +140,7 @@ describe("the direct connection of a SQLite file", () => {
       const failed = yield* Effect.exit(
         direct.transaction(
           Effect.zipRight(
-            direct.all(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`),
+            direct.execute(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`),
             Effect.fail("the work failed" as const)
           )
         )
@@ -147,7 +149,7 @@ describe("the direct connection of a SQLite file", () => {
       const rows = yield* sql<{ readonly is_verified: number }>`SELECT is_verified FROM users WHERE id = ${user.id}`
       expect(rows).toEqual([{ is_verified: 0 }])
       // The connection is usable again: the failed transaction did not stay open.
-      yield* direct.transaction(direct.all(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`))
+      yield* direct.transaction(direct.execute(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`))
       expect(yield* sql`SELECT is_verified FROM users WHERE id = ${user.id}`).toEqual([{ is_verified: 1 }])
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
@@ -163,6 +165,97 @@ describe("the direct connection of a SQLite file", () => {
       // Neither the main connection nor the direct one is left holding a transaction.
       yield* sql`ALTER TABLE refresh_tokens_away RENAME TO refresh_tokens`
       expect(yield* rotation("digest-family-r", "digest-2")).toBe(true)
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("starts a session and records its sign-in in one transaction outside the client", () =>
+    Effect.gen(function* () {
+      const log = yield* AuditLog
+      const families = yield* RefreshTokenRepo
+      const user = yield* newUser("sign-in@example.com")
+      const entry: AuditEntry = {
+        occurred_at: at,
+        type: "sign_in.succeeded",
+        user_id: user.id,
+        actor: Actor.user(user.id),
+        ip_address: null,
+        user_agent: null,
+        details: { family_id: "family-s" }
+      }
+      const signIn = yield* clientStatements(
+        log.appendWith(startFamily(user.id, "family-s"), () => Effect.succeed(entry))
+      )
+      expect(signIn.statements).toEqual([])
+      expect(Option.isSome(yield* families.findByDigest("digest-family-s"))).toBe(true)
+      expect((yield* log.list({ user_id: user.id, limit: 10 })).map(({ type }) => type)).toEqual(["sign_in.succeeded"])
+    }).pipe(Effect.provide(sqliteFile.repositories()))
+  )
+
+  it.effect("runs the client's statements of its work on itself: they commit with it and are undone with it", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+      const user = yield* newUser("client-inside@example.com")
+      const verify = sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`
+      const verified = sql<{ readonly is_verified: number }>`SELECT is_verified FROM users WHERE id = ${user.id}`
+      const failed = yield* Effect.exit(
+        direct.transaction(Effect.zipRight(verify, Effect.fail("the work failed" as const)))
+      )
+      expect(Exit.isFailure(failed)).toBe(true)
+      expect(yield* verified).toEqual([{ is_verified: 0 }])
+      // Inside, the client reads the transaction's own write, through this connection.
+      expect(yield* direct.transaction(Effect.zipRight(verify, verified))).toEqual([{ is_verified: 1 }])
+      expect(yield* verified).toEqual([{ is_verified: 1 }])
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.live("keeps its open transaction from the reads of other requests: they wait, and never see what is undone", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const users = yield* UserRepo
+      const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+      const user = yield* newUser("isolated@example.com")
+      const opened = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const writer = yield* Effect.fork(
+        direct.transaction(
+          Effect.gen(function* () {
+            yield* direct.execute(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`)
+            yield* Deferred.succeed(opened, undefined)
+            yield* Deferred.await(release)
+            return yield* Effect.fail("undone" as const)
+          })
+        )
+      )
+      yield* Deferred.await(opened)
+      const reader = yield* Effect.fork(users.findById(user.id))
+      yield* Effect.sleep("100 millis")
+      expect(Option.isNone(yield* Fiber.poll(reader))).toBe(true)
+      yield* Deferred.succeed(release, undefined)
+      expect(Exit.isFailure(yield* Fiber.await(writer))).toBe(true)
+      const read = yield* Fiber.join(reader)
+      expect(Option.map(read, ({ is_verified }) => is_verified)).toEqual(Option.some(false))
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("nests a transaction as a savepoint: its failure undoes its own writes and no others", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+      const inTransaction = yield* transactionOf(sql)
+      const user = yield* newUser("nested@example.com")
+      const set = (flag: "is_verified" | "is_superuser") => (execute: Execute) =>
+        execute(sql`UPDATE users SET ${sql(flag)} = 1 WHERE id = ${user.id}`)
+      const inner = yield* direct.transaction(
+        Effect.zipRight(
+          set("is_verified")(direct.execute),
+          Effect.either(inTransaction((execute) => Effect.zipRight(set("is_superuser")(execute), Effect.fail("no"))))
+        )
+      )
+      expect(inner).toEqual(Either.left("no"))
+      expect(yield* sql`SELECT is_verified, is_superuser FROM users WHERE id = ${user.id}`).toEqual([
+        { is_verified: 1, is_superuser: 0 }
+      ])
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 })
