@@ -159,47 +159,47 @@ const direct = (filename: string) =>
       // As @effect/sql marks a fiber inside a transaction: its connection, and no savepoint yet.
       const inside = [connection, 0] as const
 
-      /** `effect` between `open` and its end: `close` when it succeeded, `undo` when it did not. */
+      const end = (text: string) => Effect.ignore(run(text))
+      const rollback = end("ROLLBACK")
+      const rollbackToSavepoint = Effect.zipRight(end("ROLLBACK TO direct"), end("RELEASE direct"))
+
+      /** `effect` between `open` and `close`, or `undo` when it fails (or `close` does). */
       const bracket = <A, E, R>(
         open: string,
-        close: ReadonlyArray<string>,
-        undo: ReadonlyArray<string>,
+        close: string,
+        undo: Effect.Effect<void>,
         effect: Effect.Effect<A, E, R>
       ): Effect.Effect<A, E | SqlError, R> =>
         Effect.uninterruptibleMask((restore) =>
           Effect.zipRight(
             run(open),
-            Effect.flatMap(Effect.exit(restore(effect)), (exit): Effect.Effect<A, E | SqlError> => {
-              const undone = Effect.forEach(undo, (text) => Effect.ignore(run(text)), { discard: true })
-              return Exit.isSuccess(exit)
-                ? // A COMMIT that fails leaves the transaction open on some errors: end it.
-                  Effect.as(
-                    Effect.tapError(
-                      Effect.forEach(close, (text) => run(text)),
-                      () => undone
-                    ),
-                    exit.value
-                  )
-                : Effect.zipRight(undone, exit)
-            })
+            Effect.flatMap(
+              Effect.exit(restore(effect)),
+              (exit): Effect.Effect<A, E | SqlError> =>
+                Exit.isSuccess(exit)
+                  ? // A COMMIT that fails leaves the transaction open on some errors: end it.
+                    Effect.as(
+                      Effect.tapError(run(close), () => undo),
+                      exit.value
+                    )
+                  : Effect.zipRight(undo, exit)
+            )
           )
         )
       const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-          Option.isSome(open) && open.value[0] === connection
-            ? bracket("SAVEPOINT direct", ["RELEASE direct"], ["ROLLBACK TO direct", "RELEASE direct"], effect)
-            : Effect.scoped(
-                Effect.zipRight(
-                  sql.reserve,
-                  bracket(
-                    "BEGIN IMMEDIATE",
-                    ["COMMIT"],
-                    ["ROLLBACK"],
-                    Effect.provideService(effect, SqlClient.TransactionConnection, inside)
-                  )
-                )
-              )
+        Effect.scoped(
+          Effect.zipRight(
+            sql.reserve,
+            bracket(
+              "BEGIN IMMEDIATE",
+              "COMMIT",
+              rollback,
+              Effect.provideService(effect, SqlClient.TransactionConnection, inside)
+            )
+          )
         )
+      const savepoint = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+        bracket("SAVEPOINT direct", "RELEASE direct", rollbackToSavepoint, effect)
       const execute = <A extends object>(statement: Statement<A>) =>
         Effect.suspend(() => run(...statement.compile())) as Effect.Effect<ReadonlyArray<A>, SqlError>
       return SqliteDirect.of({
@@ -207,7 +207,8 @@ const direct = (filename: string) =>
         read: (statement) => Effect.suspend(() => (db.inTransaction ? statement : execute(statement))),
         execute,
         connection,
-        transaction
+        transaction,
+        savepoint
       })
     })
   )

@@ -39,11 +39,10 @@ export class SqliteDirect extends Context.Tag("infrastructure/SqliteDirect")<
     readonly execute: Execute
     /** This connection as @effect/sql sees it inside a transaction here. */
     readonly connection: Connection
-    /**
-     * `effect` as one transaction on this connection; inside one already open here on this
-     * fiber, as a savepoint of it.
-     */
+    /** `effect` as one transaction on this connection, for a fiber that has none open. */
     readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+    /** `effect` as a savepoint of the transaction this fiber has open here. */
+    readonly savepoint: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
   }
 >() {}
 
@@ -88,8 +87,10 @@ export const transactionOf = (sql: SqlClient.SqlClient) =>
         Option.isNone(direct)
           ? transaction(sql)(body(throughClient))
           : Effect.flatMap(openTransaction, (open) =>
-              Option.isSome(open) && open.value[0] !== direct.value.connection
-                ? transaction(sql)(body(throughClient))
-                : direct.value.transaction(body(direct.value.execute))
+              Option.isNone(open)
+                ? direct.value.transaction(body(direct.value.execute))
+                : open.value[0] === direct.value.connection
+                  ? direct.value.savepoint(body(direct.value.execute))
+                  : transaction(sql)(body(throughClient))
             )
   )
