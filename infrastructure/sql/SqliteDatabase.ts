@@ -216,9 +216,9 @@ const direct = (filename: string) =>
 /**
  * The embedded database, migrated before the layer is ready. Its single connection serialises
  * transactions, which is what makes refresh rotation a compare-and-swap here. A file also gets a
- * direct connection (SqliteDirect) for the hot reads and the rotation, whose transactions take
- * the main connection first; `:memory:` cannot, since another connection to it would be another
- * database.
+ * direct connection (SqliteDirect) for the hot reads, the rotation and a sign-in's writes, whose
+ * transactions take the main connection first; `:memory:` cannot, since another connection to it
+ * would be another database.
  */
 export const layer = (filename: string, options: Migrations.SchemaOptions = {}) => {
   const migrated = Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))
