@@ -116,8 +116,15 @@ const direct = (filename: string) =>
         prepared.set(text, made)
         return made
       }
-      const attempt = <A>(work: () => A) =>
-        Effect.try({ try: work, catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }) })
+      /** What `work` answers, or the SqlError it throws, as an effect already decided: for use inside a suspend. */
+      const outcome = <A>(work: () => A): Effect.Effect<A, SqlError> => {
+        try {
+          return Effect.succeed(work())
+        } catch (cause) {
+          return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+        }
+      }
+      const attempt = <A>(work: () => A) => Effect.suspend(() => outcome(work))
       const rowsOf = (statement: Database.Statement, params: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
         if (statement.reader) return statement.all(...params)
         statement.run(...params)
@@ -200,12 +207,17 @@ const direct = (filename: string) =>
         )
       const savepoint = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
         bracket("SAVEPOINT direct", "RELEASE direct", rollbackToSavepoint, effect)
-      const execute = <A extends object>(statement: Statement<A>) =>
-        Effect.suspend(() => run(...statement.compile())) as Effect.Effect<ReadonlyArray<A>, SqlError>
+      // The rows are what the statement's text selects, which its type states. A hot read is one
+      // suspend and its answer: two steps of the runtime, not four.
+      const rowsOfStatement =
+        <A extends object>(statement: Statement<A>) =>
+        () => {
+          const [text, params] = statement.compile()
+          return rowsOf(statementOf(text), params) as ReadonlyArray<A>
+        }
       return SqliteDirect.of({
-        // The rows are what the statement's text selects, which its type states.
-        read: (statement) => Effect.suspend(() => (db.inTransaction ? statement : execute(statement))),
-        execute,
+        read: (statement) => Effect.suspend(() => (db.inTransaction ? statement : outcome(rowsOfStatement(statement)))),
+        execute: (statement) => attempt(rowsOfStatement(statement)),
         connection,
         transaction,
         savepoint

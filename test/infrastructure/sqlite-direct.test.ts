@@ -1,14 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Exit, Fiber, Option } from "effect"
+import { DateTime, Deferred, Effect, Either, Exit, Fiber, Option } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { Actor, type AuditEntry } from "../../domain/Audit.js"
 import { FamilyId } from "../../domain/Session.js"
 import { type Execute, SqliteDirect, transactionOf } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFile, sqliteFileWithClient } from "../support/databases.js"
-import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
+import { at, auditEntry, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
 /**
  * The direct connection of a SQLite file: the hot reads and the refresh rotation go there, outside
@@ -154,6 +153,20 @@ describe("the direct connection of a SQLite file", () => {
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 
+  it.effect("fails a statement SQLite refuses with a SqlError, in a read and in a transaction, never a defect", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+      const refused = sql`SELECT * FROM no_such_table`
+      // A defect would not be flipped: it would fail the test as it is.
+      const read = yield* Effect.flip(direct.read(refused))
+      const inside = yield* Effect.flip(direct.transaction(direct.execute(refused)))
+      expect([read._tag, inside._tag]).toEqual(["SqlError", "SqlError"])
+      // The failed transaction was rolled back: the connection takes the next one.
+      expect(yield* direct.transaction(direct.execute(sql`SELECT 1 AS one`))).toEqual([{ one: 1 }])
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
   it.effect("answers an unavailable store when the rotation cannot run, and lets go of the main connection", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
@@ -173,15 +186,7 @@ describe("the direct connection of a SQLite file", () => {
       const log = yield* AuditLog
       const families = yield* RefreshTokenRepo
       const user = yield* newUser("sign-in@example.com")
-      const entry: AuditEntry = {
-        occurred_at: at,
-        type: "sign_in.succeeded",
-        user_id: user.id,
-        actor: Actor.user(user.id),
-        ip_address: null,
-        user_agent: null,
-        details: { family_id: "family-s" }
-      }
+      const entry = auditEntry("sign_in.succeeded", user.id, DateTime.toEpochMillis(at), { family_id: "family-s" })
       const signIn = yield* clientStatements(
         log.appendWith(startFamily(user.id, "family-s"), () => Effect.succeed(entry))
       )
