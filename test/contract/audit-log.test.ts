@@ -4,22 +4,13 @@ import { AuditLog } from "../../application/ports/AuditLog.js"
 import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { PermissionName } from "../../domain/Access.js"
-import { Actor, type AuditEntry, type AuditEventType } from "../../domain/Audit.js"
+import type { AuditEntry } from "../../domain/Audit.js"
 import { Email, RoleName, UserId } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
+import { auditEntry as entry } from "../support/sessionRecords.js"
 
 const alice = UserId.make("alice-id")
 const bob = UserId.make("bob-id")
-
-const entry = (type: AuditEventType, user: UserId | null, at: number, details = {}): AuditEntry => ({
-  occurred_at: DateTime.unsafeMake(at),
-  type,
-  user_id: user,
-  actor: user === null ? Actor.none : Actor.user(user),
-  ip_address: "192.0.2.1",
-  user_agent: "contract/1.0",
-  details
-})
 
 const role = Schema.decodeSync(RoleName)("auditors")
 const permission = Schema.decodeSync(PermissionName)("audit:read")

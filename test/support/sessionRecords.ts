@@ -2,13 +2,14 @@ import * as Statement from "@effect/sql/Statement"
 import { DateTime, Effect, Option } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
+import { Actor, type AuditEntry, type AuditEventType } from "../../domain/Audit.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, type UserId } from "../../domain/User.js"
 
 /**
  * What the repositories' tests build over and over: a user, a session (a token family) and its
- * tokens, all at a fixed time that lives `SESSION_TTL`; and the statements an effect sends
- * through the SQL client, to tell which connection served it.
+ * tokens, all at a fixed time that lives `SESSION_TTL`, an audit entry; and the statements an
+ * effect sends through the SQL client, to tell which connection served it.
  */
 
 export const at = DateTime.unsafeMake(Date.UTC(2034, 5, 6, 7, 8, 9, 123))
@@ -57,6 +58,22 @@ export const startFamily = (userId: UserId, id: string) =>
   Effect.flatMap(RefreshTokenRepo, (families) =>
     families.startFamily(familyOf(userId, id), tokenOf(`digest-${id}`, id))
   )
+
+/** An audit entry of `type` about `user` (its actor too), at `millis`, from a fixed client. */
+export const auditEntry = (
+  type: AuditEventType,
+  user: UserId | null,
+  millis: number,
+  details: AuditEntry["details"] = {}
+): AuditEntry => ({
+  occurred_at: DateTime.unsafeMake(millis),
+  type,
+  user_id: user,
+  actor: user === null ? Actor.none : Actor.user(user),
+  ip_address: "192.0.2.1",
+  user_agent: "contract/1.0",
+  details
+})
 
 /** `effect`'s value, and the SQL text and parameters of every statement it ran through the client. */
 export const clientStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
