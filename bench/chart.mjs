@@ -24,12 +24,12 @@ const colourOf = (target) =>
 
 const xml = (text) => String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
-/** The bars of a panel: the route itself, and for /me the Effect references beside it. */
+/** The bars of a panel: the route itself, and the Effect references' lean one beside it (for /me, the static route too). */
 const barsOf = (results, route) =>
   results.filter(
     (result) =>
       typeof result.requests_per_second === "number" &&
-      (result.route === route || (route === "me" && (result.route === "lean me" || result.route === "static")))
+      (result.route === route || result.route === `lean ${route}` || (route === "me" && result.route === "static"))
   )
 
 export const chart = (report) => {

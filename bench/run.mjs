@@ -304,13 +304,28 @@ const floor = async (dataDir) => {
   }
 }
 
-/** The Effect references, tracer on and off: a static route, and the lean /me. */
+/** The Effect references, tracer on and off: a static route, the lean /me, login and register. */
 const effectReferences = async (dataDir) => {
   const database = join(dataDir, "reference.db")
   const { default: Database } = await import("better-sqlite3")
+  const { Algorithm, hash } = await import("@node-rs/argon2")
+  const hashed = await hash(password, { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 })
   const db = new Database(database)
-  db.exec("CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT NOT NULL)")
-  db.prepare("INSERT OR REPLACE INTO users VALUES (?, ?)").run("user-1", "lean@bench.example")
+  db.pragma("journal_mode = WAL")
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT UNIQUE NOT NULL, hashed_password TEXT NOT NULL,
+      is_active INTEGER NOT NULL, is_verified INTEGER NOT NULL, is_superuser INTEGER NOT NULL, created_at INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS user_roles (user_id TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (user_id, role));
+    CREATE TABLE IF NOT EXISTS refresh_tokens (digest TEXT PRIMARY KEY, family_id TEXT NOT NULL, user_id TEXT NOT NULL,
+      expires_at INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE IF NOT EXISTS families (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+  `)
+  db.prepare("INSERT OR REPLACE INTO users VALUES (?, ?, ?, 1, 0, 0, ?)").run(
+    "user-1",
+    "lean@bench.example",
+    hashed,
+    Date.now()
+  )
   db.close()
   const { SignJWT } = await import("jose")
   const token = await new SignJWT({})
@@ -340,6 +355,22 @@ const effectReferences = async (dataDir) => {
           script: "fixed.lua",
           connections: 50,
           env: { BENCH_PATH: "/me", BENCH_HEADERS: `Authorization: Bearer ${token}` }
+        },
+        "lean register": {
+          url: `http://127.0.0.1:${port}/register`,
+          script: "register.lua",
+          connections: 8,
+          env: { BENCH_METHOD: "POST", BENCH_PATH: "/register" }
+        },
+        "lean login": {
+          url: `http://127.0.0.1:${port}/login`,
+          script: "fixed.lua",
+          connections: 8,
+          env: {
+            BENCH_METHOD: "POST",
+            BENCH_PATH: "/login",
+            BENCH_BODY: JSON.stringify({ email: "lean@bench.example", password })
+          }
         }
       })
     } finally {
@@ -430,6 +461,14 @@ const ratios = () => {
   return {
     "login / floor login (≥ 0.95)": ratio(find(us, "login"), find("floor", "login")),
     "register / floor register (≥ 0.95)": ratio(find(us, "register"), find("floor", "register")),
+    "login / lean Effect login, tracer on (the floor's login on Effect 3)": ratio(
+      find(us, "login"),
+      find("effect reference (tracer on)", "lean login")
+    ),
+    "register / lean Effect register, tracer on": ratio(
+      find(us, "register"),
+      find("effect reference (tracer on)", "lean register")
+    ),
     "me / floor me (≥ 0.3)": ratio(me, find("floor", "me")),
     "me / lean Effect me, tracer on (≥ 1)": ratio(me, find("effect reference (tracer on)", "lean me")),
     "me / better-auth get-session (≥ 4)": ratio(me, find("better-auth", "me")),

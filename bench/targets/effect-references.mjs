@@ -1,7 +1,12 @@
 // The Effect references: what Effect 3's HttpApi costs with nothing of ours in it. GET /hello is
 // one static route; GET /me is the lean /me (bearer middleware, jose with the key imported once,
-// one SELECT through @effect/sql-sqlite-node; no blacklist, family or roles check). TRACER=off
-// turns Effect's tracer off.
+// one SELECT through @effect/sql-sqlite-node; no blacklist, family or roles check). POST /login
+// and POST /register are the floor's (bench/targets/floor.mjs) written on HttpApi and
+// @effect/sql: the same statements, argon2id on libuv's pool and jose tokens, with the body
+// decoded and the answer encoded by their schemas; no lockout, audit, transaction or events.
+// They show what a sign-in and a registration cost on Effect 3 with nothing of ours in them.
+// TRACER=off turns Effect's tracer off.
+import { createHash, randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import {
   HttpApi,
@@ -15,8 +20,9 @@ import {
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Algorithm, hash, verify } from "@node-rs/argon2"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import { jwtVerify } from "jose"
+import { jwtVerify, SignJWT } from "jose"
 
 const port = Number(process.env.PORT ?? 8200)
 const key = new TextEncoder().encode(process.env.SECRET ?? "floor-secret-key-with-at-least-32-bytes!")
@@ -31,11 +37,53 @@ class Bearer extends HttpApiMiddleware.Tag()("Bearer", {
 
 const User = Schema.Struct({ id: Schema.String, email: Schema.String })
 
+const Credentials = Schema.Struct({ email: Schema.String, password: Schema.String })
+const PublicUser = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  is_active: Schema.Boolean,
+  is_verified: Schema.Boolean,
+  is_superuser: Schema.Boolean,
+  created_at: Schema.String,
+  roles: Schema.Array(Schema.String)
+})
+const Login = Schema.Struct({
+  access_token: Schema.String,
+  refresh_token: Schema.String,
+  token_type: Schema.Literal("bearer"),
+  expires_in: Schema.Number,
+  user: PublicUser
+})
+
 const Api = HttpApi.make("reference").add(
   HttpApiGroup.make("reference")
     .add(HttpApiEndpoint.get("hello", "/hello").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
     .add(HttpApiEndpoint.get("me", "/me").addSuccess(User).middleware(Bearer))
+    .add(
+      HttpApiEndpoint.post("register", "/register")
+        .setPayload(Credentials)
+        .addSuccess(Schema.Struct({ detail: Schema.String }), { status: 202 })
+    )
+    .add(
+      HttpApiEndpoint.post("login", "/login")
+        .setPayload(Credentials)
+        .addSuccess(Login)
+        .addError(HttpApiError.Unauthorized)
+    )
 )
+
+const argon = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }
+const digest = (token) => createHash("sha256").update(token).digest("hex")
+const now = () => Math.floor(Date.now() / 1000)
+const sign = (claims, subject, iat, lifetime) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(subject)
+    .setJti(randomUUID())
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + lifetime)
+    .setIssuer("floor")
+    .sign(key)
 
 const BearerLive = Layer.succeed(Bearer, {
   bearer: (token) =>
@@ -48,6 +96,8 @@ const BearerLive = Layer.succeed(Bearer, {
 const Handlers = HttpApiBuilder.group(Api, "reference", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    // As the floor and Portcullis commit: the log synced at each commit.
+    yield* sql`PRAGMA synchronous = FULL`
     return handlers
       .handle("hello", () => Effect.succeed({ ok: true }))
       .handle("me", () =>
@@ -56,6 +106,51 @@ const Handlers = HttpApiBuilder.group(Api, "reference", (handlers) =>
           const rows = yield* sql`SELECT id, email FROM users WHERE id = ${id}`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new HttpApiError.Unauthorized()
           return rows[0]
+        })
+      )
+      .handle("register", ({ payload }) =>
+        Effect.gen(function* () {
+          const hashed = yield* Effect.promise(() => hash(payload.password, argon))
+          yield* sql`INSERT INTO users VALUES (${randomUUID()}, ${payload.email.trim().toLowerCase()}, ${hashed}, 1, 0, 0, ${Date.now()})
+            ON CONFLICT(email) DO UPDATE SET email = excluded.email`.pipe(Effect.orDie)
+          return { detail: "Check your mail." }
+        })
+      )
+      .handle("login", ({ payload }) =>
+        Effect.gen(function* () {
+          const [user] = yield* sql`SELECT * FROM users WHERE email = ${payload.email.trim().toLowerCase()}`.pipe(
+            Effect.orDie
+          )
+          if (user === undefined || !(yield* Effect.promise(() => verify(user.hashed_password, payload.password)))) {
+            return yield* new HttpApiError.Unauthorized()
+          }
+          const familyId = randomUUID()
+          yield* sql`INSERT INTO families (id, user_id) VALUES (${familyId}, ${user.id})`.pipe(Effect.orDie)
+          const iat = now()
+          const [access, refresh] = yield* Effect.promise(() =>
+            Promise.all([
+              sign({ type: "access", family_id: familyId, roles: [] }, user.id, iat, 900),
+              sign({ type: "refresh", family_id: familyId }, user.id, iat, 30 * 86400)
+            ])
+          )
+          yield* sql`INSERT INTO refresh_tokens (digest, family_id, user_id, expires_at)
+            VALUES (${digest(refresh)}, ${familyId}, ${user.id}, ${(iat + 30 * 86400) * 1000})`.pipe(Effect.orDie)
+          const roles = yield* sql`SELECT role FROM user_roles WHERE user_id = ${user.id}`.pipe(Effect.orDie)
+          return {
+            access_token: access,
+            refresh_token: refresh,
+            token_type: "bearer",
+            expires_in: 900,
+            user: {
+              id: user.id,
+              email: user.email,
+              is_active: user.is_active === 1,
+              is_verified: user.is_verified === 1,
+              is_superuser: user.is_superuser === 1,
+              created_at: new Date(user.created_at).toISOString(),
+              roles: roles.map((row) => row.role)
+            }
+          }
         })
       )
   })
