@@ -308,18 +308,12 @@ const floor = async (dataDir) => {
 const effectReferences = async (dataDir) => {
   const database = join(dataDir, "reference.db")
   const { default: Database } = await import("better-sqlite3")
-  const { Algorithm, hash } = await import("@node-rs/argon2")
-  const hashed = await hash(password, { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 })
+  const { hash } = await import("@node-rs/argon2")
+  const { argon, schema } = await import("./targets/floorContract.mjs")
+  const hashed = await hash(password, argon)
   const db = new Database(database)
   db.pragma("journal_mode = WAL")
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT UNIQUE NOT NULL, hashed_password TEXT NOT NULL,
-      is_active INTEGER NOT NULL, is_verified INTEGER NOT NULL, is_superuser INTEGER NOT NULL, created_at INTEGER NOT NULL);
-    CREATE TABLE IF NOT EXISTS user_roles (user_id TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (user_id, role));
-    CREATE TABLE IF NOT EXISTS refresh_tokens (digest TEXT PRIMARY KEY, family_id TEXT NOT NULL, user_id TEXT NOT NULL,
-      expires_at INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-    CREATE TABLE IF NOT EXISTS families (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-  `)
+  db.exec(schema)
   db.prepare("INSERT OR REPLACE INTO users VALUES (?, ?, ?, 1, 0, 0, ?)").run(
     "user-1",
     "lean@bench.example",

@@ -6,7 +6,7 @@
 // decoded and the answer encoded by their schemas; no lockout, audit, transaction or events.
 // They show what a sign-in and a registration cost on Effect 3 with nothing of ours in them.
 // TRACER=off turns Effect's tracer off.
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import {
   HttpApi,
@@ -20,9 +20,10 @@ import {
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Algorithm, hash, verify } from "@node-rs/argon2"
+import { hash, verify } from "@node-rs/argon2"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import { jwtVerify, SignJWT } from "jose"
+import { jwtVerify } from "jose"
+import { argon, digest, now, publicUser, signToken } from "./floorContract.mjs"
 
 const port = Number(process.env.PORT ?? 8200)
 const key = new TextEncoder().encode(process.env.SECRET ?? "floor-secret-key-with-at-least-32-bytes!")
@@ -72,19 +73,6 @@ const Api = HttpApi.make("reference").add(
     )
 )
 
-const argon = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }
-const digest = (token) => createHash("sha256").update(token).digest("hex")
-const now = () => Math.floor(Date.now() / 1000)
-const sign = (claims, subject, iat, lifetime) =>
-  new SignJWT(claims)
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(subject)
-    .setJti(randomUUID())
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + lifetime)
-    .setIssuer("floor")
-    .sign(key)
-
 const BearerLive = Layer.succeed(Bearer, {
   bearer: (token) =>
     Effect.tryPromise({
@@ -129,8 +117,8 @@ const Handlers = HttpApiBuilder.group(Api, "reference", (handlers) =>
           const iat = now()
           const [access, refresh] = yield* Effect.promise(() =>
             Promise.all([
-              sign({ type: "access", family_id: familyId, roles: [] }, user.id, iat, 900),
-              sign({ type: "refresh", family_id: familyId }, user.id, iat, 30 * 86400)
+              signToken(key, { type: "access", family_id: familyId, roles: [] }, user.id, iat, 900),
+              signToken(key, { type: "refresh", family_id: familyId }, user.id, iat, 30 * 86400)
             ])
           )
           yield* sql`INSERT INTO refresh_tokens (digest, family_id, user_id, expires_at)
@@ -141,15 +129,7 @@ const Handlers = HttpApiBuilder.group(Api, "reference", (handlers) =>
             refresh_token: refresh,
             token_type: "bearer",
             expires_in: 900,
-            user: {
-              id: user.id,
-              email: user.email,
-              is_active: user.is_active === 1,
-              is_verified: user.is_verified === 1,
-              is_superuser: user.is_superuser === 1,
-              created_at: new Date(user.created_at).toISOString(),
-              roles: roles.map((row) => row.role)
-            }
+            user: publicUser(user, roles)
           }
         })
       )

@@ -3,24 +3,18 @@
 // imported once, better-sqlite3 prepared statements, refresh tokens stored as SHA-256 digests
 // and rotated by compare-and-swap, and on GET /me the whole check: signature, blacklist,
 // family revoked, user and roles lookups, security headers.
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
-import { Algorithm, hash, verify } from "@node-rs/argon2"
+import { hash, verify } from "@node-rs/argon2"
 import Database from "better-sqlite3"
-import { jwtVerify, SignJWT } from "jose"
+import { jwtVerify } from "jose"
+import { argon, digest, now, publicUser, schema, signToken } from "./floorContract.mjs"
 
 const port = Number(process.env.PORT ?? 8100)
 const db = new Database(process.env.FLOOR_DB ?? ":memory:")
 db.pragma("journal_mode = WAL")
 db.pragma("synchronous = FULL")
-db.exec(`
-  CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, email TEXT UNIQUE NOT NULL, hashed_password TEXT NOT NULL,
-    is_active INTEGER NOT NULL, is_verified INTEGER NOT NULL, is_superuser INTEGER NOT NULL, created_at INTEGER NOT NULL);
-  CREATE TABLE IF NOT EXISTS user_roles (user_id TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (user_id, role));
-  CREATE TABLE IF NOT EXISTS refresh_tokens (digest TEXT PRIMARY KEY, family_id TEXT NOT NULL, user_id TEXT NOT NULL,
-    expires_at INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-  CREATE TABLE IF NOT EXISTS families (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-`)
+db.exec(schema)
 const insertUser = db.prepare(
   "INSERT INTO users VALUES (?, ?, ?, 1, 0, 0, ?) ON CONFLICT(email) DO UPDATE SET email = excluded.email"
 )
@@ -40,9 +34,7 @@ const rotate = db.transaction((oldDigest, newDigest, familyId, userId, expiresAt
 })
 
 const key = new TextEncoder().encode(process.env.SECRET ?? "floor-secret-key-with-at-least-32-bytes!")
-const argon = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }
 const blacklist = new Set()
-const digest = (token) => createHash("sha256").update(token).digest("hex")
 const securityHeaders = {
   "content-type": "application/json",
   "x-content-type-options": "nosniff",
@@ -68,35 +60,12 @@ const readJson = (request) =>
       }
     })
   })
-const publicUser = (user) => ({
-  id: user.id,
-  email: user.email,
-  is_active: user.is_active === 1,
-  is_verified: user.is_verified === 1,
-  is_superuser: user.is_superuser === 1,
-  created_at: new Date(user.created_at).toISOString(),
-  roles: rolesOf.all(user.id).map((row) => row.role)
-})
-const now = () => Math.floor(Date.now() / 1000)
+const publicUserOf = (user) => publicUser(user, rolesOf.all(user.id))
 
 const pair = async (user, familyId) => {
   const iat = now()
-  const access = await new SignJWT({ type: "access", family_id: familyId, roles: [] })
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(user.id)
-    .setJti(randomUUID())
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + 900)
-    .setIssuer("floor")
-    .sign(key)
-  const refresh = await new SignJWT({ type: "refresh", family_id: familyId })
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(user.id)
-    .setJti(randomUUID())
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + 30 * 86400)
-    .setIssuer("floor")
-    .sign(key)
+  const access = await signToken(key, { type: "access", family_id: familyId, roles: [] }, user.id, iat, 900)
+  const refresh = await signToken(key, { type: "refresh", family_id: familyId }, user.id, iat, 30 * 86400)
   return { access, refresh, expiresAt: (iat + 30 * 86400) * 1000 }
 }
 
@@ -131,7 +100,7 @@ const routes = {
       refresh_token: tokens.refresh,
       token_type: "bearer",
       expires_in: 900,
-      user: publicUser(user)
+      user: publicUserOf(user)
     })
   },
   "GET /me": async (request, response) => {
@@ -141,7 +110,7 @@ const routes = {
     if (familyRevoked.get(payload.family_id)?.revoked !== 0) return send(response, 401, {})
     const user = userById.get(payload.sub)
     if (user === undefined || user.is_active !== 1) return send(response, 401, {})
-    send(response, 200, publicUser(user))
+    send(response, 200, publicUserOf(user))
   },
   "POST /refresh": async (request, response) => {
     const body = await readJson(request)
