@@ -7,6 +7,7 @@ import type { Statement } from "@effect/sql/Statement"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import Database from "better-sqlite3"
 import { Cause, type ConfigError, Effect, Exit, Layer, Option, Stream } from "effect"
+import * as GroupCommit from "./groupCommit.js"
 import * as Migrations from "./migrations.js"
 import { SqliteDirect } from "./SqliteDirect.js"
 
@@ -83,53 +84,82 @@ export const prepare = (options: Migrations.SchemaOptions = {}) =>
     return yield* Migrations.prepareSchema(options)
   })
 
-/** The direct connection to `filename`, which the main connection has created and migrated. */
+/** A connection of better-sqlite3 to `filename`, as durable and as patient as the main one. */
+const connect = (filename: string, purpose: string, configure: (db: Database.Database) => void = () => {}) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const db = new Database(filename, { fileMustExist: true })
+        db.pragma("foreign_keys = ON")
+        db.pragma("synchronous = FULL")
+        // As long as the main connection waits: a lock held elsewhere (another process's
+        // write or recovery of the log) is waited for rather than refused at once.
+        db.pragma("busy_timeout = 5000")
+        configure(db)
+        return db
+      },
+      catch: (cause) => new SqlError({ cause, message: `the ${purpose} connection cannot open it` })
+    }),
+    (db) => Effect.sync(() => db.close())
+  )
+
+/**
+ * A connection's statements, each prepared once. The client's statements run here inside a
+ * transaction too, and some are built anew for their values (a list of roles): past a few
+ * hundred texts the cache starts again rather than grow without bound.
+ */
+const preparedOn = (db: Database.Database) => {
+  const prepared = new Map<string, Database.Statement>()
+  return (text: string) => {
+    const known = prepared.get(text)
+    if (known !== undefined) return known
+    if (prepared.size >= 256) prepared.clear()
+    const made = db.prepare(text)
+    prepared.set(text, made)
+    return made
+  }
+}
+
+const rowsOf = (statement: Database.Statement, params: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
+  if (statement.reader) return statement.all(...params)
+  statement.run(...params)
+  return []
+}
+
+/** What `work` answers, or the SqlError it throws, as an effect already decided: for use inside a suspend. */
+const outcome = <A>(work: () => A): Effect.Effect<A, SqlError> => {
+  try {
+    return Effect.succeed(work())
+  } catch (cause) {
+    return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+  }
+}
+
+/**
+ * The rows of a statement built with the client (and so compiled for SQLite), on the connection
+ * whose statements `statementOf` prepares. The rows are what the statement's text selects, which
+ * its type states.
+ */
+const rowsOfStatement =
+  (statementOf: (text: string) => Database.Statement) =>
+  <A extends object>(statement: Statement<A>) =>
+  () => {
+    const [text, params] = statement.compile()
+    return rowsOf(statementOf(text), params) as ReadonlyArray<A>
+  }
+
+/** The direct connections to `filename`, which the main connection has created and migrated. */
 const direct = (filename: string) =>
   Layer.scoped(
     SqliteDirect,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const db = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => {
-            const db = new Database(filename, { fileMustExist: true })
-            db.pragma("foreign_keys = ON")
-            db.pragma("synchronous = FULL")
-            // As long as the main connection waits: a lock held elsewhere (another process's
-            // write or recovery of the log) is waited for rather than refused at once.
-            db.pragma("busy_timeout = 5000")
-            return db
-          },
-          catch: (cause) => new SqlError({ cause, message: "the direct connection cannot open it" })
-        }),
-        (db) => Effect.sync(() => db.close())
-      )
-      // The hot paths' handful of statements are each prepared once. The client's statements run
-      // here inside a transaction too, and some are built anew for their values (a list of
-      // roles): past a few hundred texts the cache starts again rather than grow without bound.
-      const prepared = new Map<string, Database.Statement>()
-      const statementOf = (text: string) => {
-        const known = prepared.get(text)
-        if (known !== undefined) return known
-        if (prepared.size >= 256) prepared.clear()
-        const made = db.prepare(text)
-        prepared.set(text, made)
-        return made
-      }
-      /** What `work` answers, or the SqlError it throws, as an effect already decided: for use inside a suspend. */
-      const outcome = <A>(work: () => A): Effect.Effect<A, SqlError> => {
-        try {
-          return Effect.succeed(work())
-        } catch (cause) {
-          return Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
-        }
-      }
+      const db = yield* connect(filename, "direct")
+      // Reads from outside a transaction go to a connection of their own, which only reads: in WAL
+      // mode it sees every commit and nothing else, never the open group's writes, nor waits for them.
+      const reader = yield* connect(filename, "reading", (opened) => opened.pragma("query_only = ON"))
+      const statementOf = preparedOn(db)
       const attempt = <A>(work: () => A) => Effect.suspend(() => outcome(work))
-      const rowsOf = (statement: Database.Statement, params: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
-        if (statement.reader) return statement.all(...params)
-        statement.run(...params)
-        return []
-      }
       const run = (text: string, params: ReadonlyArray<unknown> = []) =>
         attempt(() => rowsOf(statementOf(text), params))
       const rowsTransformed = (
@@ -167,59 +197,42 @@ const direct = (filename: string) =>
       const inside = [connection, 0] as const
 
       const end = (text: string) => Effect.ignore(run(text))
-      const rollback = end("ROLLBACK")
       const rollbackToSavepoint = Effect.zipRight(end("ROLLBACK TO direct"), end("RELEASE direct"))
 
-      /** `effect` between `open` and `close`, or `undo` when it fails (or `close` does). */
-      const bracket = <A, E, R>(
-        open: string,
-        close: string,
-        undo: Effect.Effect<void>,
-        effect: Effect.Effect<A, E, R>
-      ): Effect.Effect<A, E | SqlError, R> =>
+      /** `effect` as a savepoint of the transaction open here, rolled back when it fails (or its release does). */
+      const savepoint = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
         Effect.uninterruptibleMask((restore) =>
           Effect.zipRight(
-            run(open),
+            run("SAVEPOINT direct"),
             Effect.flatMap(
               Effect.exit(restore(effect)),
               (exit): Effect.Effect<A, E | SqlError> =>
                 Exit.isSuccess(exit)
-                  ? // A COMMIT that fails leaves the transaction open on some errors: end it.
-                    Effect.as(
-                      Effect.tapError(run(close), () => undo),
+                  ? Effect.as(
+                      Effect.tapError(run("RELEASE direct"), () => rollbackToSavepoint),
                       exit.value
                     )
-                  : Effect.zipRight(undo, exit)
+                  : Effect.zipRight(rollbackToSavepoint, exit)
             )
           )
         )
-      const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-        Effect.scoped(
-          Effect.zipRight(
-            sql.reserve,
-            bracket(
-              "BEGIN IMMEDIATE",
-              "COMMIT",
-              rollback,
-              Effect.provideService(effect, SqlClient.TransactionConnection, inside)
-            )
-          )
-        )
-      const savepoint = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-        bracket("SAVEPOINT direct", "RELEASE direct", rollbackToSavepoint, effect)
-      // The rows are what the statement's text selects, which its type states. A hot read is one
-      // suspend and its answer: two steps of the runtime, not four.
-      const rowsOfStatement =
-        <A extends object>(statement: Statement<A>) =>
-        () => {
-          const [text, params] = statement.compile()
-          return rowsOf(statementOf(text), params) as ReadonlyArray<A>
-        }
+      // A group's transaction first takes the main connection (`reserve`), as one of its own would.
+      const groups = yield* GroupCommit.make({
+        begin: Effect.zipRight(sql.reserve, run("BEGIN IMMEDIATE")),
+        commit: Effect.asVoid(run("COMMIT")),
+        rollback: end("ROLLBACK"),
+        member: savepoint,
+        isOpen: () => db.inTransaction
+      })
+      const readRows = rowsOfStatement(preparedOn(reader))
+      const executeRows = rowsOfStatement(statementOf)
+      // A hot read is one suspend and its answer: two steps of the runtime, not four.
       return SqliteDirect.of({
-        read: (statement) => Effect.suspend(() => (db.inTransaction ? statement : outcome(rowsOfStatement(statement)))),
-        execute: (statement) => attempt(rowsOfStatement(statement)),
+        read: (statement) => Effect.suspend(() => outcome(readRows(statement))),
+        execute: (statement) => attempt(executeRows(statement)),
         connection,
-        transaction,
+        transaction: (effect) =>
+          groups.transaction(Effect.provideService(effect, SqlClient.TransactionConnection, inside)),
         savepoint
       })
     })
@@ -227,10 +240,10 @@ const direct = (filename: string) =>
 
 /**
  * The embedded database, migrated before the layer is ready. Its single connection serialises
- * transactions, which is what makes refresh rotation a compare-and-swap here. A file also gets a
- * direct connection (SqliteDirect) for the hot reads, the rotation and a sign-in's writes, whose
- * transactions take the main connection first; `:memory:` cannot, since another connection to it
- * would be another database.
+ * transactions, which is what makes refresh rotation a compare-and-swap here. A file also gets
+ * direct connections (SqliteDirect): one that reads, for the hot reads, and one for the rotation and
+ * a sign-in's writes, whose transactions take the main connection first and share their commits;
+ * `:memory:` cannot, since another connection to it would be another database.
  */
 export const layer = (filename: string, options: Migrations.SchemaOptions = {}) => {
   const migrated = Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))

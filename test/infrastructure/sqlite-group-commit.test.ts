@@ -1,0 +1,192 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
+import { sqliteFileWithClient } from "../support/databases.js"
+import { newUser } from "../support/sessionRecords.js"
+
+/**
+ * The direct connection's transactions share their COMMIT: those begun in one turn of the event
+ * loop are savepoints of one transaction, and each is answered, success or failure, only once
+ * that transaction's COMMIT has returned.
+ */
+
+type Flag = "is_verified" | "is_superuser" | "is_active"
+
+const setup = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+  const user = yield* newUser("group@example.com")
+  const set = (flag: Flag, value: 0 | 1 = 1) =>
+    direct.execute(sql`UPDATE users SET ${sql(flag)} = ${value} WHERE id = ${user.id}`)
+  /** The user's flags as `execute` reads them: committed, or as the open transaction has them. */
+  const flagsOn = (execute: typeof direct.read) =>
+    Effect.map(
+      execute(sql<Record<Flag, number>>`SELECT is_verified, is_superuser, is_active FROM users WHERE id = ${user.id}`),
+      (rows) => rows[0]
+    )
+  return { sql, direct, set, committed: flagsOn(direct.read), uncommitted: flagsOn(direct.execute) }
+})
+
+describe("the group commit of the direct connection", () => {
+  it.effect("runs the transactions begun in one turn in one, each seeing the writes of those before it", () =>
+    Effect.gen(function* () {
+      const { direct, set, committed, uncommitted } = yield* setup
+      const opening = yield* Effect.fork(direct.transaction(Effect.zipRight(set("is_verified"), committed)))
+      // Other fibers run meanwhile, the COMMIT's among them; the event loop has not turned.
+      for (let round = 0; round < 3; round++) yield* Effect.yieldNow()
+      const second = yield* direct.transaction(
+        Effect.zipRight(set("is_superuser"), Effect.all([committed, uncommitted]))
+      )
+      const first = yield* Fiber.join(opening)
+      // Neither write was committed while the second ran, yet it saw the first's: one transaction.
+      expect(first).toEqual({ is_verified: 0, is_superuser: 0, is_active: 1 })
+      expect(second).toEqual([
+        { is_verified: 0, is_superuser: 0, is_active: 1 },
+        { is_verified: 1, is_superuser: 1, is_active: 1 }
+      ])
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("answers a member only once its writes are committed", () =>
+    Effect.gen(function* () {
+      const { direct, set, committed } = yield* setup
+      const seen: Array<unknown> = []
+      const answered = (effect: Effect.Effect<unknown, unknown>) =>
+        Effect.tap(direct.transaction(effect), () => Effect.map(committed, (flags) => seen.push(flags)))
+      yield* Effect.all([answered(set("is_verified")), answered(set("is_superuser"))], { concurrency: "unbounded" })
+      expect(seen).toEqual([
+        { is_verified: 1, is_superuser: 1, is_active: 1 },
+        { is_verified: 1, is_superuser: 1, is_active: 1 }
+      ])
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("rolls back a member whose work fails, alone: the others in its group commit", () =>
+    Effect.gen(function* () {
+      const { direct, set, committed } = yield* setup
+      const exits = yield* Effect.all(
+        [
+          Effect.exit(direct.transaction(set("is_verified"))),
+          Effect.exit(direct.transaction(Effect.zipRight(set("is_superuser"), Effect.fail("refused" as const)))),
+          Effect.exit(direct.transaction(set("is_active", 0)))
+        ],
+        { concurrency: "unbounded" }
+      )
+      expect(exits.map(Exit.isSuccess)).toEqual([true, false, true])
+      expect(exits[1]).toEqual(Exit.fail("refused"))
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 0, is_active: 0 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("fails every member when the COMMIT fails, keeps none of their writes, and takes the next one", () =>
+    Effect.gen(function* () {
+      const { sql, direct, set, committed } = yield* setup
+      // A foreign key checked at COMMIT: the second member's token names no family.
+      const orphan = Effect.zipRight(
+        direct.execute(sql`PRAGMA defer_foreign_keys = ON`),
+        direct.execute(sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at)
+          VALUES ('orphan', 'no-such-family', 0, 1)`)
+      )
+      const exits = yield* Effect.all(
+        [Effect.exit(direct.transaction(set("is_verified"))), Effect.exit(direct.transaction(orphan))],
+        { concurrency: "unbounded" }
+      )
+      expect(
+        exits.map((exit) => Exit.match(exit, { onSuccess: () => "ok", onFailure: (cause) => cause.toString() }))
+      ).toEqual([expect.stringContaining("SqlError"), expect.stringContaining("SqlError")])
+      expect(yield* committed).toEqual({ is_verified: 0, is_superuser: 0, is_active: 1 })
+      expect(yield* direct.read(sql`SELECT digest FROM refresh_tokens WHERE digest = 'orphan'`)).toEqual([])
+      yield* direct.transaction(set("is_superuser"))
+      expect(yield* committed).toEqual({ is_verified: 0, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("keeps a newcomer out of a group SQLite has ended by itself: it runs in the next one", () =>
+    Effect.gen(function* () {
+      const { sql, direct, set, committed } = yield* setup
+      // As SQLite does after some failures (a full disk): the whole transaction is rolled back.
+      const ended = Effect.zipRight(set("is_verified"), direct.execute(sql`ROLLBACK`))
+      const [first, second] = yield* Effect.all(
+        [Effect.exit(direct.transaction(ended)), Effect.exit(direct.transaction(set("is_superuser")))],
+        { concurrency: "unbounded" }
+      )
+      expect([Exit.isFailure(first), Exit.isSuccess(second)]).toEqual([true, true])
+      expect(yield* committed).toEqual({ is_verified: 0, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.live("lets a newcomer that finds the COMMIT due join the next group", () =>
+    Effect.gen(function* () {
+      const { direct, set, committed } = yield* setup
+      const release = yield* Deferred.make<void>()
+      // The first member holds its group open across turns; the newcomer waits for it to finish,
+      // and by then the group's COMMIT is due (and waits behind the newcomer).
+      const first = yield* Effect.fork(direct.transaction(Effect.zipRight(set("is_verified"), Deferred.await(release))))
+      const late = yield* Effect.fork(direct.transaction(Effect.zipRight(set("is_superuser"), committed)))
+      yield* Effect.sleep("20 millis")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(first)
+      // When the newcomer ran, the first's write was already committed: it was not in that group.
+      expect(yield* Fiber.join(late)).toEqual({ is_verified: 1, is_superuser: 0, is_active: 1 })
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.live("undoes an interrupted member alone, and lets the one waiting behind it run and commit", () =>
+    Effect.gen(function* () {
+      const { direct, set, committed } = yield* setup
+      const opened = yield* Deferred.make<void>()
+      const stuck = yield* Effect.fork(
+        direct.transaction(
+          Effect.zipRight(set("is_verified"), Effect.zipRight(Deferred.succeed(opened, undefined), Effect.never))
+        )
+      )
+      yield* Deferred.await(opened)
+      const waiting = yield* Effect.fork(direct.transaction(set("is_superuser")))
+      const given = yield* Effect.fork(direct.transaction(set("is_active", 0)))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(given)
+      yield* Fiber.interrupt(stuck)
+      yield* Fiber.join(waiting)
+      expect(yield* committed).toEqual({ is_verified: 0, is_superuser: 1, is_active: 1 })
+      // Nothing is left held: the next transaction runs and commits.
+      yield* direct.transaction(set("is_verified"))
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.live("fails a member whose group could not commit before the database closed", () =>
+    Effect.gen(function* () {
+      const opened = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const outcome = yield* Deferred.make<Exit.Exit<void, unknown>>()
+      // The database's layer closes while a member's work still holds the group open.
+      const closing = Effect.gen(function* () {
+        const { direct, set } = yield* setup
+        yield* Effect.forkDaemon(
+          Effect.flatMap(
+            Effect.exit(
+              direct.transaction(
+                Effect.zipRight(
+                  set("is_verified"),
+                  Effect.zipRight(Deferred.succeed(opened, undefined), Deferred.await(release))
+                )
+              )
+            ),
+            (exit) => Deferred.succeed(outcome, exit)
+          )
+        )
+        yield* Deferred.await(opened)
+      }).pipe(Effect.provide(sqliteFileWithClient()))
+      yield* closing
+      yield* Deferred.succeed(release, undefined)
+      const exit = yield* Deferred.await(outcome)
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(Exit.match(exit, { onSuccess: () => "", onFailure: (cause) => cause.toString() })).toContain(
+        "the database closed before the commit"
+      )
+    })
+  )
+})
