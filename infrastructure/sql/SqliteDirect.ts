@@ -41,7 +41,7 @@ export class SqliteDirect extends Context.Tag("infrastructure/SqliteDirect")<
     readonly connection: Connection
     /**
      * `effect` as one transaction on this connection, for a fiber that has none open: a savepoint
-     * of the group open here, answered once the group has committed.
+     * of the next group to run here, answered once that group has committed.
      */
     readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
     /** `effect` as a savepoint of the transaction this fiber has open here. */

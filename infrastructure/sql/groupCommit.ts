@@ -1,25 +1,28 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Deferred, Effect, Exit, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Option, Scope } from "effect"
 
 /**
  * Transactions that share their COMMIT. On SQLite with `synchronous = FULL` a COMMIT is a sync of
  * the log, and it costs a refresh or a sign-in more than all its statements together; the
- * connection is synchronous, so while one syncs nothing else runs anyway. Here the first
- * transaction opens a shared one (a group), every transaction begun before the event loop's next
- * turn joins it as a savepoint of its own, and one COMMIT at that turn makes them all durable.
+ * connection is synchronous, so while one syncs nothing else runs anyway. Here a transaction
+ * waits for the event loop's next turn, and every transaction begun until then (the requests
+ * read from the sockets meanwhile) runs with it, one after another, each as a savepoint of one
+ * shared transaction (a group), which one COMMIT then makes durable. The group begins only when
+ * its members are ready to run, so it holds the database's write lock for their statements and
+ * its COMMIT only: another process writing to the same file waits no longer than it would for
+ * one transaction of each.
  *
  * What each member is told is what one transaction of its own would have told it:
- * - its work runs alone (one member at a time, its savepoint released or rolled back before the
- *   next one starts), so a member sees the writes of those before it, as it would once they had
- *   committed;
+ * - its work runs alone (its savepoint released or rolled back before the next member starts),
+ *   so a member sees the writes of those before it, as it would once they had committed;
  * - a member whose work fails is rolled back to its savepoint, and the others keep theirs;
  * - no member is answered before the group's COMMIT has returned: not its success, which would
  *   not be durable yet, nor its failure, which may rest on a write that the COMMIT could still
  *   lose. A COMMIT that fails is every member's failure, and the group is rolled back.
- * Once the COMMIT is under way, a newcomer waits for it to settle and joins the next group.
+ * A transaction begun while a group runs joins the next one.
  */
 export interface GroupCommit {
-  /** `effect` as a member of the open group, or of a new one; answered once the group has settled. */
+  /** `effect` as a member of the next group; answered once that group has settled. */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
 }
 
@@ -36,13 +39,18 @@ export interface Options {
 }
 
 interface Group {
-  readonly scope: Scope.CloseableScope
-  /** Completed once the COMMIT (or the rollback after it failed) is done and the scope closed. */
+  /** Completed once the COMMIT (or the rollback after it failed) is done. */
   readonly settled: Deferred.Deferred<void, SqlError>
-  closing: boolean
 }
 
-type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+/** A transaction waiting for its group. */
+interface Ticket {
+  /** Its group, once its turn to run has come; a failure when no group could take it. */
+  readonly turn: Deferred.Deferred<Group, SqlError>
+  /** Its work is over: its savepoint released or rolled back, or it gave up before its turn. */
+  readonly done: Deferred.Deferred<void>
+  cancelled: boolean
+}
 
 /** One turn of the event loop: requests read from the sockets meanwhile begin their transactions. */
 const nextTurn = Effect.async<void>((resume) => {
@@ -50,86 +58,115 @@ const nextTurn = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
+const closed = new SqlError({ message: "the database closed before the commit" })
+
 export const make = (options: Options): Effect.Effect<GroupCommit, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
-    // Held by a member while its work runs, and by the COMMIT.
-    const lock = yield* Effect.makeSemaphore(1)
-    let current: Group | undefined
+    let waiting: Array<Ticket> = []
+    let running = false
 
-    // A member waits for this uninterruptibly, so it always settles the group: by its COMMIT, or,
-    // when the service shuts down before the COMMIT could run, as a failure (nothing committed).
-    const settle = (group: Group) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.matchCauseEffect(
-          restore(
-            nextTurn.pipe(
-              Effect.tap(() => {
-                group.closing = true
-              }),
-              Effect.zipRight(lock.take(1))
-            )
-          ),
-          {
-            onFailure: () => {
-              if (current === group) current = undefined
-              return Effect.zipRight(
-                Scope.close(group.scope, Exit.void),
-                Deferred.fail(group.settled, new SqlError({ message: "the database closed before the commit" }))
-              )
-            },
-            onSuccess: () =>
-              Effect.gen(function* () {
-                current = undefined
-                const committed = yield* Effect.exit(options.commit)
-                if (Exit.isFailure(committed)) yield* options.rollback
-                yield* Scope.close(group.scope, Exit.void)
-                yield* lock.release(1)
-                yield* Deferred.done(group.settled, committed)
-              })
-          }
-        )
-      ).pipe(
-        // The member that forks it is itself uninterruptible there, and a fork inherits that.
-        Effect.interruptible,
-        Effect.forkIn(scope)
-      )
+    const refuse = (tickets: ReadonlyArray<Ticket>, error: SqlError) =>
+      Effect.forEach(tickets, (ticket) => Deferred.fail(ticket.turn, error), { discard: true })
 
-    const open = (restore: Restore): Effect.Effect<Group, SqlError> =>
+    /**
+     * The tickets' turns, one after another, in the shared transaction. Answers those it could not
+     * run because SQLite ended the transaction meanwhile: they go to the next group.
+     */
+    const runTurns = (tickets: ReadonlyArray<Ticket>, group: Group) =>
       Effect.gen(function* () {
+        for (const [index, ticket] of tickets.entries()) {
+          if (ticket.cancelled) continue
+          if (!options.isOpen()) return tickets.slice(index)
+          yield* Deferred.succeed(ticket.turn, group)
+          yield* Deferred.await(ticket.done)
+        }
+        return []
+      })
+
+    // Forked in the layer's scope. Interrupted (the service shutting down) while its members wait
+    // or work, it commits nothing: they are failed, and the connection's close rolls back.
+    const runGroup: Effect.Effect<void> = Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        // Interrupted here, the tickets stay waiting, for the fork's own handler to fail.
+        if (Exit.isFailure(yield* Effect.exit(restore(nextTurn)))) return
+        const tickets = waiting
+        waiting = []
+        if (tickets.every((ticket) => ticket.cancelled)) return
         const groupScope = yield* Scope.make()
         const begun = yield* Effect.exit(restore(Scope.extend(options.begin, groupScope)))
         if (Exit.isFailure(begun)) {
-          yield* Scope.close(groupScope, begun)
-          return yield* Effect.failCause(begun.cause)
+          yield* Scope.close(groupScope, Exit.void)
+          return yield* refuse(
+            tickets,
+            Option.getOrElse(Cause.failureOption(begun.cause), () => closed)
+          )
         }
-        const group: Group = { scope: groupScope, settled: yield* Deferred.make<void, SqlError>(), closing: false }
-        current = group
-        yield* settle(group)
-        return group
+        const group: Group = { settled: yield* Deferred.make<void, SqlError>() }
+        const ran = yield* Effect.exit(restore(runTurns(tickets, group)))
+        if (Exit.isFailure(ran)) {
+          yield* refuse(tickets, closed)
+          yield* Deferred.fail(group.settled, closed)
+          return yield* Scope.close(groupScope, Exit.void)
+        }
+        waiting = [...ran.value, ...waiting]
+        const committed = yield* Effect.exit(options.commit)
+        if (Exit.isFailure(committed)) yield* options.rollback
+        yield* Scope.close(groupScope, Exit.void)
+        yield* Deferred.done(group.settled, committed)
       })
+    )
+    const start: Effect.Effect<void> = Effect.suspend(() => {
+      running = true
+      return Effect.asVoid(
+        Effect.forkIn(
+          // The member that starts it is uninterruptible there, and a fork inherits that.
+          Effect.interruptible(runGroup).pipe(
+            // Interruption stays with the fiber once it has come, even where runGroup catches it:
+            // whatever the point it came at, those still waiting for a group are failed here.
+            Effect.onInterrupt(() =>
+              Effect.suspend(() => {
+                const left = waiting
+                waiting = []
+                return refuse(left, closed)
+              })
+            ),
+            Effect.ensuring(
+              Effect.suspend(() => {
+                running = false
+                return waiting.length > 0 ? start : Effect.void
+              })
+            )
+          ),
+          scope
+        )
+      )
+    })
 
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-      Effect.uninterruptibleMask((restore) => {
-        const join: Effect.Effect<A, E | SqlError, R> = Effect.zipRight(
-          restore(lock.take(1)),
-          Effect.suspend(() => {
-            const group = current
-            if (group !== undefined && (group.closing || !options.isOpen())) {
-              return lock
-                .release(1)
-                .pipe(Effect.zipRight(restore(Effect.ignore(Deferred.await(group.settled)))), Effect.zipRight(join))
-            }
-            const worked = Effect.flatMap(group === undefined ? open(restore) : Effect.succeed(group), (joined) =>
-              Effect.map(Effect.exit(options.member(restore(effect))), (exit) => [joined, exit] as const)
-            )
-            return Effect.flatMap(Effect.ensuring(worked, lock.release(1)), ([joined, exit]) =>
-              Effect.zipRight(Deferred.await(joined.settled), exit)
-            )
-          })
-        )
-        return join
-      })
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const ticket: Ticket = {
+            turn: yield* Deferred.make<Group, SqlError>(),
+            done: yield* Deferred.make<void>(),
+            cancelled: false
+          }
+          waiting.push(ticket)
+          if (!running) yield* start
+          const turn = yield* Effect.exit(restore(Deferred.await(ticket.turn)))
+          if (Exit.isFailure(turn)) {
+            // Given up (or refused) before its work began: a group that had just given it its
+            // turn must not wait for it.
+            ticket.cancelled = true
+            yield* Deferred.succeed(ticket.done, undefined)
+            return yield* Effect.failCause(turn.cause)
+          }
+          const worked = yield* Effect.exit(options.member(restore(effect)))
+          yield* Deferred.succeed(ticket.done, undefined)
+          yield* Deferred.await(turn.value.settled)
+          return yield* worked
+        })
+      )
 
     return { transaction }
   })

@@ -1,5 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
 import { Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFileWithClient } from "../support/databases.js"
@@ -46,6 +47,45 @@ describe("the group commit of the direct connection", () => {
         { is_verified: 1, is_superuser: 1, is_active: 1 }
       ])
       expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("holds the file's write lock while its members run and commit, not while they wait for their turn", () =>
+    Effect.gen(function* () {
+      const { sql, direct, set, committed } = yield* setup
+      const files = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`
+      // Another process writing to the same file, which would be refused at once if it had to wait.
+      const other = new Database(files[0]?.file ?? "")
+      other.pragma("busy_timeout = 0")
+      const queued = yield* Effect.fork(direct.transaction(set("is_verified")))
+      yield* Effect.yieldNow()
+      other.prepare("UPDATE users SET is_superuser = 1").run()
+      other.close()
+      yield* Fiber.join(queued)
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1, is_active: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  it.effect("fails the members of a group that cannot begin, and lets go of the main connection", () =>
+    Effect.gen(function* () {
+      const { sql, direct, set, committed } = yield* setup
+      const files = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`
+      // Another process holds the file's write lock for longer than the group waits for it.
+      const other = new Database(files[0]?.file ?? "")
+      other.exec("BEGIN IMMEDIATE")
+      yield* direct.execute(sql`PRAGMA busy_timeout = 20`)
+      const exits = yield* Effect.all(
+        [Effect.exit(direct.transaction(set("is_verified"))), Effect.exit(direct.transaction(set("is_superuser")))],
+        { concurrency: "unbounded" }
+      )
+      other.exec("ROLLBACK")
+      other.close()
+      expect(
+        exits.map((exit) => Exit.match(exit, { onSuccess: () => "committed", onFailure: (cause) => cause.toString() }))
+      ).toEqual([expect.stringContaining("SqlError"), expect.stringContaining("SqlError")])
+      yield* sql`UPDATE users SET is_active = 0`
+      yield* direct.transaction(set("is_verified"))
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 0, is_active: 0 })
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 
@@ -117,13 +157,13 @@ describe("the group commit of the direct connection", () => {
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 
-  it.live("lets a newcomer that finds the COMMIT due join the next group", () =>
+  it.live("lets a transaction begun while a group runs join the next group", () =>
     Effect.gen(function* () {
       const { direct, set, committed } = yield* setup
       const release = yield* Deferred.make<void>()
-      // The first member holds its group open across turns; the newcomer waits for it to finish,
-      // and by then the group's COMMIT is due (and waits behind the newcomer).
+      // The first member's work holds its group running across turns.
       const first = yield* Effect.fork(direct.transaction(Effect.zipRight(set("is_verified"), Deferred.await(release))))
+      yield* Effect.sleep("20 millis")
       const late = yield* Effect.fork(direct.transaction(Effect.zipRight(set("is_superuser"), committed)))
       yield* Effect.sleep("20 millis")
       yield* Deferred.succeed(release, undefined)
@@ -157,36 +197,43 @@ describe("the group commit of the direct connection", () => {
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 
-  it.live("fails a member whose group could not commit before the database closed", () =>
+  it.live("fails the members whose groups could not commit before the database closed", () =>
     Effect.gen(function* () {
       const opened = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
-      const outcome = yield* Deferred.make<Exit.Exit<void, unknown>>()
-      // The database's layer closes while a member's work still holds the group open.
-      const closing = Effect.gen(function* () {
+      const outcomes: Array<Deferred.Deferred<Exit.Exit<unknown, unknown>>> = []
+      /** `effect` as a transaction of its own fiber, outliving the database's layer; its outcome kept. */
+      const outliving = (direct: SqliteDirect["Type"], effect: Effect.Effect<unknown, unknown>) =>
+        Effect.gen(function* () {
+          const outcome = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+          outcomes.push(outcome)
+          yield* Effect.forkDaemon(
+            Effect.flatMap(Effect.exit(direct.transaction(effect)), (exit) => Deferred.succeed(outcome, exit))
+          )
+        })
+      // The database's layer closes while one member's work holds its group open, and another
+      // member waits for the next group.
+      yield* Effect.gen(function* () {
         const { direct, set } = yield* setup
-        yield* Effect.forkDaemon(
-          Effect.flatMap(
-            Effect.exit(
-              direct.transaction(
-                Effect.zipRight(
-                  set("is_verified"),
-                  Effect.zipRight(Deferred.succeed(opened, undefined), Deferred.await(release))
-                )
-              )
-            ),
-            (exit) => Deferred.succeed(outcome, exit)
+        yield* outliving(
+          direct,
+          Effect.zipRight(
+            set("is_verified"),
+            Effect.zipRight(Deferred.succeed(opened, undefined), Deferred.await(release))
           )
         )
         yield* Deferred.await(opened)
+        yield* outliving(direct, set("is_superuser"))
+        yield* Effect.sleep("20 millis")
       }).pipe(Effect.provide(sqliteFileWithClient()))
-      yield* closing
       yield* Deferred.succeed(release, undefined)
-      const exit = yield* Deferred.await(outcome)
-      expect(Exit.isFailure(exit)).toBe(true)
-      expect(Exit.match(exit, { onSuccess: () => "", onFailure: (cause) => cause.toString() })).toContain(
-        "the database closed before the commit"
-      )
+      const exits = yield* Effect.forEach(outcomes, Deferred.await)
+      expect(
+        exits.map((exit) => Exit.match(exit, { onSuccess: () => "committed", onFailure: (cause) => cause.toString() }))
+      ).toEqual([
+        expect.stringContaining("the database closed before the commit"),
+        expect.stringContaining("the database closed before the commit")
+      ])
     })
   )
 })
