@@ -26,8 +26,20 @@ const setup = Effect.gen(function* () {
       execute(sql<Record<Flag, number>>`SELECT is_verified, is_superuser, is_active FROM users WHERE id = ${user.id}`),
       (rows) => rows[0]
     )
-  return { sql, direct, set, committed: flagsOn(direct.read), uncommitted: flagsOn(direct.execute) }
+  /** Another process's connection to the same file, closed with the test's scope. */
+  const otherProcess = Effect.acquireRelease(
+    Effect.map(
+      sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`,
+      (files) => new Database(files[0]?.file ?? "")
+    ),
+    (other) => Effect.sync(() => other.close())
+  )
+  return { sql, direct, set, otherProcess, committed: flagsOn(direct.read), uncommitted: flagsOn(direct.execute) }
 })
+
+/** "committed", or the failure as its text. */
+const outcomeOf = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.match(exit, { onSuccess: () => "committed", onFailure: (cause) => cause.toString() })
 
 describe("the group commit of the direct connection", () => {
   it.effect("runs the transactions begun in one turn in one, each seeing the writes of those before it", () =>
@@ -50,28 +62,25 @@ describe("the group commit of the direct connection", () => {
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 
-  it.effect("holds the file's write lock while its members run and commit, not while they wait for their turn", () =>
+  it.scoped("holds the file's write lock while its members run and commit, not while they wait for their turn", () =>
     Effect.gen(function* () {
-      const { sql, direct, set, committed } = yield* setup
-      const files = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`
+      const { direct, set, otherProcess, committed } = yield* setup
       // Another process writing to the same file, which would be refused at once if it had to wait.
-      const other = new Database(files[0]?.file ?? "")
+      const other = yield* otherProcess
       other.pragma("busy_timeout = 0")
       const queued = yield* Effect.fork(direct.transaction(set("is_verified")))
       yield* Effect.yieldNow()
       other.prepare("UPDATE users SET is_superuser = 1").run()
-      other.close()
       yield* Fiber.join(queued)
       expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1, is_active: 1 })
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 
-  it.effect("fails the members of a group that cannot begin, and lets go of the main connection", () =>
+  it.scoped("fails the members of a group that cannot begin, and lets go of the main connection", () =>
     Effect.gen(function* () {
-      const { sql, direct, set, committed } = yield* setup
-      const files = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`
+      const { sql, direct, set, otherProcess, committed } = yield* setup
       // Another process holds the file's write lock for longer than the group waits for it.
-      const other = new Database(files[0]?.file ?? "")
+      const other = yield* otherProcess
       other.exec("BEGIN IMMEDIATE")
       yield* direct.execute(sql`PRAGMA busy_timeout = 20`)
       const exits = yield* Effect.all(
@@ -79,10 +88,7 @@ describe("the group commit of the direct connection", () => {
         { concurrency: "unbounded" }
       )
       other.exec("ROLLBACK")
-      other.close()
-      expect(
-        exits.map((exit) => Exit.match(exit, { onSuccess: () => "committed", onFailure: (cause) => cause.toString() }))
-      ).toEqual([expect.stringContaining("SqlError"), expect.stringContaining("SqlError")])
+      expect(exits.map(outcomeOf)).toEqual([expect.stringContaining("SqlError"), expect.stringContaining("SqlError")])
       yield* sql`UPDATE users SET is_active = 0`
       yield* direct.transaction(set("is_verified"))
       expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 0, is_active: 0 })
@@ -133,9 +139,7 @@ describe("the group commit of the direct connection", () => {
         [Effect.exit(direct.transaction(set("is_verified"))), Effect.exit(direct.transaction(orphan))],
         { concurrency: "unbounded" }
       )
-      expect(
-        exits.map((exit) => Exit.match(exit, { onSuccess: () => "ok", onFailure: (cause) => cause.toString() }))
-      ).toEqual([expect.stringContaining("SqlError"), expect.stringContaining("SqlError")])
+      expect(exits.map(outcomeOf)).toEqual([expect.stringContaining("SqlError"), expect.stringContaining("SqlError")])
       expect(yield* committed).toEqual({ is_verified: 0, is_superuser: 0, is_active: 1 })
       expect(yield* direct.read(sql`SELECT digest FROM refresh_tokens WHERE digest = 'orphan'`)).toEqual([])
       yield* direct.transaction(set("is_superuser"))
@@ -228,9 +232,7 @@ describe("the group commit of the direct connection", () => {
       }).pipe(Effect.provide(sqliteFileWithClient()))
       yield* Deferred.succeed(release, undefined)
       const exits = yield* Effect.forEach(outcomes, Deferred.await)
-      expect(
-        exits.map((exit) => Exit.match(exit, { onSuccess: () => "committed", onFailure: (cause) => cause.toString() }))
-      ).toEqual([
+      expect(exits.map(outcomeOf)).toEqual([
         expect.stringContaining("the database closed before the commit"),
         expect.stringContaining("the database closed before the commit")
       ])
