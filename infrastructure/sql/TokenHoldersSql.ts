@@ -1,16 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Either, Layer, Option, Schema } from "effect"
 import { TokenHolders } from "../../application/ports/TokenHolders.js"
-import { User } from "../../domain/User.js"
-import { validated } from "../../domain/validated.js"
 import { SqlInt } from "./columns.js"
 import { unavailable } from "./failures.js"
 import { readerOf } from "./SqliteDirect.js"
-import { UserRow, userColumns } from "./userRows.js"
+import { userColumns, usersFromRows } from "./userRows.js"
 
-/** A user's row with its session's state: 1 live, 0 ended, null when the family does not exist. */
-const HolderRow = Schema.Struct({ ...UserRow.fields, session_live: Schema.NullOr(SqlInt) })
-const decodeHolders = Schema.decodeUnknown(Schema.Array(HolderRow))
+/** The session's state beside the user's columns: 1 live, 0 ended, null when the family does not exist. */
+const decodeSessionLive = Schema.decodeUnknownEither(Schema.NullOr(SqlInt))
 
 /**
  * The user and the state of the family in one statement. On the embedded database's file it runs
@@ -20,6 +17,7 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const read = yield* readerOf
   const columns = userColumns(sql)
+  const userOf = usersFromRows()
   return TokenHolders.of({
     find: (userId, familyId) => {
       const statement = sql`SELECT ${columns},
@@ -27,13 +25,13 @@ export const make = Effect.gen(function* () {
             AS session_live
         FROM users u WHERE u.id = ${userId}`
       return read(statement).pipe(
-        Effect.flatMap(decodeHolders),
-        Effect.map((found) =>
-          Option.map(Option.fromNullable(found[0]), ({ session_live, ...row }) => ({
-            user: new User(row, validated),
-            sessionEnded: session_live !== 1
-          }))
-        ),
+        Effect.flatMap((rows) => {
+          if (rows[0] === undefined) return Either.right(Option.none())
+          const { session_live, ...row } = rows[0]
+          return Either.zipWith(userOf(row), decodeSessionLive(session_live), (user, live) =>
+            Option.some({ user, sessionEnded: live !== 1 })
+          )
+        }),
         unavailable
       )
     }

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, Either, Layer, Option, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
@@ -12,11 +12,9 @@ import { SqlInt } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
 import { readerOf } from "./SqliteDirect.js"
-import { UserRow, userColumns } from "./userRows.js"
+import { UserRow, userColumns, usersFromRows } from "./userRows.js"
 
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
-const toUser = (rows: ReadonlyArray<typeof UserRow.Type>) =>
-  Option.map(Option.fromNullable(rows[0]), (row) => new User(row, validated))
 
 /** A boolean parameter: 0/1, which SQLite stores as is and PostgreSQL reads into a BOOLEAN column. */
 const flag = (value: boolean) => (value ? 1 : 0)
@@ -32,8 +30,14 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
   const idType = options.idType ?? "uuid"
   const read = yield* readerOf
   const select = sql`SELECT ${userColumns(sql)} FROM users u`
+  const userOf = usersFromRows()
   const one = (where: Fragment) =>
-    read(sql`${select} WHERE ${where}`).pipe(Effect.flatMap(decodeUsers), Effect.map(toUser), unavailable)
+    read(sql`${select} WHERE ${where}`).pipe(
+      Effect.flatMap((rows) =>
+        rows[0] === undefined ? Either.right(Option.none()) : Either.map(userOf(rows[0]), Option.some)
+      ),
+      unavailable
+    )
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
   /** LIKE's wildcards and its escape character, taken literally. */
   const containing = (part: string) => `%${part.replace(/[\\%_]/g, (char) => `\\${char}`)}%`

@@ -297,3 +297,48 @@ describe("TokenSignerHmac", () => {
     })
   )
 })
+
+describe("the claims of access tokens presented again", () => {
+  it.effect("are decoded once: the same token answers the very claims it answered before", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(START)
+      const signer = yield* TokenSignerHmac.make(options())
+      const token = yield* signer.sign(yield* claimsNow({ jti: "remembered" }))
+      const first = yield* signer.verify(token, "access")
+      expect(yield* signer.verify(token, "access")).toBe(first)
+    })
+  )
+
+  it.effect("are still held to the signature, the purpose and the clock on every presentation", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(START)
+      const signer = yield* TokenSignerHmac.make(options())
+      const claims = yield* claimsNow({ jti: "held" })
+      const token = yield* signer.sign(claims)
+      expect(yield* signer.verify(token, "access")).toMatchObject({ jti: "held" })
+      const { header, payload, signature } = parts(token)
+      const flipped = Buffer.from(signature, "base64url")
+      flipped[0] = (flipped[0] ?? 0) ^ 0x01
+      expect(
+        yield* refusal(signer.verify(`${header}.${payload}.${flipped.toString("base64url")}`, "access"))
+      ).toBeInstanceOf(TokenError)
+      const rotated = yield* TokenSignerHmac.make(options({ secretKey: Redacted.make(`${SECRET}-rotated`) }))
+      expect(yield* refusal(rotated.verify(token, "access"))).toBeInstanceOf(TokenError)
+      expect(yield* refusal(signer.verify(token, "refresh"))).toBeInstanceOf(TokenError)
+      yield* TestClock.setTime((claims.exp + LEEWAY) * 1000)
+      expect(yield* refusal(signer.verify(token, "access"))).toBeInstanceOf(TokenExpiredError)
+    })
+  )
+
+  it.effect("are kept for access tokens only: a refresh token, used once, is decoded each time", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(START)
+      const signer = yield* TokenSignerHmac.make(options())
+      const token = yield* signer.sign(yield* claimsNow({ jti: "once", type: "refresh" }))
+      const first = yield* signer.verify(token, "refresh")
+      const second = yield* signer.verify(token, "refresh")
+      expect(second).toEqual(first)
+      expect(second).not.toBe(first)
+    })
+  )
+})
