@@ -58,15 +58,16 @@ export const acceptPayload = (
   signingInput: string,
   purpose: TokenPurpose,
   options: ClaimOptions
-): Effect.Effect<TokenPayload, TokenError | TokenExpiredError> =>
-  Effect.gen(function* () {
-    const payload = claimsOf(signingInput.slice(signingInput.indexOf(".") + 1), purpose)
-    if (payload === undefined) return yield* invalid
-    return yield* checkClaims(payload, {
+): Effect.Effect<TokenPayload, TokenError | TokenExpiredError> => {
+  const payload = claimsOf(signingInput.slice(signingInput.indexOf(".") + 1), purpose)
+  if (payload === undefined) return invalid
+  return Effect.flatMap(DateTime.now, (now) =>
+    checkClaims(payload, {
       purpose,
       issuer: options.issuer,
       audience: options.audience,
-      now: yield* DateTime.now,
+      now,
       leewaySeconds: options.leewaySeconds
     })
-  })
+  )
+}

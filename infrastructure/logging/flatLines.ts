@@ -1,4 +1,4 @@
-import { Cause, HashMap, Inspectable, List, Logger } from "effect"
+import { Cause, Inspectable, List, Logger } from "effect"
 
 /** A log entry as one flat record: `time`, `level`, `msg`, then its fields. */
 export type FlatRecord = Record<string, unknown>
@@ -38,11 +38,11 @@ export const flatRecord = (options: Logger.Logger.Options<unknown>): FlatRecord 
   for (const part of parts) {
     if (typeof part === "string" && record.msg === "") record.msg = part
     else if (isPlainObject(part)) {
-      for (const [key, value] of Object.entries(part)) if (!reserved.has(key)) record[key] = fieldValue(value)
+      for (const key in part) if (!reserved.has(key)) record[key] = fieldValue(part[key])
     } else details.push(fieldValue(part))
   }
   if (details.length > 0) record.detail = details.length === 1 ? details[0] : details
-  for (const [key, value] of HashMap.toEntries(options.annotations)) {
+  for (const [key, value] of options.annotations) {
     if (!reserved.has(key)) record[key] = fieldValue(value)
   }
   if (List.isCons(options.spans)) {
@@ -53,10 +53,24 @@ export const flatRecord = (options: Logger.Logger.Options<unknown>): FlatRecord 
   return record
 }
 
-/** One JSON object per line. */
-export const json: Logger.Logger<unknown, string> = Logger.make((options) =>
-  Inspectable.stringifyCircular(flatRecord(options))
-)
+/** Whether every field is a string, number, boolean or null: nothing in it to redact or to loop on. */
+const isFlat = (record: FlatRecord) => {
+  for (const key in record) {
+    const value = record[key]
+    if (typeof value === "object" && value !== null) return false
+  }
+  return true
+}
+
+/**
+ * One JSON object per line. A record of plain values (every request's access line) is written by
+ * JSON.stringify alone, which gives the same text without the replacer that looks for cycles and
+ * redactable values at each of its fields.
+ */
+export const json: Logger.Logger<unknown, string> = Logger.make((options) => {
+  const record = flatRecord(options)
+  return isFlat(record) ? JSON.stringify(record) : Inspectable.stringifyCircular(record)
+})
 
 const logfmtValue = (value: unknown): string => {
   const text = typeof value === "string" ? value : Inspectable.stringifyCircular(value)

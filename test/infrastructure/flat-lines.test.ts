@@ -1,3 +1,4 @@
+import { Headers } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as FlatLines from "../../infrastructure/logging/flatLines.js"
@@ -58,6 +59,29 @@ describe("flat log lines", () => {
       expect(String(record.cause)).toContain("the disk is full")
       expect(line).not.toContain("hunter2")
       expect(record.secret).toBe("<redacted>")
+    })
+  )
+
+  it.effect("json: a field holding objects keeps the secrets within them redacted and its cycles cut", () =>
+    Effect.gen(function* () {
+      const cyclic: Record<string, unknown> = { name: "loop" }
+      cyclic.self = cyclic
+      const [line] = yield* linesOf(
+        FlatLines.json,
+        Effect.logWarning("odd request", {
+          request: { headers: Headers.fromInput({ authorization: "Bearer s3cret-token", accept: "*/*" }) },
+          nested: { key: Redacted.make("hunter2") },
+          cyclic
+        })
+      )
+      expect(line).not.toContain("s3cret-token")
+      expect(line).not.toContain("hunter2")
+      const record = JSON.parse(line ?? "") as Record<string, never>
+      expect(record).toMatchObject({
+        request: { headers: { authorization: "<redacted>", accept: "*/*" } },
+        nested: { key: "<redacted>" },
+        cyclic: { name: "loop" }
+      })
     })
   )
 
