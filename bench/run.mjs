@@ -84,6 +84,16 @@ const startServer = async (name, args, env, probe) => {
   throw new Error(`${name} did not answer at ${probe}: ${stderr}`)
 }
 
+/** What `describe` answers of a server just started; the server is stopped if it fails. */
+const describing = async (server, describe) => {
+  try {
+    return await describe()
+  } catch (error) {
+    await server.stop()
+    throw error
+  }
+}
+
 /** A JSON POST; tried again once when a kept-alive connection turns out closed. */
 const post = async (url, body, headers = {}, retried = false) => {
   try {
@@ -229,11 +239,13 @@ const contractRoutes = async (target, base) => {
   }
 }
 
-const measureAll = async (target, server, routes) => {
+/** Every route of a server, one after another. */
+const measureAll = async ({ target, server, routes }) => {
   for (const [name, route] of Object.entries(routes)) record(target, name, await measure(server, route))
 }
 
-const portcullis = async (target, env, { extras = true, rssLoad = false } = {}) => {
+/** `portcullis serve` started with `env`, and its contract routes (`me` alone unless `all`). */
+const openPortcullis = async (target, env, { all = true } = {}) => {
   const port = nextPort++
   const server = await startServer(
     target,
@@ -249,47 +261,47 @@ const portcullis = async (target, env, { extras = true, rssLoad = false } = {}) 
     },
     `http://127.0.0.1:${port}/healthz`
   )
-  try {
-    const routes = await contractRoutes(target, `http://127.0.0.1:${port}/api/v1/auth`)
-    for (const [name, route] of Object.entries(extras ? routes : { me: routes.me })) {
-      record(target, name, await measure(server, route))
-    }
-    if (extras) {
-      // Warm: every route has been loaded, every allocator is in use.
-      const warmRss = rssOf(server.pid)
-      let served = 0
-      // GET /me while logins keep every hash thread busy: cheap routes must not queue behind them.
-      const stop = background(routes.login, 16, warmup + seconds + 2)
-      await sleep(500)
-      try {
-        const underLogins = await measure(server, routes.me)
-        served += underLogins.requests
-        record(target, "me under logins", underLogins)
-      } finally {
-        stop()
-      }
-      // A flood of sign-ins far past what the cores can hash: the queue's bound answers the excess
-      // 503 at once, and memory does not follow the flood.
-      const beforeFlood = rssOf(server.pid)
-      const flood = await measure(server, { ...routes.login, connections: 256 })
-      served += flood.requests
-      record(target, "login flood", flood)
-      results.push({ target, route: "login flood rss", rss_before: beforeFlood, rss_after: rssOf(server.pid) })
-      if (rssLoad) {
-        // RSS after 200,000 more requests, /me and /refresh in turn.
-        while (served < 200_000) {
-          served += (await measure(server, routes.me)).requests
-          served += (await measure(server, routes.refresh, Math.max(2, seconds / 2))).requests
-        }
-      }
-      results.push({ target, route: "rss", rss_after_warmup: warmRss, rss_at_end: rssOf(server.pid), requests: served })
-    }
-  } finally {
-    await server.stop()
-  }
+  const routes = await describing(server, () => contractRoutes(target, `http://127.0.0.1:${port}/api/v1/auth`))
+  return { target, server, routes: all ? routes : { me: routes.me } }
 }
 
-const floor = async (dataDir) => {
+/**
+ * What Portcullis is held to beyond the four routes, on a server whose routes have all been
+ * loaded: /me while logins saturate the hash threads, a flood of logins, and (`rssLoad`) RSS
+ * after 200,000 more requests.
+ */
+const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } = {}) => {
+  // Warm: every route has been loaded, every allocator is in use.
+  const warmRss = rssOf(server.pid)
+  let served = 0
+  // GET /me while logins keep every hash thread busy: cheap routes must not queue behind them.
+  const stop = background(routes.login, 16, warmup + seconds + 2)
+  await sleep(500)
+  try {
+    const underLogins = await measure(server, routes.me)
+    served += underLogins.requests
+    record(target, "me under logins", underLogins)
+  } finally {
+    stop()
+  }
+  // A flood of sign-ins far past what the cores can hash: the queue's bound answers the excess
+  // 503 at once, and memory does not follow the flood.
+  const beforeFlood = rssOf(server.pid)
+  const flood = await measure(server, { ...routes.login, connections: 256 })
+  served += flood.requests
+  record(target, "login flood", flood)
+  results.push({ target, route: "login flood rss", rss_before: beforeFlood, rss_after: rssOf(server.pid) })
+  if (rssLoad) {
+    // RSS after 200,000 more requests, /me and /refresh in turn.
+    while (served < 200_000) {
+      served += (await measure(server, routes.me)).requests
+      served += (await measure(server, routes.refresh, Math.max(2, seconds / 2))).requests
+    }
+  }
+  results.push({ target, route: "rss", rss_after_warmup: warmRss, rss_at_end: rssOf(server.pid), requests: served })
+}
+
+const openFloor = async (dataDir) => {
   const port = nextPort++
   const server = await startServer(
     "floor",
@@ -297,15 +309,12 @@ const floor = async (dataDir) => {
     { PORT: String(port), SECRET: secret, FLOOR_DB: join(dataDir, "floor.db") },
     `http://127.0.0.1:${port}/`
   )
-  try {
-    await measureAll("floor", server, await contractRoutes("floor", `http://127.0.0.1:${port}`))
-  } finally {
-    await server.stop()
-  }
+  const routes = await describing(server, () => contractRoutes("floor", `http://127.0.0.1:${port}`))
+  return { target: "floor", server, routes }
 }
 
 /** The Effect references, tracer on and off: a static route, the lean /me, login and register. */
-const effectReferences = async (dataDir) => {
+const openEffectReferences = async (dataDir) => {
   const database = join(dataDir, "reference.db")
   const { default: Database } = await import("better-sqlite3")
   const { hash } = await import("@node-rs/argon2")
@@ -327,6 +336,7 @@ const effectReferences = async (dataDir) => {
     .setSubject("user-1")
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(secret))
+  const opened = []
   for (const tracer of ["on", "off"]) {
     const port = nextPort++
     const target = `effect reference (tracer ${tracer})`
@@ -336,8 +346,10 @@ const effectReferences = async (dataDir) => {
       { PORT: String(port), SECRET: secret, TRACER: tracer, REFERENCE_DB: database },
       `http://127.0.0.1:${port}/hello`
     )
-    try {
-      await measureAll(target, server, {
+    opened.push({
+      target,
+      server,
+      routes: {
         static: {
           url: `http://127.0.0.1:${port}/hello`,
           script: "fixed.lua",
@@ -366,14 +378,13 @@ const effectReferences = async (dataDir) => {
             BENCH_BODY: JSON.stringify({ email: "lean@bench.example", password })
           }
         }
-      })
-    } finally {
-      await server.stop()
-    }
+      }
+    })
   }
+  return opened
 }
 
-const betterAuth = async (dataDir) => {
+const openBetterAuth = async (dataDir) => {
   const folder = join(benchDir, "targets/better-auth")
   if (!existsSync(join(folder, "node_modules/better-auth"))) {
     log("installing better-auth for the run (bench/targets/better-auth)")
@@ -387,7 +398,7 @@ const betterAuth = async (dataDir) => {
     { PORT: String(port), SECRET: secret, BETTER_AUTH_DB: join(dataDir, "better-auth.db") },
     `${base}/ok`
   )
-  try {
+  return describing(server, async () => {
     // better-auth refuses requests without an Origin (its CSRF check); a browser always sends one.
     const origin = `http://127.0.0.1:${port}`
     const email = `bench-${run}-better-auth@bench.example`
@@ -395,39 +406,41 @@ const betterAuth = async (dataDir) => {
     const signIn = await post(`${base}/sign-in/email`, { email, password }, { origin })
     const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0]
     if (signIn.status !== 200 || cookie === "") throw new Error(`better-auth: sign-in answered ${signIn.status}`)
-    await measureAll("better-auth", server, {
-      register: {
-        url: `${base}/sign-up/email`,
-        script: "register.lua",
-        connections: 8,
-        env: {
-          BENCH_METHOD: "POST",
-          BENCH_PATH: "/api/auth/sign-up/email",
-          BENCH_EXTRA: ',"name":"Bench"',
-          BENCH_HEADERS: `Origin: ${origin}`
+    return {
+      target: "better-auth",
+      server,
+      routes: {
+        register: {
+          url: `${base}/sign-up/email`,
+          script: "register.lua",
+          connections: 8,
+          env: {
+            BENCH_METHOD: "POST",
+            BENCH_PATH: "/api/auth/sign-up/email",
+            BENCH_EXTRA: ',"name":"Bench"',
+            BENCH_HEADERS: `Origin: ${origin}`
+          }
+        },
+        login: {
+          url: `${base}/sign-in/email`,
+          script: "fixed.lua",
+          connections: 8,
+          env: {
+            BENCH_METHOD: "POST",
+            BENCH_PATH: "/api/auth/sign-in/email",
+            BENCH_BODY: JSON.stringify({ email, password }),
+            BENCH_HEADERS: `Origin: ${origin}`
+          }
+        },
+        me: {
+          url: `${base}/get-session`,
+          script: "fixed.lua",
+          connections: 50,
+          env: { BENCH_PATH: "/api/auth/get-session", BENCH_HEADERS: `Cookie: ${cookie}\nOrigin: ${origin}` }
         }
-      },
-      login: {
-        url: `${base}/sign-in/email`,
-        script: "fixed.lua",
-        connections: 8,
-        env: {
-          BENCH_METHOD: "POST",
-          BENCH_PATH: "/api/auth/sign-in/email",
-          BENCH_BODY: JSON.stringify({ email, password }),
-          BENCH_HEADERS: `Origin: ${origin}`
-        }
-      },
-      me: {
-        url: `${base}/get-session`,
-        script: "fixed.lua",
-        connections: 50,
-        env: { BENCH_PATH: "/api/auth/get-session", BENCH_HEADERS: `Cookie: ${cookie}\nOrigin: ${origin}` }
       }
-    })
-  } finally {
-    await server.stop()
-  }
+    }
+  })
 }
 
 const argon2 = () => {
@@ -480,6 +493,10 @@ const ratios = () => {
   }
 }
 
+/** The routes compared across servers, in the order they are loaded; the Effect references' `lean` routes are the contract's. */
+const comparedSlots = ["register", "login", "me", "refresh", "static"]
+const slotOf = (name) => name.replace(/^lean /, "")
+
 const main = async () => {
   log(
     `bench run ${run}: ${cpus().length} cores (${cpus()[0]?.model}), node ${process.version}, ${warmup}s + ${seconds}s per load`
@@ -488,23 +505,37 @@ const main = async () => {
   const dataDir = join(tmpdir(), `portcullis-bench-${run}`)
   mkdirSync(dataDir, { recursive: true })
 
-  // The servers compared most closely (the floor, the Effect references, Portcullis on SQLite,
-  // better-auth) run next to each other: a shared VM's speed drifts over a run.
-  if (wants("floor")) await floor(dataDir)
-  if (wants("effect")) await effectReferences(dataDir)
-  if (wants("portcullis-sqlite")) {
-    await portcullis(
-      "portcullis sqlite",
-      { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis.db")}` },
-      { rssLoad: true }
-    )
-    await portcullis(
-      "portcullis sqlite (LOG_LEVEL=warn)",
-      { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis-quiet.db")}`, SERVICE_LOG_LEVEL: "warning" },
-      { extras: false }
-    )
+  // The servers compared with each other are all started first and stay up, idle but for their
+  // own loads, and each route is loaded on every one of them in turn: a shared VM's speed drifts
+  // by as much as a third over a run, and loading one server after another compared servers
+  // measured ten minutes apart.
+  const opened = []
+  try {
+    if (wants("floor")) opened.push(await openFloor(dataDir))
+    if (wants("effect")) opened.push(...(await openEffectReferences(dataDir)))
+    if (wants("portcullis-sqlite")) {
+      opened.push(
+        await openPortcullis("portcullis sqlite", { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis.db")}` }),
+        await openPortcullis(
+          "portcullis sqlite (LOG_LEVEL=warn)",
+          { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis-quiet.db")}`, SERVICE_LOG_LEVEL: "warning" },
+          { all: false }
+        )
+      )
+    }
+    if (wants("better-auth")) opened.push(await openBetterAuth(dataDir))
+    for (const slot of comparedSlots) {
+      for (const { target, server, routes } of opened) {
+        for (const [name, route] of Object.entries(routes)) {
+          if (slotOf(name) === slot) record(target, name, await measure(server, route))
+        }
+      }
+    }
+    const us = opened.find(({ target }) => target === "portcullis sqlite")
+    if (us !== undefined) await portcullisExtras(us, { rssLoad: true })
+  } finally {
+    for (const { server } of opened) await server.stop()
   }
-  if (wants("better-auth")) await betterAuth(dataDir)
   if (wants("argon2")) argon2()
   const { TEST_DATABASE_URL: pg, TEST_REDIS_URL: redis } = process.env
   if (wants("portcullis-pg") && pg && redis) {
@@ -514,11 +545,17 @@ const main = async () => {
       const url = new URL(pg)
       url.searchParams.set("options", `-c search_path=${schema}`)
       try {
-        await portcullis(`portcullis pg+redis, ${workers} worker${workers > 1 ? "s" : ""}`, {
+        const pgTarget = await openPortcullis(`portcullis pg+redis, ${workers} worker${workers > 1 ? "s" : ""}`, {
           SERVICE_DATABASE_URL: url.toString(),
           SERVICE_REDIS_URL: redis,
           SERVICE_WORKERS: String(workers)
         })
+        try {
+          await measureAll(pgTarget)
+          await portcullisExtras(pgTarget)
+        } finally {
+          await pgTarget.server.stop()
+        }
       } finally {
         execFileSync("psql", [pg, "-q", "-c", `SET client_min_messages = warning; DROP SCHEMA ${schema} CASCADE`])
       }
