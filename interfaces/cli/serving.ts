@@ -1,4 +1,3 @@
-import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, type Option } from "effect"
 import { database, resolveSecretKey } from "../../composition/adapters.js"
@@ -10,7 +9,7 @@ import { loadDeployment } from "./loadDeployment.js"
 import { commandLogging } from "./logLevel.js"
 import { startFailure } from "./startFailure.js"
 import { loadSettingsFor } from "./startup.js"
-import { isPrimary, superviseWorkers } from "./workers.js"
+import { isPrimary, portTrial, superviseWorkers } from "./workers.js"
 
 /** What `serve` runs: the service of the settings and the deployment module of `config`, until stopped. */
 export const serve = (config: Option.Option<string>) =>
@@ -24,10 +23,7 @@ export const serve = (config: Option.Option<string>) =>
         idType: storage.userIdType,
         uniqueFields: uniqueFields(settings, deployment)
       })
-      // The workers listen through this process: a port it cannot take, none of them can, and
-      // each would fail and be replaced for ever. It is tried first, to fail once, in a sentence.
-      const listens = NodeHttpServer.layer(createServer, { host: server.host, port: server.port })
-      return yield* Layer.build(listens).pipe(
+      return yield* Layer.build(portTrial(server.host, server.port)).pipe(
         Effect.zipRight(Layer.build(migrated)),
         Effect.scoped,
         Effect.mapError(startFailure(settings)),

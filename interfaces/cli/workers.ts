@@ -1,4 +1,6 @@
 import cluster from "node:cluster"
+import { createServer } from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Redacted } from "effect"
 
 const alive = () =>
@@ -41,3 +43,20 @@ export const superviseWorkers = (count: number, secretKey: Redacted.Redacted<str
 }
 
 export const isPrimary = () => cluster.isPrimary
+
+/** A server that serves nothing: every connection it is given is closed at once. */
+const refusingConnections = () => {
+  const server = createServer()
+  server.on("connection", (socket) => socket.destroy())
+  return server
+}
+
+/**
+ * The primary's trial of the port, before any worker is started: the workers listen through the
+ * primary, so a port it cannot take, none of them can, and each would fail and be replaced for
+ * ever; tried first, it fails once, in a sentence. While the trial holds the port, a client (a
+ * load balancer's probe) may connect: its connection is closed at once, since the trial serves
+ * nothing and closing the trial waits for every open connection, which would hold the start for
+ * ever.
+ */
+export const portTrial = (host: string, port: number) => NodeHttpServer.layer(refusingConnections, { host, port })
