@@ -12,7 +12,7 @@ export { AccessControl } from "./application/AccessControl.js"
 export { Accounts, Registration } from "./application/Accounts.js"
 export { AuthPolicy } from "./application/AuthPolicy.js"
 export { PasswordSignIn } from "./application/PasswordSignIn.js"
-export { type ClientInfo, type Principal, Sessions } from "./application/Sessions.js"
+export { type Principal, Sessions } from "./application/Sessions.js"
 export { ports, resolveSecretKey } from "./composition/adapters.js"
 export { application, useCases } from "./composition/application.js"
 export { type Deployment, deploymentProblems, features, type RouteGroupName } from "./composition/features.js"
@@ -28,6 +28,7 @@ export type {
   UserJson
 } from "./config/Deployment.js"
 export { parseSettings, type ResolvedSettings, type Settings } from "./config/Settings.js"
+export type { ClientInfo } from "./domain/Session.js"
 export {
   AccessGuard,
   AccessGuardsLive,

@@ -9,9 +9,9 @@ import {
   boundedDetails,
   retentionCutoff
 } from "../domain/Audit.js"
+import type { ClientInfo } from "../domain/Session.js"
 import type { UserId } from "../domain/User.js"
 import { AuditLog } from "./ports/AuditLog.js"
-import type { ClientInfo } from "./Sessions.js"
 
 /**
  * Where the request being served came from, and on whose authority it acts when that is not the

@@ -18,6 +18,7 @@ import {
   type SignInDecision,
   type SignInRefusal
 } from "../domain/OAuth.js"
+import type { ClientInfo } from "../domain/Session.js"
 import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { toPublicUser, type User, type UserId } from "../domain/User.js"
@@ -31,7 +32,7 @@ import { type AccountTokens, OAuthAccountRepo } from "./ports/OAuthAccountRepo.j
 import { type OAuthProviderClient, OAuthProviders, type ProviderTokens } from "./ports/OAuthProviders.js"
 import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { type ClientInfo, type Principal, Sessions } from "./Sessions.js"
+import { type Principal, Sessions } from "./Sessions.js"
 import { currentSignInMethods } from "./signInMethods.js"
 
 /** What a callback brings: the provider's code, and the state and binding of the flow. */

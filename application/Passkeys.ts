@@ -18,6 +18,7 @@ import {
   RegistrationChallenge,
   toPasskeyInfo
 } from "../domain/Passkey.js"
+import type { ClientInfo } from "../domain/Session.js"
 import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseEmail, toPublicUser, type User, UserId } from "../domain/User.js"
@@ -31,7 +32,7 @@ import { OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
 import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type AuthenticationCredential, type RegistrationCredential, WebAuthn } from "./ports/WebAuthn.js"
-import { type ClientInfo, type Principal, Sessions } from "./Sessions.js"
+import { type Principal, Sessions } from "./Sessions.js"
 import { currentSignInMethods } from "./signInMethods.js"
 
 /** Nobody's id: what an unknown email's credentials are looked up under, so it costs what a known one does. */

@@ -1,6 +1,7 @@
 import { Effect, Option, type Redacted } from "effect"
 import { AuthEvent } from "../domain/Events.js"
 import { AuthenticationError } from "../domain/errors.js"
+import type { ClientInfo } from "../domain/Session.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseLogin, toPublicUser, type UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
@@ -10,7 +11,7 @@ import { countedSignIn } from "./metrics.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { type ClientInfo, Sessions } from "./Sessions.js"
+import { Sessions } from "./Sessions.js"
 
 /** Sign-in with the login field and a password, under the lockout rule. */
 export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/PasswordSignIn", {

@@ -2,7 +2,14 @@ import { DateTime, Duration, Effect, Metric, Option, Schema } from "effect"
 import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
-import { decideRefresh, FamilyId, StoredRefreshToken, sessionList, TokenFamily } from "../domain/Session.js"
+import {
+  type ClientInfo,
+  decideRefresh,
+  FamilyId,
+  StoredRefreshToken,
+  sessionList,
+  TokenFamily
+} from "../domain/Session.js"
 import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { validated } from "../domain/validated.js"
@@ -16,12 +23,6 @@ import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { TokenHolders } from "./ports/TokenHolders.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
-
-/** Where a session was opened from, as far as the request tells. */
-export interface ClientInfo {
-  readonly ip_address: string | null
-  readonly user_agent: string | null
-}
 
 /** Who an access token speaks for, and the token itself. */
 export interface Principal {

@@ -5,6 +5,12 @@ import { UserId } from "./User.js"
 export const FamilyId = Schema.String.pipe(Schema.brand("FamilyId"))
 export type FamilyId = typeof FamilyId.Type
 
+/** Where a session was opened from, as far as the request tells. */
+export interface ClientInfo {
+  readonly ip_address: string | null
+  readonly user_agent: string | null
+}
+
 /** A session as stored. Its expiry follows its newest refresh token. */
 export class TokenFamily extends Schema.Class<TokenFamily>("TokenFamily")({
   family_id: FamilyId,

@@ -1,6 +1,6 @@
 import type { HttpServerRequest } from "@effect/platform"
 import { Option } from "effect"
-import type { ClientInfo } from "../../application/Sessions.js"
+import type { ClientInfo } from "../../domain/Session.js"
 
 const USER_AGENT_MAX = 512
 
