@@ -337,49 +337,55 @@ const openEffectReferences = async (dataDir) => {
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(secret))
   const opened = []
-  for (const tracer of ["on", "off"]) {
-    const port = nextPort++
-    const target = `effect reference (tracer ${tracer})`
-    const server = await startServer(
-      target,
-      [join(benchDir, "targets/effect-references.mjs")],
-      { PORT: String(port), SECRET: secret, TRACER: tracer, REFERENCE_DB: database },
-      `http://127.0.0.1:${port}/hello`
-    )
-    opened.push({
-      target,
-      server,
-      routes: {
-        static: {
-          url: `http://127.0.0.1:${port}/hello`,
-          script: "fixed.lua",
-          connections: 50,
-          env: { BENCH_PATH: "/hello" }
-        },
-        "lean me": {
-          url: `http://127.0.0.1:${port}/me`,
-          script: "fixed.lua",
-          connections: 50,
-          env: { BENCH_PATH: "/me", BENCH_HEADERS: `Authorization: Bearer ${token}` }
-        },
-        "lean register": {
-          url: `http://127.0.0.1:${port}/register`,
-          script: "register.lua",
-          connections: 8,
-          env: { BENCH_METHOD: "POST", BENCH_PATH: "/register" }
-        },
-        "lean login": {
-          url: `http://127.0.0.1:${port}/login`,
-          script: "fixed.lua",
-          connections: 8,
-          env: {
-            BENCH_METHOD: "POST",
-            BENCH_PATH: "/login",
-            BENCH_BODY: JSON.stringify({ email: "lean@bench.example", password })
+  // The first server is stopped if the second cannot start.
+  try {
+    for (const tracer of ["on", "off"]) {
+      const port = nextPort++
+      const target = `effect reference (tracer ${tracer})`
+      const server = await startServer(
+        target,
+        [join(benchDir, "targets/effect-references.mjs")],
+        { PORT: String(port), SECRET: secret, TRACER: tracer, REFERENCE_DB: database },
+        `http://127.0.0.1:${port}/hello`
+      )
+      opened.push({
+        target,
+        server,
+        routes: {
+          static: {
+            url: `http://127.0.0.1:${port}/hello`,
+            script: "fixed.lua",
+            connections: 50,
+            env: { BENCH_PATH: "/hello" }
+          },
+          "lean me": {
+            url: `http://127.0.0.1:${port}/me`,
+            script: "fixed.lua",
+            connections: 50,
+            env: { BENCH_PATH: "/me", BENCH_HEADERS: `Authorization: Bearer ${token}` }
+          },
+          "lean register": {
+            url: `http://127.0.0.1:${port}/register`,
+            script: "register.lua",
+            connections: 8,
+            env: { BENCH_METHOD: "POST", BENCH_PATH: "/register" }
+          },
+          "lean login": {
+            url: `http://127.0.0.1:${port}/login`,
+            script: "fixed.lua",
+            connections: 8,
+            env: {
+              BENCH_METHOD: "POST",
+              BENCH_PATH: "/login",
+              BENCH_BODY: JSON.stringify({ email: "lean@bench.example", password })
+            }
           }
         }
-      }
-    })
+      })
+    }
+  } catch (error) {
+    for (const { server } of opened) await server.stop()
+    throw error
   }
   return opened
 }
