@@ -1,5 +1,7 @@
 import { Effect, Layer, Option } from "effect"
-import { OAuth } from "../../../application/OAuth.js"
+import { OAuthFlow } from "../../../application/OAuthFlow.js"
+import { OAuthLinking } from "../../../application/OAuthLinking.js"
+import { OAuthSignIn } from "../../../application/OAuthSignIn.js"
 import { OAuthStates } from "../../../application/OAuthStates.js"
 import { oauthProviders } from "../../../config/oauthProviders.js"
 import { CurrentPrincipal } from "../Authentication.js"
@@ -20,24 +22,25 @@ export const oauth = feature({
     withUseCases(
       featureApi(oauthGroup(shapeOf(context)), (handlers) =>
         Effect.gen(function* () {
-          const oauth = yield* OAuth
+          const signIn = yield* OAuthSignIn
+          const linking = yield* OAuthLinking
           const transport = yield* SessionTransport
           return handlers
-            .handle("providers", () => Effect.succeed({ providers: oauth.providers }))
-            .handle("authorize", ({ path, urlParams }) => oauth.authorize(path.provider, urlParams.redirect_uri))
+            .handle("providers", () => Effect.succeed({ providers: signIn.providers }))
+            .handle("authorize", ({ path, urlParams }) => signIn.authorize(path.provider, urlParams.redirect_uri))
             .handle("callback", ({ path, payload, request }) =>
-              oauth.signIn(path.provider, payload, clientInfo(request)).pipe(Effect.flatMap(transport.deliver))
+              signIn.signIn(path.provider, payload, clientInfo(request)).pipe(Effect.flatMap(transport.deliver))
             )
             .handle("authorizeLink", ({ path, urlParams }) =>
               Effect.flatMap(CurrentPrincipal, (principal) =>
-                oauth.authorizeLink(principal, path.provider, urlParams.redirect_uri)
+                linking.authorizeLink(principal, path.provider, urlParams.redirect_uri)
               )
             )
             .handle("link", ({ path, payload }) =>
-              Effect.flatMap(CurrentPrincipal, (principal) => oauth.link(principal, path.provider, payload))
+              Effect.flatMap(CurrentPrincipal, (principal) => linking.link(principal, path.provider, payload))
             )
             .handle("accounts", () =>
-              Effect.flatMap(CurrentPrincipal, (principal) => oauth.accounts(principal.user.id)).pipe(
+              Effect.flatMap(CurrentPrincipal, (principal) => linking.accounts(principal.user.id)).pipe(
                 Effect.map((linked) =>
                   linked.map((account) => ({
                     provider: account.provider,
@@ -49,10 +52,13 @@ export const oauth = feature({
               )
             )
             .handle("unlink", ({ path }) =>
-              Effect.flatMap(CurrentPrincipal, (principal) => oauth.unlink(principal, path.provider))
+              Effect.flatMap(CurrentPrincipal, (principal) => linking.unlink(principal, path.provider))
             )
         })
       ),
-      OAuth.Default.pipe(Layer.provide(OAuthStates.Default))
+      Layer.merge(OAuthSignIn.Default, OAuthLinking.Default).pipe(
+        Layer.provide(OAuthFlow.Default),
+        Layer.provide(OAuthStates.Default)
+      )
     )
 })
