@@ -28,26 +28,41 @@ let nextPort = 18_000
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const log = (line) => process.stderr.write(`${line}\n`)
 
-/** CPU ticks used so far by a process and all its descendants (a cluster's workers too). */
+/** A process's CPU ticks from a `stat` file of /proc: user and system time. */
+const ticksIn = (path) => {
+  const text = readFileSync(path, "utf8")
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
+  return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) }
+}
+
+/**
+ * CPU ticks used so far by a process and all its descendants (a cluster's workers too): in all,
+ * and on their main threads alone (each process's event loop; the rest is hashing threads,
+ * libuv's pool and V8's helpers).
+ */
 const treeTicks = (pid) => {
   const stats = new Map()
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      const text = readFileSync(`/proc/${entry}/stat`, "utf8")
-      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
-      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) })
+      stats.set(Number(entry), ticksIn(`/proc/${entry}/stat`))
     } catch {
       // The process ended while the table was read.
     }
   }
   let total = 0
+  let loops = 0
   const visit = (id) => {
     total += stats.get(id)?.ticks ?? 0
+    try {
+      loops += ticksIn(`/proc/${id}/task/${id}/stat`).ticks
+    } catch {
+      // The process ended meanwhile.
+    }
     for (const [child, stat] of stats) if (stat.ppid === id) visit(child)
   }
   visit(pid)
-  return total
+  return { total, loops }
 }
 
 const rssOf = (pid) => {
@@ -154,7 +169,9 @@ const measure = async (server, route, duration = seconds) => {
   const prepared = { ...env, ...(await prepare()) }
   const before = treeTicks(server.pid)
   const summary = wrk(url, script, connections, duration, prepared)
-  const cpuSeconds = (treeTicks(server.pid) - before) / ticksPerSecond
+  const after = treeTicks(server.pid)
+  const cpuSeconds = (after.total - before.total) / ticksPerSecond
+  const loopSeconds = (after.loops - before.loops) / ticksPerSecond
   const errors = summary.connect + summary.read + summary.write + summary.status + summary.timeout
   const ok = summary.requests - errors
   return {
@@ -164,6 +181,7 @@ const measure = async (server, route, duration = seconds) => {
     p99_ms: summary.p99_us / 1000,
     errors,
     cpu_us_per_request: ok > 0 ? Math.round((cpuSeconds * 1e6) / summary.requests) : null,
+    event_loop_cpu_us_per_request: ok > 0 ? Math.round((loopSeconds * 1e6) / summary.requests) : null,
     connections
   }
 }
@@ -172,7 +190,7 @@ const results = []
 const record = (target, route, figures) => {
   results.push({ target, route, ...figures })
   log(
-    `${target.padEnd(28)} ${route.padEnd(16)} ${String(figures.requests_per_second).padStart(7)} req/s  p50 ${figures.p50_ms.toFixed(2)} ms  p99 ${figures.p99_ms.toFixed(2)} ms  errors ${figures.errors}  cpu ${figures.cpu_us_per_request} µs/req`
+    `${target.padEnd(28)} ${route.padEnd(16)} ${String(figures.requests_per_second).padStart(7)} req/s  p50 ${figures.p50_ms.toFixed(2)} ms  p99 ${figures.p99_ms.toFixed(2)} ms  errors ${figures.errors}  cpu ${figures.cpu_us_per_request} µs/req (event loop ${figures.event_loop_cpu_us_per_request})`
   )
 }
 
@@ -499,6 +517,34 @@ const ratios = () => {
   }
 }
 
+/**
+ * Where a sign-in's and a registration's CPU goes, for the floor, the lean Effect route (tracer
+ * on) and Portcullis: µs a request on the event loop, and on the other threads (the hash). The
+ * hash costs all three the same; what differs is the event loop's share, which shows how much of
+ * Portcullis's gap to the floor is Effect 3's own and how much is the contract's work.
+ */
+const eventLoopShares = () =>
+  Object.fromEntries(
+    ["login", "register"].map((route) => [
+      route,
+      Object.fromEntries(
+        [
+          ["floor", find("floor", route)],
+          ["lean Effect (tracer on)", find("effect reference (tracer on)", `lean ${route}`)],
+          ["portcullis sqlite", find("portcullis sqlite", route)]
+        ]
+          .filter(([, figures]) => figures?.event_loop_cpu_us_per_request != null)
+          .map(([name, figures]) => [
+            name,
+            {
+              event_loop_us: figures.event_loop_cpu_us_per_request,
+              other_threads_us: figures.cpu_us_per_request - figures.event_loop_cpu_us_per_request
+            }
+          ])
+      )
+    ])
+  )
+
 /** The routes compared across servers, in the order they are loaded; the Effect references' `lean` routes are the contract's. */
 const comparedSlots = ["register", "login", "me", "refresh", "static"]
 const slotOf = (name) => name.replace(/^lean /, "")
@@ -573,7 +619,8 @@ const main = async () => {
     machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version },
     load: { warmup_seconds: warmup, seconds, tool: "wrk -t2" },
     results,
-    ratios: ratios()
+    ratios: ratios(),
+    event_loop_shares: eventLoopShares()
   }
   const resultsDir = join(benchDir, "results")
   mkdirSync(resultsDir, { recursive: true })
@@ -583,6 +630,16 @@ const main = async () => {
   log(
     `\nratios:\n${Object.entries(report.ratios)
       .map(([name, value]) => `  ${name}: ${value}`)
+      .join("\n")}`
+  )
+  log(
+    `\nCPU a request, event loop + other threads:\n${Object.entries(report.event_loop_shares)
+      .flatMap(([route, servers]) =>
+        Object.entries(servers).map(
+          ([name, share]) =>
+            `  ${route.padEnd(9)} ${name.padEnd(24)} ${String(share.event_loop_us).padStart(6)} µs + ${share.other_threads_us} µs`
+        )
+      )
       .join("\n")}`
   )
   log(`written bench/results/${stamp}.json and .svg`)
