@@ -56,37 +56,44 @@ export class Lockout extends Effect.Service<Lockout>()("app/Lockout", {
      * even run (423), so a locked account costs no hashing; each attempt is counted before it
      * runs, so concurrent ones cannot all pass a check made before any failed. The failure that
      * reaches the maximum still fails as the check does; a success clears the count.
+     *
+     * Uninterruptible: an attempt once counted is always decided. A client that leaves while its
+     * password is verified (the hash runs to its end regardless) would otherwise leave the attempt
+     * counted as a failure, and the one that reached the maximum would leave the lock it set,
+     * though the password was right.
      */
     const guard = <A, E, R>(identifier: string, check: Effect.Effect<A, E, R>) =>
-      Effect.gen(function* () {
-        const attempt = yield* start(identifier)
-        const result = yield* Effect.tapError(check, () =>
-          Option.isSome(attempt) && attempt.value.locking
-            ? Effect.logWarning("password checks locked after repeated failures").pipe(
-                Effect.annotateLogs({
-                  identifier,
-                  failures: attempt.value.attempts,
-                  locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
-                }),
-                // The lock is the identifier's, known to the store or not: the entry names no user.
-                Effect.zipRight(
-                  audit.record({
-                    type: "account.locked",
-                    user_id: null,
-                    details: {
-                      identifier,
-                      failures: attempt.value.attempts,
-                      locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
-                    }
-                  })
-                ),
-                Effect.zipRight(Metric.increment(lockouts))
-              )
-            : Effect.void
-        )
-        if (Option.isSome(attempt)) yield* attempts.clear(identifier).pipe(failOpen("clear the attempts", undefined))
-        return result
-      })
+      Effect.uninterruptible(
+        Effect.gen(function* () {
+          const attempt = yield* start(identifier)
+          const result = yield* Effect.tapError(check, () =>
+            Option.isSome(attempt) && attempt.value.locking
+              ? Effect.logWarning("password checks locked after repeated failures").pipe(
+                  Effect.annotateLogs({
+                    identifier,
+                    failures: attempt.value.attempts,
+                    locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
+                  }),
+                  // The lock is the identifier's, known to the store or not: the entry names no user.
+                  Effect.zipRight(
+                    audit.record({
+                      type: "account.locked",
+                      user_id: null,
+                      details: {
+                        identifier,
+                        failures: attempt.value.attempts,
+                        locked_minutes: Duration.toMinutes(attempt.value.rule.duration)
+                      }
+                    })
+                  ),
+                  Effect.zipRight(Metric.increment(lockouts))
+                )
+              : Effect.void
+          )
+          if (Option.isSome(attempt)) yield* attempts.clear(identifier).pipe(failOpen("clear the attempts", undefined))
+          return result
+        })
+      )
 
     return { guard } as const
   })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, HashMap, Layer, Logger, Redacted, TestClock } from "effect"
+import { Deferred, Effect, Either, Fiber, HashMap, Layer, Logger, Redacted, TestClock } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { PasswordSignIn } from "../../application/PasswordSignIn.js"
 import { AttemptCounter } from "../../application/ports/AttemptCounter.js"
@@ -41,22 +41,31 @@ const run = <A, E>(
     readonly verifications: () => number
     readonly logs: ReadonlyArray<Logged>
   }) => Effect.Effect<A, E, Accounts | PasswordSignIn>,
-  options: { readonly env?: Record<string, string>; readonly counter?: Layer.Layer<AttemptCounter> } = {}
+  options: {
+    readonly env?: Record<string, string>
+    readonly counter?: Layer.Layer<AttemptCounter>
+    /** Waited on by the n-th verification (from 1) before it answers. */
+    readonly hold?: (verification: number) => Effect.Effect<void>
+  } = {}
 ) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(START)
+    let started = 0
     let verifications = 0
     const logs: Array<Logged> = []
     const hasher = PasswordHasher.of({
       hash: (plain) => Effect.succeed(`plain:${Redacted.value(plain)}`),
-      // Yields, as the real hasher does while a thread hashes, so that concurrent sign-ins interleave.
+      // Yields, as the real hasher does while a thread hashes, so that concurrent sign-ins
+      // interleave; uninterruptible as the real one, whose hash runs to its end once begun.
       verify: (hashed, plain) =>
-        Effect.zipRight(
-          Effect.yieldNow(),
-          Effect.sync(() => {
-            verifications++
-            return hashed === `plain:${Redacted.value(plain)}`
-          })
+        Effect.uninterruptible(
+          Effect.zipRight(
+            Effect.suspend(() => options.hold?.(++started) ?? Effect.yieldNow()),
+            Effect.sync(() => {
+              verifications++
+              return hashed === `plain:${Redacted.value(plain)}`
+            })
+          )
         ),
       needsRehash: () => false,
       verifyNothing: () => Effect.sync(() => void verifications++)
@@ -191,6 +200,41 @@ describe("lockout in PasswordSignIn.login", () => {
         expect(failureTag(yield* signIn(email))).toBe("success")
       })
     )
+  )
+
+  /**
+   * The fifth sign-in, the one that reaches the limit and so sets the lock, is cut short by its
+   * client while its password is verified: `fifth` is its password, and what a sign-in with the
+   * right password answers afterwards is returned.
+   */
+  const cutShortFifth = (fifth: Redacted.Redacted<string>) => {
+    const arrived = Effect.runSync(Deferred.make<void>())
+    const open = Effect.runSync(Deferred.make<void>())
+    return run(
+      () =>
+        Effect.gen(function* () {
+          yield* registered
+          for (let i = 0; i < 4; i++) yield* signIn(email, wrong)
+          const cut = yield* Effect.fork(signIn(email, fifth))
+          yield* Deferred.await(arrived)
+          const leaving = yield* Effect.fork(Fiber.interrupt(cut))
+          yield* Deferred.succeed(open, undefined)
+          yield* Fiber.join(leaving)
+          return failureTag(yield* signIn(email))
+        }),
+      {
+        hold: (verification) =>
+          verification === 5 ? Effect.zipRight(Deferred.succeed(arrived, undefined), Deferred.await(open)) : Effect.void
+      }
+    )
+  }
+
+  it.effect("a sign-in cut short by its client is still decided: the right password clears the lock it set", () =>
+    Effect.map(cutShortFifth(password), (afterwards) => expect(afterwards).toBe("success"))
+  )
+
+  it.effect("a wrong password cut short by its client still counts: the lock it set stays", () =>
+    Effect.map(cutShortFifth(wrong), (afterwards) => expect(afterwards).toBe("AccountLockedError"))
   )
 
   it.effect("a lockout is logged once, at warning level, naming the identifier and never the password", () =>
