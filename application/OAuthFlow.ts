@@ -4,7 +4,7 @@ import type { OAuthUserInfo } from "../domain/OAuth.js"
 import { type Flow, OAuthStates, type ReturnedState } from "./OAuthStates.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import type { AccountTokens } from "./ports/OAuthAccountRepo.js"
-import { type OAuthProviderClient, OAuthProviders, type ProviderTokens } from "./ports/OAuthProviders.js"
+import { OAuthProviders, type ProviderTokens } from "./ports/OAuthProviders.js"
 
 /** What a callback brings: the provider's code, and the state and binding of the flow. */
 export interface Callback extends ReturnedState {
@@ -46,7 +46,8 @@ export class OAuthFlow extends Effect.Service<OAuthFlow>()("app/OAuthFlow", {
     })
 
     /** The callback's state accepted and spent, its code exchanged, and who the provider says the user is. */
-    const identify = Effect.fnUntraced(function* (provider: OAuthProviderClient, callback: Callback, flow: Flow) {
+    const identify = Effect.fnUntraced(function* (name: string, callback: Callback, flow: Flow) {
+      const provider = yield* providerNamed(name)
       const { claims, codeVerifier } = yield* states.accept(provider.name, callback, flow)
       const tokens = yield* provider.exchangeCode({
         code: callback.code,
@@ -76,9 +77,7 @@ export class OAuthFlow extends Effect.Service<OAuthFlow>()("app/OAuthFlow", {
       /** The configured providers' names. */
       providers: providers.names,
       start,
-      /** The named provider's callback, through the flow's state and code exchange. */
-      identify: (name: string, callback: Callback, flow: Flow) =>
-        Effect.flatMap(providerNamed(name), (provider) => identify(provider, callback, flow)),
+      identify,
       stored
     } as const
   })
