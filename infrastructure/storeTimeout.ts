@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Option } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Option } from "effect"
 import { storeUnavailable } from "../application/metrics.js"
 import type { StoreUnavailableError } from "../application/ports/StoreUnavailableError.js"
 
@@ -13,9 +13,45 @@ export class StoreTimeout extends Context.Reference<StoreTimeout>()("infrastruct
 }) {}
 
 /**
+ * The call's result, or none once `timeout` has passed. The call and its timer run as daemons
+ * and the caller waits on whichever ends first, so that a driver that cannot be interrupted at
+ * once (a query on a frozen connection) is left to finish in the background instead of holding
+ * the answer.
+ *
+ * Not `Effect.timeout`: that races two child fibers and ends the loser by interruption. Where
+ * the caller holds interruption off (a sign-in's counted attempt, decided whatever its client
+ * does) a child inherits that and the timer could not end the call; made interruptible, a child
+ * would pass the caller's own interruption on to the call, which the caller held off. A daemon
+ * is no child: only the timer ends the wait there, and the caller's interruption still waits.
+ */
+const within = <A, E, R>(effect: Effect.Effect<A, E, R>, timeout: Duration.Duration) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function* () {
+      const outcome = yield* Deferred.make<Option.Option<A>, E>()
+      const call = yield* Effect.forkDaemon(Effect.intoDeferred(Effect.asSome(restore(effect)), outcome))
+      const timer = yield* Effect.forkDaemon(
+        Effect.interruptible(Effect.zipRight(Effect.sleep(timeout), Deferred.succeed(outcome, Option.none())))
+      )
+      // What ended the wait has ended; only the other one is interrupted (telling an ended fiber
+      // would still cost it a turn of the scheduler). A caller interrupted while it waits ends both.
+      return yield* restore(Deferred.await(outcome)).pipe(
+        Effect.onExit((exit) =>
+          Effect.fiberIdWith((self) =>
+            Effect.sync(() => {
+              const timedOut = Exit.isSuccess(exit) && Option.isNone(exit.value)
+              const answered = !timedOut && !Exit.isInterrupted(exit)
+              if (!timedOut) timer.unsafeInterruptAsFork(self)
+              if (!answered) call.unsafeInterruptAsFork(self)
+            })
+          )
+        )
+      )
+    })
+  )
+
+/**
  * `effect`, bounded by the StoreTimeout of the fiber that runs it; a timeout is logged and fails
- * as `store`. The call is disconnected: a driver that cannot be interrupted at once (a query on
- * a frozen connection) is left to finish in the background instead of holding the answer.
+ * as `store`.
  */
 export const bounded =
   (store: string) =>
@@ -23,15 +59,14 @@ export const bounded =
     Effect.flatMap(StoreTimeout, (timeout) =>
       !Duration.isFinite(timeout)
         ? effect
-        : Effect.timeoutOption(Effect.disconnect(effect), timeout).pipe(
-            Effect.flatMap(
-              Option.match({
-                onSome: Effect.succeed,
-                onNone: () =>
-                  Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
-                    Effect.zipRight(storeUnavailable(store))
-                  )
-              })
-            )
+        : Effect.flatMap(
+            within(effect, timeout),
+            Option.match({
+              onSome: Effect.succeed,
+              onNone: () =>
+                Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
+                  Effect.zipRight(storeUnavailable(store))
+                )
+            })
           )
     )

@@ -8,6 +8,7 @@ import { StoreUnavailableError } from "../../application/ports/StoreUnavailableE
 import { useCases } from "../../composition/application.js"
 import { Email } from "../../domain/User.js"
 import * as AttemptCounterMemory from "../../infrastructure/memory/AttemptCounterMemory.js"
+import { bounded } from "../../infrastructure/storeTimeout.js"
 import { memoryPorts } from "../support/memoryPorts.js"
 
 const START = Date.UTC(2032, 1, 2, 3, 4, 5)
@@ -31,6 +32,17 @@ const failingCounter = Layer.succeed(
     clear: () => Effect.fail(new StoreUnavailableError({ store: "attempts" }))
   })
 )
+
+/**
+ * The memory store, except that clearing a count waits on a frozen database: a call that never
+ * answers, bounded by the store timeout as every database call is.
+ */
+const frozenOnClear = Layer.effect(
+  AttemptCounter,
+  Effect.map(AttemptCounter, (counter) =>
+    AttemptCounter.of({ ...counter, clear: () => bounded("database")(Effect.never) })
+  )
+).pipe(Layer.provide(AttemptCounterMemory.layer))
 
 /**
  * The account use cases on memory adapters and the TestClock, with a hasher that counts its
@@ -235,6 +247,24 @@ describe("lockout in PasswordSignIn.login", () => {
 
   it.effect("a wrong password cut short by its client still counts: the lock it set stays", () =>
     Effect.map(cutShortFifth(wrong), (afterwards) => expect(afterwards).toBe("AccountLockedError"))
+  )
+
+  it.effect(
+    "a store that freezes inside a guarded sign-in is still given up at the store timeout: the sign-in goes on",
+    () =>
+      run(
+        ({ logs }) =>
+          Effect.gen(function* () {
+            yield* registered
+            const signingIn = yield* Effect.fork(signIn(email))
+            yield* TestClock.adjust("4999 millis")
+            expect(yield* Fiber.poll(signingIn)).toEqual(expect.objectContaining({ _tag: "None" }))
+            yield* TestClock.adjust("1 millis")
+            expect(failureTag(yield* Fiber.join(signingIn))).toBe("success")
+            expect(logs.some((line) => line.message.includes("lockout skipped: could not clear"))).toBe(true)
+          }),
+        { counter: frozenOnClear }
+      )
   )
 
   it.effect("a lockout is logged once, at warning level, naming the identifier and never the password", () =>
