@@ -20,6 +20,7 @@ import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { RateLimiter, type RateLimitRule } from "./ports/RateLimiter.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
+import { spans } from "./spans.js"
 import { Verification } from "./Verification.js"
 
 /** How a registration ended, as far as the caller may know. */
@@ -33,6 +34,7 @@ export const Registration = Data.taggedEnum<Registration>()
 /** Registration and the signed-in user's own account. */
 export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
     const sessions = yield* Sessions
@@ -49,7 +51,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * The password is hashed before the insert whether or not the email is free, so a duplicate
      * costs what a new account costs, and no transaction is held open while hashing.
      */
-    const register = Effect.fn("Accounts.register")(function* (
+    const register = span("Accounts.register")(function* (
       email: Email,
       password: Redacted.Redacted<string>,
       /** The deployment's registration fields, in their decoded (Type) form. */
@@ -95,7 +97,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * Applies a profile patch. Only the deployment's custom fields are editable; a patch naming
      * anything else is refused whole, naming every offending field.
      */
-    const updateProfile = Effect.fn("Accounts.updateProfile")(function* (
+    const updateProfile = span("Accounts.updateProfile")(function* (
       principal: Principal,
       patch: Readonly<Record<string, unknown>>
     ) {
@@ -113,7 +115,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     })
 
     /** Deletes the caller's account and ends every one of its sessions, access tokens included. */
-    const deleteAccount = Effect.fn("Accounts.deleteAccount")(function* (principal: Principal) {
+    const deleteAccount = span("Accounts.deleteAccount")(function* (principal: Principal) {
       const ended = yield* sessions.endAll(principal.user.id, Option.none())
       yield* users.delete(principal.user.id)
       yield* audit.record({
@@ -167,7 +169,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * none), under the change_password limit and the lockout rule. Every other session ends; the
      * caller's goes on.
      */
-    const changePassword = Effect.fn("Accounts.changePassword")(function* (
+    const changePassword = span("Accounts.changePassword")(function* (
       principal: Principal,
       currentPassword: Option.Option<Redacted.Redacted<string>>,
       newPassword: Redacted.Redacted<string>
@@ -190,7 +192,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     })
 
     /** An operator's superuser: active, verified, with a password. */
-    const createSuperuser = Effect.fn("Accounts.createSuperuser")(function* (
+    const createSuperuser = span("Accounts.createSuperuser")(function* (
       email: Email,
       password: Redacted.Redacted<string>
     ) {
@@ -209,7 +211,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     })
 
     /** An operator's change of flags. Deactivating a user ends all of their sessions. */
-    const setFlags = Effect.fn("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
+    const setFlags = span("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
       const found = yield* users.findByLogin("email", email)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
       const updated = yield* audit.recordWith(users.setFlags(found.value.id, flags), (user) =>
@@ -232,7 +234,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * session of the user ends, before the password changes for the same reason, and it is
      * recorded as one, by the request's actor (the CLI).
      */
-    const setPassword = Effect.fn("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
+    const setPassword = span("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
       const ended = yield* sessions.endAll(id, Option.none())

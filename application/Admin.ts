@@ -5,6 +5,7 @@ import { type Email, type PublicUser, type RoleName, toPublicUser, type UserId }
 import { Audit } from "./Audit.js"
 import { RoleRepo } from "./ports/RoleRepo.js"
 import { type UserQuery, UserRepo } from "./ports/UserRepo.js"
+import { spans } from "./spans.js"
 
 /** How an operator names a user: by email address or by id. */
 export type UserRef = { readonly email: Email } | { readonly id: UserId }
@@ -22,12 +23,13 @@ export interface UserPage {
  */
 export class Admin extends Effect.Service<Admin>()("app/Admin", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const users = yield* UserRepo
     const roles = yield* RoleRepo
     const audit = yield* Audit
 
     /** Gives a user a role, creating the role on first use; answers the updated user. */
-    const assignRole = Effect.fn("Admin.assignRole")(function* (userId: UserId, role: RoleName) {
+    const assignRole = span("Admin.assignRole")(function* (userId: UserId, role: RoleName) {
       const updated = yield* audit.recordWith(users.assignRole(userId, role), (user) =>
         Option.isNone(user) ? null : { type: "role.assigned", user_id: userId, details: { role } }
       )
@@ -36,7 +38,7 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     })
 
     /** Takes a role from a user; a role the user does not hold is no error. */
-    const removeRole = Effect.fn("Admin.removeRole")(function* (userId: UserId, role: RoleName) {
+    const removeRole = span("Admin.removeRole")(function* (userId: UserId, role: RoleName) {
       const updated = yield* audit.recordWith(users.removeRole(userId, role), (user) =>
         Option.isNone(user) ? null : { type: "role.removed", user_id: userId, details: { role } }
       )
@@ -45,10 +47,7 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     })
 
     /** Grants a permission to a role, creating the role on first use. */
-    const assignPermission = Effect.fn("Admin.assignPermission")(function* (
-      role: RoleName,
-      permission: PermissionName
-    ) {
+    const assignPermission = span("Admin.assignPermission")(function* (role: RoleName, permission: PermissionName) {
       yield* audit.recordWith(roles.assignPermission(role, permission), () => ({
         type: "permission.assigned",
         user_id: null,
@@ -56,10 +55,7 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
       }))
     })
 
-    const removePermission = Effect.fn("Admin.removePermission")(function* (
-      role: RoleName,
-      permission: PermissionName
-    ) {
+    const removePermission = span("Admin.removePermission")(function* (role: RoleName, permission: PermissionName) {
       yield* audit.recordWith(roles.removePermission(role, permission), () => ({
         type: "permission.removed",
         user_id: null,
@@ -70,14 +66,14 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     /** A role's permissions in name order; an unknown role has none. */
     const rolePermissions = (role: RoleName) => roles.permissionsOf(role)
 
-    const findUser = Effect.fn("Admin.findUser")(function* (ref: UserRef) {
+    const findUser = span("Admin.findUser")(function* (ref: UserRef) {
       const found = yield* "email" in ref ? users.findByLogin("email", ref.email) : users.findById(ref.id)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
       return found.value
     })
 
     /** One more user than the page is asked for tells whether another page follows. */
-    const listUsers = Effect.fn("Admin.listUsers")(function* (query: UserQuery) {
+    const listUsers = span("Admin.listUsers")(function* (query: UserQuery) {
       const found = yield* users.list({ ...query, limit: query.limit + 1 })
       const page: UserPage = {
         users: found.slice(0, query.limit).map(toPublicUser),

@@ -18,6 +18,7 @@ import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import type { Principal } from "./Sessions.js"
 import { currentSignInMethods } from "./signInMethods.js"
+import { spans } from "./spans.js"
 
 /** The provider account a link callback linked (or found linked to the caller already). */
 export interface LinkedIdentity {
@@ -33,6 +34,7 @@ export interface LinkedIdentity {
  */
 export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinking", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const flow = yield* OAuthFlow
     const accounts = yield* OAuthAccountRepo
     const users = yield* UserRepo
@@ -42,7 +44,7 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
     const methodsOf = currentSignInMethods(users, accounts, passkeys)
 
     /** The link callback (spec rules 4 and 5): the state must have been issued to the caller. */
-    const link = Effect.fn("OAuth.link")(function* (principal: Principal, name: string, callback: Callback) {
+    const link = span("OAuth.link")(function* (principal: Principal, name: string, callback: Callback) {
       const caller = principal.user.id
       const { tokens, info } = yield* flow.identify(name, callback, { purpose: "oauth_link_state", caller })
       const [identity, callersAccount] = yield* Effect.all([
@@ -75,7 +77,7 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
     })
 
     /** Unlinks the caller's account of the provider, unless it is the last way to sign in (spec rule 6). */
-    const unlink = Effect.fn("OAuth.unlink")(function* (principal: Principal, provider: string) {
+    const unlink = span("OAuth.unlink")(function* (principal: Principal, provider: string) {
       const user = principal.user
       const [linked, passkeyCount] = yield* Effect.all([accounts.listOf(user.id), passkeys.countOf(user.id)])
       const decision = decideUnlink(provider, {

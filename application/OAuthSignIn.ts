@@ -13,6 +13,7 @@ import { Events } from "./ports/Events.js"
 import { type AccountTokens, OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
+import { spans } from "./spans.js"
 
 /**
  * Every refused sign-in (spec rule 3) answers this one sentence, whatever the reason: it must
@@ -33,6 +34,7 @@ type Granted = Exclude<SignInDecision, { readonly _tag: "Refuse" }>
  */
 export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const flow = yield* OAuthFlow
     const accounts = yield* OAuthAccountRepo
     const users = yield* UserRepo
@@ -132,7 +134,7 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
     }
 
     /** The sign-in callback (spec rule 2): state, code, user info, the account rule, then a session. */
-    const signIn = Effect.fn("OAuth.signIn")(function* (name: string, callback: Callback, client: ClientInfo) {
+    const signIn = span("OAuth.signIn")(function* (name: string, callback: Callback, client: ClientInfo) {
       const { tokens, info } = yield* flow.identify(name, callback, { purpose: "oauth_state" })
       const facts = yield* signInFacts(info)
       const decision = decideSignIn({ ...facts, info, autoLinkByEmail: policy.oauth.oauthAutoLinkByEmail })

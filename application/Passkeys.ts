@@ -34,6 +34,7 @@ import { UserRepo } from "./ports/UserRepo.js"
 import { type AuthenticationCredential, type RegistrationCredential, WebAuthn } from "./ports/WebAuthn.js"
 import { type Principal, Sessions } from "./Sessions.js"
 import { currentSignInMethods } from "./signInMethods.js"
+import { spans } from "./spans.js"
 
 /** Nobody's id: what an unknown email's credentials are looked up under, so it costs what a known one does. */
 const NOBODY = UserId.make("passkey:nobody")
@@ -48,6 +49,7 @@ const decodeRegistrationChallenge = Schema.decodeUnknownOption(RegistrationChall
  */
 export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const webauthn = yield* WebAuthn
     const challenges = yield* ChallengeStore
     const passkeys = yield* PasskeyRepo
@@ -83,7 +85,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       )
 
     /** Registration options for the caller, its own passkeys excluded; the challenge kept for the caller only. */
-    const registerBegin = Effect.fn("Passkeys.registerBegin")(function* (principal: Principal) {
+    const registerBegin = span("Passkeys.registerBegin")(function* (principal: Principal) {
       const user = principal.user
       const exclude = yield* passkeys.credentialsOf(user.id)
       const options = yield* webauthn.registrationOptions(
@@ -100,7 +102,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     })
 
     /** Verifies the attestation against the caller's challenge (taken once), then stores the passkey. */
-    const registerComplete = Effect.fn("Passkeys.registerComplete")(function* (
+    const registerComplete = span("Passkeys.registerComplete")(function* (
       principal: Principal,
       request: {
         readonly challenge_key: string
@@ -144,7 +146,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
      * or none for an unknown address, looked up the same way, so the two cannot be told apart.
      * Without one, the browser offers the discoverable credentials it holds for the RP.
      */
-    const authenticateBegin = Effect.fn("Passkeys.authenticateBegin")(function* (email: Option.Option<string>) {
+    const authenticateBegin = span("Passkeys.authenticateBegin")(function* (email: Option.Option<string>) {
       const allow = yield* Option.match(email, {
         onNone: () => Effect.succeedNone,
         onSome: (address) =>
@@ -208,7 +210,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       )
 
     /** Sign-in with a passkey: its challenge taken once, the assertion verified, then a session as any sign-in. */
-    const authenticateComplete = Effect.fn("Passkeys.authenticateComplete")(function* (
+    const authenticateComplete = span("Passkeys.authenticateComplete")(function* (
       request: { readonly challenge_key: string; readonly credential: AuthenticationCredential },
       client: ClientInfo
     ) {
@@ -224,12 +226,12 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     }, countedSignIn("passkey"))
 
     /** The caller's passkeys as listed, oldest first: never a key or a counter. */
-    const list = Effect.fn("Passkeys.list")(function* (principal: Principal) {
+    const list = span("Passkeys.list")(function* (principal: Principal) {
       return (yield* passkeys.listOf(principal.user.id)).map(toPasskeyInfo)
     })
 
     /** Deletes one of the caller's passkeys, unless it is the last way to sign in (spec rule 6). */
-    const remove = Effect.fn("Passkeys.delete")(function* (principal: Principal, passkeyId: string) {
+    const remove = span("Passkeys.delete")(function* (principal: Principal, passkeyId: string) {
       const user = principal.user
       const parsed = Schema.decodeUnknownOption(PasskeyId)(passkeyId)
       if (Option.isNone(parsed)) return yield* new PasskeyNotFoundError()

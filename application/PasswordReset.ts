@@ -13,6 +13,7 @@ import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
+import { spans } from "./spans.js"
 
 /** How long a reset request's answer takes at least: well above what its work takes, even on a busy machine. */
 export const RESET_ANSWER_FLOOR = Duration.millis(20)
@@ -24,6 +25,7 @@ export const RESET_ANSWER_FLOOR = Duration.millis(20)
  */
 export class PasswordReset extends Effect.Service<PasswordReset>()("app/PasswordReset", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const users = yield* UserRepo
     const signer = yield* TokenSigner
     const hasher = yield* PasswordHasher
@@ -56,7 +58,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
      * not: the lookup, the token and the mail take far less, so what the answer's time tells is
      * the floor, not the address.
      */
-    const request = Effect.fn("PasswordReset.request")(function* (email: string) {
+    const request = span("PasswordReset.request")(function* (email: string) {
       yield* Effect.all([mail(email), Effect.sleep(RESET_ANSWER_FLOOR)], { concurrency: 2, discard: true })
     })
 
@@ -64,10 +66,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
      * Sets the new password and ends every session of the user. Following the mailed link also
      * proves the address, so the user becomes verified.
      */
-    const confirm = Effect.fn("PasswordReset.confirm")(function* (
-      token: string,
-      newPassword: Redacted.Redacted<string>
-    ) {
+    const confirm = span("PasswordReset.confirm")(function* (token: string, newPassword: Redacted.Redacted<string>) {
       const claims = yield* signer.verify(token, "password_reset")
       const found = yield* users.findById(UserId.make(claims.sub))
       if (Option.isNone(found) || !found.value.is_active) {

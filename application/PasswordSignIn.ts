@@ -12,10 +12,12 @@ import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
+import { spans } from "./spans.js"
 
 /** Sign-in with the login field and a password, under the lockout rule. */
 export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/PasswordSignIn", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
     const sessions = yield* Sessions
@@ -69,7 +71,7 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
      * verified, for known and unknown identifiers alike. The failure that reaches the maximum
      * still answers 401; a success clears the count.
      */
-    const login = Effect.fn("PasswordSignIn.login")(function* (
+    const login = span("PasswordSignIn.login")(function* (
       identifier: string,
       password: Redacted.Redacted<string>,
       client: ClientInfo

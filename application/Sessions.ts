@@ -23,6 +23,7 @@ import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { TokenHolders } from "./ports/TokenHolders.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
+import { spans } from "./spans.js"
 
 /** Who an access token speaks for, and the token itself. */
 export interface Principal {
@@ -46,6 +47,7 @@ const decodeSealedPair = Schema.decodeUnknownOption(Schema.parseJson(TokenPair))
  */
 export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const signer = yield* TokenSigner
     const families = yield* RefreshTokenRepo
     const users = yield* UserRepo
@@ -101,7 +103,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * Starts a session: a new family, its first refresh token and an access token. The family and
      * the sign-in's audit entry (how the user signed in: `signIn`) commit together.
      */
-    const start = Effect.fn("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
+    const start = span("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
       const now = yield* DateTime.now
       const familyId = FamilyId.make(yield* crypto.randomId)
       const { pair, stored } = yield* issuePair(user, familyId, now)
@@ -188,7 +190,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * Exchanges a refresh token for a new pair, applying the refresh-family rule. The session
      * records the client it was refreshed from as its latest.
      */
-    const refresh = Effect.fn("Sessions.refresh")(function* (presented: string, client?: ClientInfo) {
+    const refresh = span("Sessions.refresh")(function* (presented: string, client?: ClientInfo) {
       yield* signer.verify(presented, "refresh")
       return yield* rotate(crypto.digest(presented), false, client)
     })
@@ -215,7 +217,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     /** Sign-out: ends the session of the request's access token, the token itself with it. */
-    const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
+    const logout = span("Sessions.logout")(function* (principal: Principal) {
       const family = currentFamily(principal)
       if (Option.isSome(family)) yield* families.revokeFamily(family.value, yield* DateTime.now)
       yield* audit.record({
@@ -228,12 +230,12 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     /** Ends every session of a user but `except`; answers the families it ended. */
-    const endAll = Effect.fn("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
+    const endAll = span("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
       return yield* families.revokeFamiliesOfUser(userId, yield* DateTime.now, except)
     })
 
     /** The caller's live sessions, most recently used first, their own marked current. */
-    const list = Effect.fn("Sessions.list")(function* (principal: Principal) {
+    const list = span("Sessions.list")(function* (principal: Principal) {
       const now = yield* DateTime.now
       const live = yield* families.liveFamiliesOf(principal.user.id, now)
       return sessionList(live, currentFamily(principal), now)
@@ -244,7 +246,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * answer the same SessionNotFoundError. Ending one's own current session is a sign-out: the
      * family's revocation covers the presented access token as well.
      */
-    const end = Effect.fn("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
+    const end = span("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
       const ended = yield* families.revokeFamilyOfUser(principal.user.id, familyId, yield* DateTime.now)
       if (!ended) return yield* new SessionNotFoundError()
       yield* audit.record({
@@ -261,7 +263,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * covers any access token still alive) but are not counted: the caller never saw them as
      * sessions.
      */
-    const endOthers = Effect.fn("Sessions.endOthers")(function* (principal: Principal) {
+    const endOthers = span("Sessions.endOthers")(function* (principal: Principal) {
       const now = yield* DateTime.now
       const live = new Set(
         (yield* families.liveFamiliesOf(principal.user.id, now)).map((family) => family.family_id as string)

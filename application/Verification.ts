@@ -10,6 +10,7 @@ import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
+import { spans } from "./spans.js"
 
 /**
  * Email verification. The token names the user and the address; it works once because
@@ -17,6 +18,7 @@ import { UserRepo } from "./ports/UserRepo.js"
  */
 export class Verification extends Effect.Service<Verification>()("app/Verification", {
   effect: Effect.gen(function* () {
+    const span = yield* spans
     const users = yield* UserRepo
     const signer = yield* TokenSigner
     const events = yield* Events
@@ -25,7 +27,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
     const audit = yield* Audit
 
     /** Sends a verification token to the user's address, unless it is verified already. */
-    const send = Effect.fn("Verification.send")(function* (user: User) {
+    const send = span("Verification.send")(function* (user: User) {
       if (user.is_verified) return
       const token = yield* signer.sign({
         sub: user.id,
@@ -37,7 +39,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
       yield* events.emit(AuthEvent.send_verification_email({ email: user.email, token }))
     })
 
-    const confirm = Effect.fn("Verification.confirm")(function* (token: string) {
+    const confirm = span("Verification.confirm")(function* (token: string) {
       const claims = yield* signer.verify(token, "verify_email")
       const found = yield* users.findById(UserId.make(claims.sub))
       if (Option.isNone(found) || !found.value.is_active || found.value.email !== claims.email) {
