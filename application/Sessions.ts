@@ -136,7 +136,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     ): Effect.Effect<TokenPair, TokenError | TokenExpiredError | TokenBlacklistedError | StoreUnavailableError> =>
       Effect.gen(function* () {
         const now = yield* DateTime.now
-        const decision = decideRefresh(yield* families.findByDigest(digest), now, reuseGrace)
+        const presented = yield* holders.presented(digest)
+        const decision = decideRefresh(presented, now, reuseGrace)
         switch (decision._tag) {
           case "Unknown":
             return yield* new TokenError({ message: "Unknown refresh token." })
@@ -168,7 +169,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             )
           case "Rotate": {
             const { family } = decision
-            const user = yield* users.findById(family.user_id)
+            const user = Option.flatMap(presented, (found) => found.user)
             if (Option.isNone(user) || !user.value.is_active) {
               return yield* new TokenError({ message: "The account is no longer active." })
             }

@@ -13,6 +13,12 @@ export const make = Effect.gen(function* () {
         Option.isNone(user)
           ? Effect.succeedNone
           : Effect.map(families.isEnded(familyId), (sessionEnded) => Option.some({ user: user.value, sessionEnded }))
+      ),
+    presented: (digest) =>
+      Effect.flatMap(families.findByDigest(digest), (found) =>
+        Option.isNone(found)
+          ? Effect.succeedNone
+          : Effect.map(users.findById(found.value.family.user_id), (user) => Option.some({ ...found.value, user }))
       )
   })
 })

@@ -3,30 +3,16 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
-import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
 import { readerOf, transactionOf } from "./SqliteDirect.js"
+import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
 const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
 
-/** A refresh_tokens row joined with its family; family columns carry a `family_` prefix. */
-const TokenWithFamilyRow = Schema.Struct({
-  ...StoredRefreshToken.fields,
-  issued_at: Millis,
-  expires_at: Millis,
-  rotated_at: OptionalMillis,
-  user_id: TokenFamily.fields.user_id,
-  ip_address: TokenFamily.fields.ip_address,
-  user_agent: TokenFamily.fields.user_agent,
-  family_created_at: Millis,
-  family_last_used_at: Millis,
-  family_expires_at: Millis,
-  family_revoked_at: OptionalMillis
-})
-const decodeTokenWithFamily = Schema.decodeUnknown(Schema.Array(TokenWithFamilyRow))
 const decodeFamilyIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId })))
 const decodeFamilies = Schema.decodeUnknown(
   Schema.Array(
@@ -79,42 +65,9 @@ export const make = Effect.gen(function* () {
       ),
 
     findByDigest: (digest) =>
-      read(sql`SELECT t.digest, t.family_id, t.issued_at, t.expires_at, t.rotated_at, t.sealed_successor,
-          f.user_id, f.ip_address, f.user_agent, f.created_at AS family_created_at,
-          f.last_used_at AS family_last_used_at, f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at
+      read(sql`SELECT ${tokenWithFamilyColumns(sql)}
         FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
-        WHERE t.digest = ${digest}`).pipe(
-        Effect.flatMap(decodeTokenWithFamily),
-        Effect.map((rows) =>
-          Option.map(Option.fromNullable(rows[0]), (row) => ({
-            token: new StoredRefreshToken(
-              {
-                digest: row.digest,
-                family_id: row.family_id,
-                issued_at: row.issued_at,
-                expires_at: row.expires_at,
-                rotated_at: row.rotated_at,
-                sealed_successor: row.sealed_successor
-              },
-              validated
-            ),
-            family: new TokenFamily(
-              {
-                family_id: row.family_id,
-                user_id: row.user_id,
-                ip_address: row.ip_address,
-                user_agent: row.user_agent,
-                created_at: row.family_created_at,
-                last_used_at: row.family_last_used_at,
-                expires_at: row.family_expires_at,
-                revoked_at: row.family_revoked_at
-              },
-              validated
-            )
-          }))
-        ),
-        unavailable
-      ),
+        WHERE t.digest = ${digest}`).pipe(Effect.flatMap(firstTokenWithFamily), unavailable),
 
     // A compare-and-swap on both dialects. On PostgreSQL (READ COMMITTED) a racing UPDATE of the
     // same token waits for the first one's transaction, then re-checks `rotated_at IS NULL` on the

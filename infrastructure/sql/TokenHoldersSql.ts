@@ -4,14 +4,24 @@ import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { SqlInt } from "./columns.js"
 import { unavailable } from "./failures.js"
 import { readerOf } from "./SqliteDirect.js"
+import { tokenWithFamily, tokenWithFamilyColumns, tokenWithFamilyNames } from "./tokenRows.js"
 import { userColumns, usersFromRows } from "./userRows.js"
 
 /** The session's state beside the user's columns: 1 live, 0 ended, null when the family does not exist. */
 const decodeSessionLive = Schema.decodeUnknownEither(Schema.NullOr(SqlInt))
 
+/** A row's columns split into those of `names` and the rest. */
+const split = (row: Readonly<Record<string, unknown>>, names: ReadonlySet<string>) => {
+  const chosen: Record<string, unknown> = {}
+  const rest: Record<string, unknown> = {}
+  for (const name in row) (names.has(name) ? chosen : rest)[name] = row[name]
+  return [chosen, rest] as const
+}
+
 /**
- * The user and the state of the family in one statement. On the embedded database's file it runs
- * on the direct connection (SqliteDirect); elsewhere through the client.
+ * The user and the state of the family, or a refresh token with its family and user, each in one
+ * statement. On the embedded database's file they run on the direct connection (SqliteDirect);
+ * elsewhere through the client.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -34,7 +44,26 @@ export const make = Effect.gen(function* () {
         }),
         unavailable
       )
-    }
+    },
+
+    // The user is joined, not required: the token is answered whatever became of its user, as
+    // the two reads this one replaces answered it.
+    presented: (digest) =>
+      read(sql`SELECT ${tokenWithFamilyColumns(sql)}, ${columns}
+        FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
+          LEFT JOIN users u ON u.id = f.user_id
+        WHERE t.digest = ${digest}`).pipe(
+        Effect.flatMap((rows) => {
+          if (rows[0] === undefined) return Effect.succeedNone
+          const [token, user] = split(rows[0], tokenWithFamilyNames)
+          return Effect.zipWith(
+            tokenWithFamily(token),
+            user.id === null ? Effect.succeedNone : Effect.map(userOf(user), Option.some),
+            (found, owner) => Option.some({ ...found, user: owner })
+          )
+        }),
+        unavailable
+      )
   })
 })
 

@@ -6,11 +6,12 @@ import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId } from "../../domain/Session.js"
 import { RoleName, User, UserId } from "../../domain/User.js"
 import { databases, sqliteFile, sqliteWithClient } from "../support/databases.js"
-import { at, clientStatements, newUser, startFamily } from "../support/sessionRecords.js"
+import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
 /**
- * The TokenHolders contract: what UserRepo.findById and RefreshTokenRepo.isEnded answer, as one
- * read, on every adapter, a SQLite file (read on a connection of its own) included.
+ * The TokenHolders contract: what UserRepo.findById and RefreshTokenRepo.isEnded answer, and what
+ * RefreshTokenRepo.findByDigest and UserRepo.findById answer, each as one read, on every adapter,
+ * a SQLite file (read on a connection of its own) included.
  */
 
 const encodeUser = Schema.encodeSync(User)
@@ -24,6 +25,27 @@ const separately = (userId: UserId, familyId: string) =>
     const user = yield* Effect.flatMap(UserRepo, (users) => users.findById(userId))
     const ended = yield* Effect.flatMap(RefreshTokenRepo, (families) => families.isEnded(FamilyId.make(familyId)))
     return Option.map(user, (found) => ({ user: encodeUser(found), sessionEnded: ended }))
+  })
+
+const presented = (digest: string) => Effect.flatMap(TokenHolders, (holders) => holders.presented(digest))
+
+/** A presented refresh token as plain data, to compare answers field by field. */
+const plainPresented = (
+  found: Option.Option<{ readonly token: object; readonly family: object; readonly user: Option.Option<User> }>
+) =>
+  Option.map(found, ({ token, family, user }) => ({
+    token: { ...token },
+    family: { ...family },
+    user: Option.map(user, encodeUser)
+  }))
+
+/** What the two reads `presented` replaces answer. */
+const presentedSeparately = (digest: string) =>
+  Effect.gen(function* () {
+    const found = yield* Effect.flatMap(RefreshTokenRepo, (families) => families.findByDigest(digest))
+    if (Option.isNone(found)) return Option.none()
+    const user = yield* Effect.flatMap(UserRepo, (users) => users.findById(found.value.family.user_id))
+    return Option.some({ ...found.value, user })
   })
 
 const encoded = (effect: ReturnType<typeof find>) =>
@@ -80,6 +102,54 @@ for (const backend of databases) {
         )
     )
 
+    it.effect("presented: the token, its family and its user, roles included, as the two reads would", () =>
+      run(
+        Effect.gen(function* () {
+          const user = yield* newUser("presenter@example.com")
+          yield* Effect.flatMap(UserRepo, (users) => users.assignRole(user.id, RoleName.make("editor")))
+          yield* startFamily(user.id, "family-presented")
+          const found = yield* presented("digest-family-presented")
+          expect(plainPresented(found)).toEqual(plainPresented(yield* presentedSeparately("digest-family-presented")))
+          expect(Option.getOrThrow(plainPresented(found))).toMatchObject({
+            token: { digest: "digest-family-presented", family_id: "family-presented" },
+            family: { family_id: "family-presented", user_id: user.id },
+            user: Option.some({ email: "presenter@example.com", roles: ["editor"], is_active: true })
+          })
+        })
+      )
+    )
+
+    it.effect("presented: a spent token, a token of an ended family, an inactive user, and no token at all", () =>
+      run(
+        Effect.gen(function* () {
+          const user = yield* newUser("spent@example.com")
+          yield* startFamily(user.id, "family-spent")
+          yield* startFamily(user.id, "family-revoked")
+          const families = yield* RefreshTokenRepo
+          const rotated = yield* families.rotate({
+            presented: "digest-family-spent",
+            successor: tokenOf("digest-successor", "family-spent"),
+            sealedSuccessor: Option.none(),
+            now: at
+          })
+          expect(rotated).toBe(true)
+          yield* families.revokeFamily(FamilyId.make("family-revoked"), at)
+          yield* Effect.flatMap(UserRepo, (users) => users.setFlags(user.id, { is_active: false }))
+          for (const digest of ["digest-family-spent", "digest-successor", "digest-family-revoked", "digest-never"]) {
+            expect(plainPresented(yield* presented(digest)), digest).toEqual(
+              plainPresented(yield* presentedSeparately(digest))
+            )
+          }
+          const spent = Option.getOrThrow(yield* presented("digest-family-spent"))
+          expect(Option.isSome(spent.token.rotated_at)).toBe(true)
+          expect(Option.map(spent.user, (owner) => owner.is_active)).toEqual(Option.some(false))
+          const ended = Option.getOrThrow(yield* presented("digest-family-revoked"))
+          expect(Option.isSome(ended.family.revoked_at)).toBe(true)
+          expect(yield* presented("digest-never")).toEqual(Option.none())
+        })
+      )
+    )
+
     it.effect("answers none for an unknown user, and an inactive user as inactive", () =>
       run(
         Effect.gen(function* () {
@@ -110,6 +180,40 @@ describe("where TokenHolders reads", () => {
         Option.some(true)
       ])
     }).pipe(Effect.provide(sqliteFile.repositories()))
+  )
+
+  it.effect("presented, on a SQLite file: on its own connection too, and it sees a rotation's commit", () =>
+    Effect.gen(function* () {
+      const user = yield* newUser("presented-reader@example.com")
+      yield* startFamily(user.id, "family-presented-reader")
+      const live = yield* clientStatements(presented("digest-family-presented-reader"))
+      yield* Effect.flatMap(RefreshTokenRepo, (families) =>
+        families.rotate({
+          presented: "digest-family-presented-reader",
+          successor: tokenOf("digest-presented-successor", "family-presented-reader"),
+          sealedSuccessor: Option.none(),
+          now: at
+        })
+      )
+      const spent = yield* clientStatements(presented("digest-family-presented-reader"))
+      expect([...live.statements, ...spent.statements]).toEqual([])
+      expect([live.value, spent.value].map(Option.map((found) => Option.isSome(found.token.rotated_at)))).toEqual([
+        Option.some(false),
+        Option.some(true)
+      ])
+    }).pipe(Effect.provide(sqliteFile.repositories()))
+  )
+
+  it.effect("presented, on SQLite's :memory:, through the client, in one statement", () =>
+    Effect.gen(function* () {
+      const user = yield* newUser("presented-client@example.com")
+      yield* startFamily(user.id, "family-presented-client")
+      const { value, statements } = yield* clientStatements(presented("digest-family-presented-client"))
+      expect(statements).toHaveLength(1)
+      expect(Option.map(value, (found) => Option.map(found.user, (owner) => owner.email))).toEqual(
+        Option.some(Option.some("presented-client@example.com"))
+      )
+    }).pipe(Effect.provide(sqliteWithClient()))
   )
 
   it.effect("on SQLite's :memory:, through the client, in one statement", () =>
