@@ -28,7 +28,7 @@ export const readObservability = (read: SettingsReader, mainPort: number) => {
     metricsPort,
     /** The OTLP/HTTP base URL: spans are sent to `<endpoint>/v1/traces`. Unset: no tracing. */
     otlpEndpoint: read.standard("OTEL_EXPORTER_OTLP_ENDPOINT", F.url("http:", "https:"), {
-      doc: "OpenTelemetry's own variable, without the prefix: the OTLP/HTTP base URL spans are sent to (`<endpoint>/v1/traces`). Unset: no tracing, and spans cost nothing."
+      doc: "OpenTelemetry's own variable, without the prefix: the OTLP/HTTP base URL spans are sent to (`<endpoint>/v1/traces`). Unset: no tracing; neither the server nor the use cases make a span."
     }),
     otelServiceName: Option.getOrElse(
       read.standard("OTEL_SERVICE_NAME", F.text, {
