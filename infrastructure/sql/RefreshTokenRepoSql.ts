@@ -7,7 +7,8 @@ import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Ses
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
-import { readerOf, transactionOf } from "./SqliteDirect.js"
+import { readerOf } from "./reads.js"
+import { transactionOf } from "./SqliteDirect.js"
 import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
 const Millis = SqlMillis

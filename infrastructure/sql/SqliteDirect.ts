@@ -1,8 +1,8 @@
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { Statement } from "@effect/sql/Statement"
 import { Context, Effect, Option } from "effect"
+import { type Execute, openTransaction, throughClient } from "./execute.js"
 import { transaction } from "./failures.js"
 
 /**
@@ -48,33 +48,6 @@ export class SqliteDirect extends Context.Tag("infrastructure/SqliteDirect")<
     readonly savepoint: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
   }
 >() {}
-
-/** Runs a statement and answers its rows (none for a statement that returns none). */
-export type Execute = <A extends object>(statement: Statement<A>) => Effect.Effect<ReadonlyArray<A>, SqlError>
-
-const throughClient: Execute = (statement) => statement
-
-/** Where this fiber's transaction is open, if it has one: here, or on the main connection. */
-const openTransaction = Effect.serviceOption(SqlClient.TransactionConnection)
-
-/**
- * The rows of a read: on the direct connection where there is one, unless a transaction is open
- * on this fiber's main connection, which must read its own writes through that connection.
- */
-export const readerOf = Effect.map(
-  Effect.serviceOption(SqliteDirect),
-  (direct): Execute =>
-    Option.isNone(direct)
-      ? throughClient
-      : (statement) =>
-          Effect.flatMap(openTransaction, (open) =>
-            Option.isNone(open)
-              ? direct.value.read(statement)
-              : open.value[0] === direct.value.connection
-                ? direct.value.execute(statement)
-                : statement
-          )
-)
 
 /**
  * A transaction whose statements `body` runs with the `Execute` it is given: on the direct

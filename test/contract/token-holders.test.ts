@@ -5,7 +5,7 @@ import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId } from "../../domain/Session.js"
 import { RoleName, User, UserId } from "../../domain/User.js"
-import { databases, sqliteFile, sqliteWithClient } from "../support/databases.js"
+import { databases, postgresql, sqliteFile, sqliteWithClient } from "../support/databases.js"
 import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
 /**
@@ -202,6 +202,49 @@ describe("where TokenHolders reads", () => {
         Option.some(true)
       ])
     }).pipe(Effect.provide(sqliteFile.repositories()))
+  )
+
+  it.effect.skipIf(postgresql.skip)(
+    "on PostgreSQL, on the client's pool directly, not through the client, and it still sees every commit",
+    () =>
+      Effect.gen(function* () {
+        const user = yield* newUser("pg-reader@example.com")
+        yield* startFamily(user.id, "family-pg-reader")
+        const live = yield* clientStatements(find(user.id, "family-pg-reader"))
+        yield* Effect.flatMap(RefreshTokenRepo, (families) =>
+          families.revokeFamily(FamilyId.make("family-pg-reader"), at)
+        )
+        const ended = yield* clientStatements(find(user.id, "family-pg-reader"))
+        expect([...live.statements, ...ended.statements]).toEqual([])
+        expect([live.value, ended.value].map(Option.map((found) => found.sessionEnded))).toEqual([
+          Option.some(false),
+          Option.some(true)
+        ])
+      }).pipe(Effect.provide(postgresql.repositories()))
+  )
+
+  it.effect.skipIf(postgresql.skip)(
+    "presented, on PostgreSQL: on the pool directly too, and it sees a rotation's commit",
+    () =>
+      Effect.gen(function* () {
+        const user = yield* newUser("pg-presented@example.com")
+        yield* startFamily(user.id, "family-pg-presented")
+        const live = yield* clientStatements(presented("digest-family-pg-presented"))
+        yield* Effect.flatMap(RefreshTokenRepo, (families) =>
+          families.rotate({
+            presented: "digest-family-pg-presented",
+            successor: tokenOf("digest-pg-presented-successor", "family-pg-presented"),
+            sealedSuccessor: Option.none(),
+            now: at
+          })
+        )
+        const spent = yield* clientStatements(presented("digest-family-pg-presented"))
+        expect([...live.statements, ...spent.statements]).toEqual([])
+        expect([live.value, spent.value].map(Option.map((found) => Option.isSome(found.token.rotated_at)))).toEqual([
+          Option.some(false),
+          Option.some(true)
+        ])
+      }).pipe(Effect.provide(postgresql.repositories()))
   )
 
   it.effect("presented, on SQLite's :memory:, through the client, in one statement", () =>

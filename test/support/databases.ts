@@ -43,6 +43,13 @@ export const sqliteFileWithClient = (options: UserRepoOptions = {}) =>
 /** A SQLite database in a file of its own, where the hot reads have a connection of their own. */
 export const sqliteFile: Database = { name: "sqlite file", skip: false, repositories: sqliteFileWithClient }
 
+/** PostgreSQL in a schema of its own, when TEST_DATABASE_URL is set; the hot reads go to its pool directly. */
+export const postgresql: Database = {
+  name: "postgresql",
+  skip: Postgres.noPostgres,
+  repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provide(Postgres.layer(options)))
+}
+
 /**
  * Memory, SQLite in memory and in a file (whose hot reads have a connection of their own), and
  * PostgreSQL (each in a schema of its own) when TEST_DATABASE_URL is set.
@@ -51,9 +58,5 @@ export const databases: ReadonlyArray<Database> = [
   { name: "memory", skip: false, repositories: memoryRepositories },
   { name: "sqlite", skip: false, repositories: sqliteWithClient },
   sqliteFile,
-  {
-    name: "postgresql",
-    skip: Postgres.noPostgres,
-    repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provide(Postgres.layer(options)))
-  }
+  postgresql
 ]
