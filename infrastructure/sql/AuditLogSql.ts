@@ -7,7 +7,7 @@ import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } f
 import { UserId } from "../../domain/User.js"
 import { SqlInt, SqlMillis } from "./columns.js"
 import { boundedCall, unavailable } from "./failures.js"
-import { transactionOf } from "./SqliteDirect.js"
+import { transactionOf } from "./statements.js"
 
 const decodeRows = Schema.decodeUnknown(
   Schema.Array(

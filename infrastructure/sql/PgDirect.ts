@@ -1,7 +1,7 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, FiberRef } from "effect"
 import type Pg from "pg"
-import type { Execute } from "./execute.js"
+import { type Execute, statementSpan } from "./execute.js"
 
 /**
  * Reads from outside a transaction on PostgreSQL, run on the client's own pool as node-postgres
@@ -80,18 +80,12 @@ const query = (pool: Pg.Pool, text: string, values: ReadonlyArray<unknown>) =>
 /** Reads on `pool`; under a tracer that is on when it is built, each in the client's span. */
 export const make = (pool: Pg.Pool, attributes: Readonly<Record<string, unknown>>) =>
   Effect.map(FiberRef.get(FiberRef.currentTracerEnabled), (traced) => {
+    const span = statementSpan(traced, attributes)
     const read: Execute = (statement) =>
       Effect.suspend(() => {
         const [text, values] = statement.compile()
         // The rows are what the statement's text selects, which its type states.
-        const rows = query(pool, text, values) as Effect.Effect<ReadonlyArray<never>, SqlError>
-        return traced
-          ? Effect.withSpan(rows, "sql.execute", {
-              kind: "client",
-              captureStackTrace: false,
-              attributes: { ...attributes, "db.operation.name": "execute", "db.query.text": text }
-            })
-          : rows
+        return span(text, query(pool, text, values) as Effect.Effect<ReadonlyArray<never>, SqlError>)
       })
     return PgDirect.of({ read })
   })

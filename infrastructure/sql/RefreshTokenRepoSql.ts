@@ -7,8 +7,7 @@ import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Ses
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
-import { readerOf } from "./reads.js"
-import { transactionOf } from "./SqliteDirect.js"
+import { readerOf, transactionOf } from "./statements.js"
 import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
 const Millis = SqlMillis

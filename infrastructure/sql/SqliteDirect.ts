@@ -1,9 +1,7 @@
-import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Option } from "effect"
-import { type Execute, openTransaction, throughClient } from "./execute.js"
-import { transaction } from "./failures.js"
+import { Context, type Effect } from "effect"
+import type { Execute } from "./execute.js"
 
 /**
  * Connections of their own to the embedded database's file, used as SQLite is used by hand: a
@@ -48,25 +46,3 @@ export class SqliteDirect extends Context.Tag("infrastructure/SqliteDirect")<
     readonly savepoint: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
   }
 >() {}
-
-/**
- * A transaction whose statements `body` runs with the `Execute` it is given: on the direct
- * connection where there is one (a savepoint of the transaction this fiber has open there, if
- * any), else (PostgreSQL, SQLite in memory, or inside a transaction open on the main connection)
- * through the client. Written once, the same statements either way.
- */
-export const transactionOf = (sql: SqlClient.SqlClient) =>
-  Effect.map(
-    Effect.serviceOption(SqliteDirect),
-    (direct) =>
-      <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-        Option.isNone(direct)
-          ? transaction(sql)(body(throughClient))
-          : Effect.flatMap(openTransaction, (open) =>
-              Option.isNone(open)
-                ? direct.value.transaction(body(direct.value.execute))
-                : open.value[0] === direct.value.connection
-                  ? direct.value.savepoint(body(direct.value.execute))
-                  : transaction(sql)(body(throughClient))
-            )
-  )

@@ -3,7 +3,7 @@ import { Effect, Either, Layer, Option, Schema } from "effect"
 import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { SqlInt } from "./columns.js"
 import { unavailable } from "./failures.js"
-import { readerOf } from "./reads.js"
+import { readerOf } from "./statements.js"
 import { tokenWithFamily, tokenWithFamilyColumns, tokenWithFamilyNames } from "./tokenRows.js"
 import { userColumns, usersFromRows } from "./userRows.js"
 

@@ -11,7 +11,7 @@ import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlInt } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
-import { readerOf } from "./reads.js"
+import { readerOf } from "./statements.js"
 import { UserRow, userColumns, usersFromRows } from "./userRows.js"
 
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))

@@ -5,8 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Redacted, Tracer } from "effect"
 import * as PgDatabase from "../../infrastructure/sql/PgDatabase.js"
 import { PgDirect } from "../../infrastructure/sql/PgDirect.js"
-import { readerOf } from "../../infrastructure/sql/reads.js"
+import { readerOf, transactionOf } from "../../infrastructure/sql/statements.js"
 import { freshSchemaUrl, noPostgres } from "../support/postgres.js"
+import { clientStatements } from "../support/sessionRecords.js"
 
 /**
  * The hot reads' path on PostgreSQL: the client's pool used by hand. What it answers, what it
@@ -134,6 +135,40 @@ describe.skipIf(noPostgres)("PgDirect: reads on the client's pool (PostgreSQL)",
       const outside = yield* reader(sql<{ readonly note: string }>`SELECT note FROM direct_notes`)
       expect(outside).toEqual([{ note: "uncommitted" }])
     }).pipe(Effect.provide(database(2)))
+  )
+
+  it.live(
+    "a transaction's statements go straight to its connection, and commit or roll back with the client's own",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const inTransaction = yield* transactionOf(sql)
+        yield* sql`CREATE TABLE direct_entries (entry text)`
+        const entries = sql<{ readonly entry: string }>`SELECT entry FROM direct_entries ORDER BY entry`
+        const { value: seen, statements } = yield* clientStatements(
+          inTransaction((execute) =>
+            Effect.gen(function* () {
+              yield* execute(sql`INSERT INTO direct_entries (entry) VALUES ('kept')`)
+              const own = yield* execute(entries)
+              // A statement written for the client joins the same transaction.
+              const client = yield* sql<{ readonly entry: string }>`SELECT entry FROM direct_entries`
+              return { own, client }
+            })
+          )
+        )
+        expect(seen).toEqual({ own: [{ entry: "kept" }], client: [{ entry: "kept" }] })
+        expect(statements.map(([text]) => text)).toEqual(["SELECT entry FROM direct_entries"])
+        const failed = yield* Effect.exit(
+          inTransaction((execute) =>
+            Effect.zipRight(
+              execute(sql`INSERT INTO direct_entries (entry) VALUES ('rolled back')`),
+              Effect.fail("refused")
+            )
+          )
+        )
+        expect(Exit.isFailure(failed)).toBe(true)
+        expect(yield* entries).toEqual([{ entry: "kept" }])
+      }).pipe(Effect.provide(database(2)))
   )
 
   it.live("is the client's `sql.execute` span under a tracer that is on, and no span under one that is off", () =>

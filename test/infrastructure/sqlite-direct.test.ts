@@ -6,7 +6,8 @@ import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId } from "../../domain/Session.js"
 import type { Execute } from "../../infrastructure/sql/execute.js"
-import { SqliteDirect, transactionOf } from "../../infrastructure/sql/SqliteDirect.js"
+import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
+import { transactionOf } from "../../infrastructure/sql/statements.js"
 import { sqliteFile, sqliteFileWithClient } from "../support/databases.js"
 import { at, auditEntry, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
@@ -86,18 +87,22 @@ describe("the direct connection of a SQLite file", () => {
     }).pipe(Effect.provide(sqliteFile.repositories()))
   )
 
-  it.effect("rotates through the client inside a transaction already open on the fiber", () =>
+  it.effect("rotates on the main connection inside a transaction already open there, as part of it", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
       const user = yield* newUser("rotate-inside@example.com")
       yield* startFamily(user.id, "family-r")
-      const inside = yield* sql.withTransaction(clientStatements(rotation("digest-family-r", "digest-2")))
-      expect(inside.value).toBe(true)
-      expect(inside.statements.map(([text]) => text.split(/\s+/, 2).join(" "))).toEqual([
-        "UPDATE refresh_tokens",
-        "INSERT INTO",
-        "UPDATE token_families"
-      ])
+      const successor = sql<{ readonly digest: string }>`SELECT digest FROM refresh_tokens WHERE digest = 'digest-2'`
+      const inside = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const rotated = yield* rotation("digest-family-r", "digest-2")
+          // The transaction sees its successor; the direct connections, before its commit, do not.
+          return { rotated, here: (yield* successor).length, elsewhere: (yield* direct.read(successor)).length }
+        })
+      )
+      expect(inside).toEqual({ rotated: true, here: 1, elsewhere: 0 })
+      expect((yield* direct.read(successor)).length).toBe(1)
     }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 

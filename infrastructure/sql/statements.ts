@@ -1,0 +1,73 @@
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, FiberRef, Option } from "effect"
+import { type Execute, executeOn, openTransaction, statementSpan, throughClient } from "./execute.js"
+import { transaction } from "./failures.js"
+import { PgDirect } from "./PgDirect.js"
+import { SqliteDirect } from "./SqliteDirect.js"
+
+/**
+ * Where a repository's statements run: the database's direct path where it has one (SqliteDirect's
+ * connections, PgDirect's pool), else the client; a read of a fiber with a transaction open goes
+ * to that transaction's connection, which alone sees its writes.
+ */
+
+/**
+ * The rows of a read: on the direct path, unless a transaction is open on this fiber: then on the
+ * direct connection for a transaction open there, else through the client.
+ */
+export const readerOf = Effect.map(
+  Effect.all([Effect.serviceOption(SqliteDirect), Effect.serviceOption(PgDirect)]),
+  ([sqlite, pg]): Execute => {
+    if (Option.isSome(sqlite)) {
+      const direct = sqlite.value
+      return (statement) =>
+        Effect.flatMap(openTransaction, (open) =>
+          Option.isNone(open)
+            ? direct.read(statement)
+            : open.value[0] === direct.connection
+              ? direct.execute(statement)
+              : statement
+        )
+    }
+    if (Option.isSome(pg)) {
+      const direct = pg.value
+      return (statement) =>
+        Effect.flatMap(openTransaction, (open) => (Option.isNone(open) ? direct.read(statement) : statement))
+    }
+    return throughClient
+  }
+)
+
+/**
+ * A transaction whose statements `body` runs with the `Execute` it is given: on the direct
+ * connection where there is one (a savepoint of the transaction this fiber has open there, if
+ * any), else (PostgreSQL, SQLite in memory, or inside a transaction open on the main connection)
+ * as the client's transaction, its statements sent straight to the connection the client opened
+ * it on (what the client would do with them, less its steps at each). Written once, the same
+ * statements either way; any other statement of the work, written for the client, joins the
+ * transaction through the client.
+ */
+export const transactionOf = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    Effect.all([Effect.serviceOption(SqliteDirect), FiberRef.get(FiberRef.currentTracerEnabled)]),
+    ([direct, traced]) => {
+      const onConnection = executeOn(statementSpan(traced, {}))
+      const throughClientTransaction = <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>) =>
+        transaction(sql)(
+          Effect.flatMap(openTransaction, (open) =>
+            body(Option.isSome(open) ? onConnection(open.value[0]) : throughClient)
+          )
+        )
+      return <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+        Option.isNone(direct)
+          ? throughClientTransaction(body)
+          : Effect.flatMap(openTransaction, (open) =>
+              Option.isNone(open)
+                ? direct.value.transaction(body(direct.value.execute))
+                : open.value[0] === direct.value.connection
+                  ? direct.value.savepoint(body(direct.value.execute))
+                  : throughClientTransaction(body)
+            )
+    }
+  )
