@@ -43,22 +43,29 @@ export const readerOf = Effect.map(
  * A transaction whose statements `body` runs with the `Execute` it is given: on the direct
  * connection where there is one (a savepoint of the transaction this fiber has open there, if
  * any), else (PostgreSQL, SQLite in memory, or inside a transaction open on the main connection)
- * as the client's transaction, its statements sent straight to the connection the client opened
- * it on (what the client would do with them, less its steps at each). Written once, the same
- * statements either way; any other statement of the work, written for the client, joins the
- * transaction through the client.
+ * as the client's transaction. On PostgreSQL (PgDirect) its statements go straight to the
+ * connection the client opened it on: what the client would do with them, less its steps at each
+ * (and its hooks: SQLite in memory, where nothing is hot, keeps them for the tests that watch
+ * the client's statements). Written once, the same statements either way; any other statement
+ * of the work, written for the client, joins the transaction through the client.
  */
 export const transactionOf = (sql: SqlClient.SqlClient) =>
   Effect.map(
-    Effect.all([Effect.serviceOption(SqliteDirect), FiberRef.get(FiberRef.currentTracerEnabled)]),
-    ([direct, traced]) => {
-      const onConnection = executeOn(statementSpan(traced, {}))
+    Effect.all([
+      Effect.serviceOption(SqliteDirect),
+      Effect.serviceOption(PgDirect),
+      FiberRef.get(FiberRef.currentTracerEnabled)
+    ]),
+    ([direct, pg, traced]) => {
+      const onConnection = executeOn(statementSpan(traced, { "db.system.name": "postgresql" }))
       const throughClientTransaction = <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>) =>
-        transaction(sql)(
-          Effect.flatMap(openTransaction, (open) =>
-            body(Option.isSome(open) ? onConnection(open.value[0]) : throughClient)
-          )
-        )
+        Option.isNone(pg)
+          ? transaction(sql)(body(throughClient))
+          : transaction(sql)(
+              Effect.flatMap(openTransaction, (open) =>
+                body(Option.isSome(open) ? onConnection(open.value[0]) : throughClient)
+              )
+            )
       return <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
         Option.isNone(direct)
           ? throughClientTransaction(body)
