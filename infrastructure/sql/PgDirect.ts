@@ -43,7 +43,8 @@ const query = (pool: Pg.Pool, text: string, values: ReadonlyArray<unknown>) =>
     // node-postgres sets it once connected, and declares it nowhere (the client reads it too).
     let running: (Pg.PoolClient & { readonly processID?: number }) | undefined
     pool.connect((error, client, release) => {
-      if (error !== undefined || client === undefined) {
+      // The pool answers an error or a connection; "no error" may come as undefined or as null.
+      if (error || client === undefined) {
         resume(Effect.fail(failure(error, "Failed to acquire connection")))
         return
       }
