@@ -1,7 +1,8 @@
+import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, FiberRef } from "effect"
 import type Pg from "pg"
-import { type Execute, statementSpan } from "./execute.js"
+import { type Execute, executeOn, statementSpan } from "./execute.js"
 
 /**
  * Reads from outside a transaction on PostgreSQL, run on the client's own pool as node-postgres
@@ -9,7 +10,8 @@ import { type Execute, statementSpan } from "./execute.js"
  * back. Through @effect/sql a statement costs the event loop about twice what node-postgres
  * itself spends on it (its acquirer, a span, the connection's cancel and error handlers made
  * anew; BENCHMARKS.md), and the hot reads (the token's user and session on every authenticated
- * request, a refresh's token, a sign-in's user) go here instead. The pool, the compiled text and
+ * request, a refresh's token, a sign-in's user) go here instead, and so do the statements of a
+ * transaction the client has open (a refresh's rotation), on its connection. The pool, the compiled text and
  * the type parsers are the client's, so what a read answers is what the client would answer.
  *
  * A read whose fiber is interrupted (the store timeout, a client gone) is given up as the client
@@ -24,6 +26,8 @@ export class PgDirect extends Context.Tag("infrastructure/PgDirect")<
   {
     /** The rows of a statement built with the client (and so compiled for PostgreSQL), for a fiber outside any transaction. */
     readonly read: Execute
+    /** The statements of a transaction the client has open on `connection`, sent straight to it. */
+    readonly onConnection: (connection: Connection) => Execute
   }
 >() {}
 
@@ -78,7 +82,7 @@ const query = (pool: Pg.Pool, text: string, values: ReadonlyArray<unknown>) =>
     })
   })
 
-/** Reads on `pool`; under a tracer that is on when it is built, each in the client's span. */
+/** Reads on `pool`, and a transaction's statements; under a tracer that is on when it is built, each in the client's span. */
 export const make = (pool: Pg.Pool, attributes: Readonly<Record<string, unknown>>) =>
   Effect.map(FiberRef.get(FiberRef.currentTracerEnabled), (traced) => {
     const span = statementSpan(traced, attributes)
@@ -88,5 +92,5 @@ export const make = (pool: Pg.Pool, attributes: Readonly<Record<string, unknown>
         // The rows are what the statement's text selects, which its type states.
         return span(text, query(pool, text, values) as Effect.Effect<ReadonlyArray<never>, SqlError>)
       })
-    return PgDirect.of({ read })
+    return PgDirect.of({ read, onConnection: executeOn(span) })
   })

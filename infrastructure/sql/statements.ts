@@ -1,7 +1,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, FiberRef, Option } from "effect"
-import { type Execute, executeOn, openTransaction, statementSpan, throughClient } from "./execute.js"
+import { Effect, Option } from "effect"
+import { type Execute, openTransaction, throughClient } from "./execute.js"
 import { transaction } from "./failures.js"
 import { PgDirect } from "./PgDirect.js"
 import { SqliteDirect } from "./SqliteDirect.js"
@@ -50,31 +50,23 @@ export const readerOf = Effect.map(
  * of the work, written for the client, joins the transaction through the client.
  */
 export const transactionOf = (sql: SqlClient.SqlClient) =>
-  Effect.map(
-    Effect.all([
-      Effect.serviceOption(SqliteDirect),
-      Effect.serviceOption(PgDirect),
-      FiberRef.get(FiberRef.currentTracerEnabled)
-    ]),
-    ([direct, pg, traced]) => {
-      const onConnection = executeOn(statementSpan(traced, { "db.system.name": "postgresql" }))
-      const throughClientTransaction = <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>) =>
-        Option.isNone(pg)
-          ? transaction(sql)(body(throughClient))
-          : transaction(sql)(
-              Effect.flatMap(openTransaction, (open) =>
-                body(Option.isSome(open) ? onConnection(open.value[0]) : throughClient)
-              )
+  Effect.map(Effect.all([Effect.serviceOption(SqliteDirect), Effect.serviceOption(PgDirect)]), ([direct, pg]) => {
+    const throughClientTransaction = <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>) =>
+      Option.isNone(pg)
+        ? transaction(sql)(body(throughClient))
+        : transaction(sql)(
+            Effect.flatMap(openTransaction, (open) =>
+              body(Option.isSome(open) ? pg.value.onConnection(open.value[0]) : throughClient)
             )
-      return <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-        Option.isNone(direct)
-          ? throughClientTransaction(body)
-          : Effect.flatMap(openTransaction, (open) =>
-              Option.isNone(open)
-                ? direct.value.transaction(body(direct.value.execute))
-                : open.value[0] === direct.value.connection
-                  ? direct.value.savepoint(body(direct.value.execute))
-                  : throughClientTransaction(body)
-            )
-    }
-  )
+          )
+    return <A, E, R>(body: (execute: Execute) => Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+      Option.isNone(direct)
+        ? throughClientTransaction(body)
+        : Effect.flatMap(openTransaction, (open) =>
+            Option.isNone(open)
+              ? direct.value.transaction(body(direct.value.execute))
+              : open.value[0] === direct.value.connection
+                ? direct.value.savepoint(body(direct.value.execute))
+                : throughClientTransaction(body)
+          )
+  })
