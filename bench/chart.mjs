@@ -24,12 +24,17 @@ const colourOf = (target) =>
 
 const xml = (text) => String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
-/** The bars of a panel: the route itself, and the Effect references' lean one beside it (for /me, the static route too). */
+/**
+ * The bars of a panel: the route itself, and the Effect references' lean one beside it (for /me,
+ * their static route too; the floor's static route, several times any other bar, is in the JSON).
+ */
 const barsOf = (results, route) =>
   results.filter(
     (result) =>
       typeof result.requests_per_second === "number" &&
-      (result.route === route || result.route === `lean ${route}` || (route === "me" && result.route === "static"))
+      (result.route === route ||
+        result.route === `lean ${route}` ||
+        (route === "me" && result.route === "static" && result.target.startsWith("effect")))
   )
 
 export const chart = (report) => {

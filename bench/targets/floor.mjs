@@ -103,6 +103,8 @@ const routes = {
       user: publicUserOf(user)
     })
   },
+  // Node's own cost of a request: the Effect references' static route, by hand.
+  "GET /hello": async (_request, response) => send(response, 200, { ok: true }),
   "GET /me": async (request, response) => {
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1]
     const payload = token === undefined ? undefined : await verifyToken(token, "access")
