@@ -336,13 +336,16 @@ const openFloor = async (dataDir) => {
     `http://127.0.0.1:${port}/`
   )
   const routes = await describing(server, () => contractRoutes("floor", `http://127.0.0.1:${port}`))
-  const hello = `http://127.0.0.1:${port}/hello`
-  return {
-    target: "floor",
-    server,
-    routes: { ...routes, static: { url: hello, script: "fixed.lua", connections: 50, env: { BENCH_PATH: "/hello" } } }
-  }
+  return { target: "floor", server, routes: { ...routes, static: staticRoute(port) } }
 }
+
+/** The one static route the floor and the Effect references both answer: a server's own cost of a request. */
+const staticRoute = (port) => ({
+  url: `http://127.0.0.1:${port}/hello`,
+  script: "fixed.lua",
+  connections: 50,
+  env: { BENCH_PATH: "/hello" }
+})
 
 /** The Effect references, tracer on and off: a static route, the lean /me, login and register. */
 const openEffectReferences = async (dataDir) => {
@@ -383,12 +386,7 @@ const openEffectReferences = async (dataDir) => {
         target,
         server,
         routes: {
-          static: {
-            url: `http://127.0.0.1:${port}/hello`,
-            script: "fixed.lua",
-            connections: 50,
-            env: { BENCH_PATH: "/hello" }
-          },
+          static: staticRoute(port),
           "lean me": {
             url: `http://127.0.0.1:${port}/me`,
             script: "fixed.lua",
@@ -546,11 +544,12 @@ const effectBound = () => {
   const ours = find("portcullis sqlite", "me")?.cpu_us_per_request
   const theirs = find("better-auth", "me")?.cpu_us_per_request
   if ([effectStatic, floorMe, floorStatic, ours, theirs].some((value) => value == null)) return null
-  const bound = effectStatic + Math.max(0, floorMe - floorStatic)
+  const floorWork = Math.max(0, floorMe - floorStatic)
+  const bound = effectStatic + floorWork
   const round = (value) => Math.round(value * 100) / 100
   return {
     effect_static_us: effectStatic,
-    floor_me_work_us: floorMe - floorStatic,
+    floor_me_work_us: floorWork,
     me_bound_us: bound,
     portcullis_me_us: ours,
     better_auth_me_us: theirs,

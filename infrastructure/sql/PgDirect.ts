@@ -11,8 +11,9 @@ import { type Execute, executeOn, statementSpan } from "./execute.js"
  * itself spends on it (its acquirer, a span, the connection's cancel and error handlers made
  * anew; BENCHMARKS.md), and the hot reads (the token's user and session on every authenticated
  * request, a refresh's token, a sign-in's user) go here instead, and so do the statements of a
- * transaction the client has open (a refresh's rotation), on its connection. The pool, the compiled text and
- * the type parsers are the client's, so what a read answers is what the client would answer.
+ * transaction the client has open (a refresh's rotation), on its connection. The pool, the
+ * compiled text and the type parsers are the client's, so what a read answers is what the client
+ * would answer.
  *
  * A read whose fiber is interrupted (the store timeout, a client gone) is given up as the client
  * gives one up: the server is asked to cancel it, and the connection goes back to the pool once
