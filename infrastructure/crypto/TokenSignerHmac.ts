@@ -1,6 +1,8 @@
 import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
 import { Effect, Layer, type Option, Redacted } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
+import type { TokenPurpose } from "../../domain/Token.js"
+import { remembered } from "../remembered.js"
 import { acceptPayload, base64url, invalid, segments, stampOf } from "./compactJwt.js"
 
 export type HmacAlgorithm = "HS256" | "HS384" | "HS512"
@@ -25,6 +27,12 @@ const hashOf: Record<HmacAlgorithm, string> = { HS256: "sha256", HS384: "sha384"
  * that header byte for byte and nothing else: a token cannot choose its algorithm (`none`,
  * another HMAC, a public-key one), add `crit` parameters or a `kid`. The signature is compared
  * in constant time, before the payload is even decoded.
+ *
+ * An access token is presented on every call for its life, so the signature its signing input
+ * must carry is remembered once it has been seen to carry it (the last 4,096 access tokens): the
+ * same comparison in constant time follows, against the same bytes the HMAC would give (a pure
+ * function of the input under a key fixed for the signer's life), without computing them again.
+ * A forged or unknown input is never remembered; it costs the HMAC, as before.
  */
 export const make = (options: SignerOptions) =>
   Effect.sync(() => {
@@ -33,16 +41,20 @@ export const make = (options: SignerOptions) =>
     const header = base64url(JSON.stringify({ alg: options.algorithm, typ: "JWT" }))
     const mac = (signingInput: string) => createHmac(hash, key).update(signingInput).digest()
     const stamp = stampOf(options)
+    const accessSignatures = remembered<string, Buffer>(4096)
 
     /** Whether a token's header is ours and its signature right. */
-    const isSigned = (token: string): boolean => {
+    const isSigned = (token: string, purpose: TokenPurpose): boolean => {
       const parts = segments(token)
       if (parts === undefined || parts.header !== header) return false
+      const known = purpose === "access" ? accessSignatures.get(parts.signingInput) : undefined
       // Compared as text: a signature in any other spelling than the canonical one (padding, stray
       // characters that a lenient decoder would skip) is refused, so each token has one form.
+      const expected = known ?? Buffer.from(mac(parts.signingInput).toString("base64url"))
       const signature = Buffer.from(parts.signature)
-      const expected = Buffer.from(mac(parts.signingInput).toString("base64url"))
-      return signature.length === expected.length && timingSafeEqual(signature, expected)
+      const signed = signature.length === expected.length && timingSafeEqual(signature, expected)
+      if (signed && known === undefined && purpose === "access") accessSignatures.set(parts.signingInput, expected)
+      return signed
     }
 
     return TokenSigner.of({
@@ -52,7 +64,7 @@ export const make = (options: SignerOptions) =>
           return `${signingInput}.${mac(signingInput).toString("base64url")}`
         }),
       verify: (token, purpose) =>
-        isSigned(token) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
+        isSigned(token, purpose) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
     })
   })
 

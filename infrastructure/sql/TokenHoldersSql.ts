@@ -3,7 +3,7 @@ import { Effect, Either, Layer, Option, Schema } from "effect"
 import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { SqlInt } from "./columns.js"
 import { unavailable } from "./failures.js"
-import { readerOf } from "./statements.js"
+import { compiledOnce, readerOf } from "./statements.js"
 import { tokenWithFamily, tokenWithFamilyColumns, tokenWithFamilyNames } from "./tokenRows.js"
 import { userColumns, usersFromRows } from "./userRows.js"
 
@@ -28,13 +28,26 @@ export const make = Effect.gen(function* () {
   const read = yield* readerOf
   const columns = userColumns(sql)
   const userOf = usersFromRows()
-  return TokenHolders.of({
-    find: (userId, familyId) => {
-      const statement = sql`SELECT ${columns},
+  // Every authenticated request runs the first, every refresh the second.
+  const holderOf = compiledOnce(
+    sql,
+    2,
+    (userId: string, familyId: string) => sql`SELECT ${columns},
           (SELECT CASE WHEN f.revoked_at IS NULL THEN 1 ELSE 0 END FROM token_families f WHERE f.family_id = ${familyId})
             AS session_live
         FROM users u WHERE u.id = ${userId}`
-      return read(statement).pipe(
+  )
+  const presentedOf = compiledOnce(
+    sql,
+    1,
+    (digest: string) => sql`SELECT ${tokenWithFamilyColumns(sql)}, ${columns}
+        FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
+          LEFT JOIN users u ON u.id = f.user_id
+        WHERE t.digest = ${digest}`
+  )
+  return TokenHolders.of({
+    find: (userId, familyId) =>
+      read(holderOf(userId, familyId)).pipe(
         Effect.flatMap((rows) => {
           if (rows[0] === undefined) return Either.right(Option.none())
           const { session_live, ...row } = rows[0]
@@ -43,16 +56,12 @@ export const make = Effect.gen(function* () {
           )
         }),
         unavailable
-      )
-    },
+      ),
 
     // The user is joined, not required: the token is answered whatever became of its user, as
     // the two reads this one replaces answered it.
     presented: (digest) =>
-      read(sql`SELECT ${tokenWithFamilyColumns(sql)}, ${columns}
-        FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
-          LEFT JOIN users u ON u.id = f.user_id
-        WHERE t.digest = ${digest}`).pipe(
+      read(presentedOf(digest)).pipe(
         Effect.flatMap((rows) => {
           if (rows[0] === undefined) return Effect.succeedNone
           const [token, user] = split(rows[0], tokenWithFamilyNames)
