@@ -12,6 +12,12 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 
 const fieldValue = (value: unknown): unknown => {
   switch (typeof value) {
+    // Nothing to redact or to call in these: the access line's fields are all of them.
+    case "string":
+    case "number":
+    case "boolean":
+    case "undefined":
+      return value
     case "bigint":
     case "function":
     case "symbol":

@@ -1,5 +1,6 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { withHeaders } from "./headers.js"
 import { targetPath } from "./requestShape.js"
 import type { RouteTable } from "./routes.js"
 
@@ -63,9 +64,7 @@ export const cors =
       const headers = isAllowed
         ? { ...granted(origin), "access-control-expose-headers": EXPOSED_HEADERS.join(", "), vary: "Origin" }
         : { vary: "Origin" }
-      yield* HttpApp.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-      )
+      yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withHeaders(response, headers)))
       return yield* app
     })
   }

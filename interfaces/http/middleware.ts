@@ -11,6 +11,7 @@ import {
 import { Cause, Effect, Exit, FiberRef, HashMap, Option } from "effect"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { demoPolicy } from "./demo/demo.js"
+import { withHeaders } from "./headers.js"
 import { hostedPolicy } from "./hosted/hosted.js"
 import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
@@ -282,9 +283,7 @@ export const responseHeaders = (options: HeaderOptions) => {
           })
           return Effect.zipRight(
             line,
-            Exit.isSuccess(exit)
-              ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, withCaching(exit.value, headers)))
-              : exit
+            Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, withCaching(exit.value, headers))) : exit
           )
         })
       )

@@ -1,4 +1,4 @@
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Duration, Effect, Metric, Option } from "effect"
 import { type RateLimitDecision, RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
 import type { RateLimit } from "../../config/forms.js"
@@ -7,6 +7,7 @@ import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { RateLimitedError, wholeSeconds } from "../../domain/errors.js"
 import { addressBucket } from "./clientAddress.js"
 import type { LimitedRoute } from "./Feature.js"
+import { withHeaders } from "./headers.js"
 import { rateLimitRefusals } from "./metrics.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
@@ -122,7 +123,7 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
           const response = yield* app
           return tightest === undefined
             ? response
-            : HttpServerResponse.setHeaders(
+            : withHeaders(
                 response,
                 rateLimitHeaders(tightest.limit, tightest.remaining, wholeSeconds(tightest.resetAfter))
               )
