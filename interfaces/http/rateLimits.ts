@@ -92,8 +92,13 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
       return checks
     }
 
+    // Only POST routes have buckets: without a global limit nothing else counts, and with no
+    // limit at all, nothing does.
+    const countsOnlyPosts = Option.isNone(globalRule)
+    if (countsOnlyPosts && !limits.authRateLimitEnabled) return (app: HttpApp.Default) => app
     return (app: HttpApp.Default): HttpApp.Default =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        if (countsOnlyPosts && request.method.toUpperCase() !== "POST") return app
         // The address the outermost middleware resolved (responseHeaders in middleware.ts).
         const address = Option.getOrUndefined(request.remoteAddress)
         const client = address === undefined ? "unknown" : addressBucket(address)

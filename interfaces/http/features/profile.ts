@@ -7,21 +7,23 @@ import { feature, featureApi, shapeOf } from "../Feature.js"
 import { profileGroup } from "../groups/profile.js"
 
 const encodeUser = Schema.encodeEither(PublicUser)
-const encodedUsers = new WeakMap<User, unknown>()
+const answers = new WeakMap<User, HttpServerResponse.HttpServerResponse>()
 
 /**
- * GET /me's answer, the user encoded by PublicUser once for each stored user: while a user's row
- * stays the same, the store answers the same User (userRows.ts), and encoding it again on every
- * call was a twentieth of /me's CPU. A user that would not encode is answered as any route's
- * value is, so that the failure is the API's usual one.
+ * GET /me's answer, made once for each stored user: while a user's row stays the same, the store
+ * answers the same User (userRows.ts), and encoding it and writing its JSON again on every call
+ * was a twentieth of /me's CPU. An answer is a value (headers are set on copies of it), so one
+ * serves every call. A user that would not encode is answered as any route's value is, so that
+ * the failure is the API's usual one.
  */
 const answerOf = (user: User): PublicUser | HttpServerResponse.HttpServerResponse => {
-  const known = encodedUsers.get(user)
-  if (known !== undefined) return HttpServerResponse.unsafeJson(known)
+  const known = answers.get(user)
+  if (known !== undefined) return known
   const encoded = encodeUser(toPublicUser(user))
   if (Either.isLeft(encoded)) return toPublicUser(user)
-  encodedUsers.set(user, encoded.right)
-  return HttpServerResponse.unsafeJson(encoded.right)
+  const answer = HttpServerResponse.unsafeJson(encoded.right)
+  answers.set(user, answer)
+  return answer
 }
 
 /** The signed-in user's own account. */
