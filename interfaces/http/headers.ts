@@ -2,7 +2,7 @@ import { HttpServerResponse } from "@effect/platform"
 
 /**
  * `response` with `headers` set, each over any of the same name. Set one at a time: the
- * platform's `setHeaders` copies the response's headers through three objects of a slow shape,
+ * platform's `setHeaders` copies the response's headers twice through objects of a slow shape,
  * and cost about 10 µs a response, against about 3 µs for the six security headers set this way
  * (BENCHMARKS.md).
  */

@@ -17,14 +17,17 @@ import { routePattern } from "./routePattern.js"
 /** Load balancers probe these from one address; throttling them would take the service out of rotation. */
 export const unlimitedPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
 
+/** All limited routes are POST: a request of any other method has no bucket. */
+const mayHaveBucket = (method: string) => method.toUpperCase() === "POST"
+
 /**
  * Which bucket limits a request, if any, by method and normalised path (`routePath`), among the
- * limited routes of the features served: all limited routes are POST.
+ * limited routes of the features served.
  */
 export const bucketOf = (authPrefix: string, routes: ReadonlyArray<LimitedRoute>) => {
   const table = routes.map((route) => ({ bucket: route.bucket, pattern: routePattern(authPrefix + route.path) }))
   return (method: string, path: string): RateLimitBucket | undefined =>
-    method.toUpperCase() === "POST" ? table.find((route) => route.pattern.test(path))?.bucket : undefined
+    mayHaveBucket(method) ? table.find((route) => route.pattern.test(path))?.bucket : undefined
 }
 
 /**
@@ -92,13 +95,13 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
       return checks
     }
 
-    // Only POST routes have buckets: without a global limit nothing else counts, and with no
-    // limit at all, nothing does.
-    const countsOnlyPosts = Option.isNone(globalRule)
-    if (countsOnlyPosts && !limits.authRateLimitEnabled) return (app: HttpApp.Default) => app
+    // Without a global limit only a bucket can count a request, and with no limit on at all,
+    // nothing can: such requests pay for nothing here.
+    const onlyBuckets = Option.isNone(globalRule)
+    if (onlyBuckets && !limits.authRateLimitEnabled) return (app: HttpApp.Default) => app
     return (app: HttpApp.Default): HttpApp.Default =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        if (countsOnlyPosts && request.method.toUpperCase() !== "POST") return app
+        if (onlyBuckets && !mayHaveBucket(request.method)) return app
         // The address the outermost middleware resolved (responseHeaders in middleware.ts).
         const address = Option.getOrUndefined(request.remoteAddress)
         const client = address === undefined ? "unknown" : addressBucket(address)
