@@ -49,14 +49,15 @@ export const make = (options: EventsOptions) =>
     const mailer = yield* Effect.serviceOption(Mailer)
     const running = yield* FiberSet.make()
 
-    const deliver = (event: AuthEvent): Effect.Effect<void, unknown> => {
+    /** What receives the event, if anything does: the deployment's handler, else the mailer for a send event. */
+    const deliveryOf = (event: AuthEvent): Effect.Effect<void, unknown> | undefined => {
       const handler = options.handlers[event._tag] as
         | ((...args: ReadonlyArray<unknown>) => void | Promise<void>)
         | undefined
       if (handler !== undefined) {
         return Effect.tryPromise({ try: async () => handler(...argumentsOf(event)), catch: (error) => error })
       }
-      if (Option.isNone(mailer)) return Effect.void
+      if (Option.isNone(mailer)) return undefined
       switch (event._tag) {
         case "send_verification_email":
         case "send_password_reset_email":
@@ -64,18 +65,25 @@ export const make = (options: EventsOptions) =>
             composeMail(options.templates, options.mail, mailPurposeOf[event._tag], event.email, event.token)
           )
         default:
-          return Effect.void
+          return undefined
       }
     }
 
     return Events.of({
+      // An event nothing receives (the default: no handlers, no mailer) starts no fiber: every
+      // registration and sign-in emits one or two, and a fiber costs the event loop.
       emit: (event) =>
-        FiberSet.run(
-          running,
-          deliver(event).pipe(
-            Effect.catchAllCause((cause) => Effect.logError(`the ${event._tag} handler failed`, cause))
-          )
-        ).pipe(Effect.asVoid)
+        Effect.suspend(() => {
+          const delivery = deliveryOf(event)
+          return delivery === undefined
+            ? Effect.void
+            : FiberSet.run(
+                running,
+                delivery.pipe(
+                  Effect.catchAllCause((cause) => Effect.logError(`the ${event._tag} handler failed`, cause))
+                )
+              ).pipe(Effect.asVoid)
+        })
     })
   })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Logger, Schedule } from "effect"
+import { DateTime, Effect, Layer, Logger, Schedule, Supervisor } from "effect"
 import { Events } from "../../application/ports/Events.js"
 import { MailError, Mailer } from "../../application/ports/Mailer.js"
 import type { EventHandlers } from "../../config/Deployment.js"
@@ -39,7 +39,52 @@ const run = <A>(handlers: EventHandlers, body: Effect.Effect<A, unknown, Events>
   return body.pipe(Effect.provide(mailer === undefined ? events : events.pipe(Layer.provide(mailer))), Effect.scoped)
 }
 
+/** Counts the fibers started under it, ended or not. */
+class StartCounter extends Supervisor.AbstractSupervisor<number> {
+  started = 0
+  get value() {
+    return Effect.sync(() => this.started)
+  }
+  override onStart() {
+    this.started++
+  }
+}
+
+const everyEvent: ReadonlyArray<AuthEvent> = [
+  AuthEvent.after_register({ user }),
+  AuthEvent.after_login({ user }),
+  AuthEvent.after_logout({ user }),
+  AuthEvent.after_password_change({ user }),
+  AuthEvent.after_password_reset({ user }),
+  AuthEvent.after_email_verify({ user }),
+  AuthEvent.after_oauth_login({ user, provider: "github", is_new_user: false }),
+  AuthEvent.after_oauth_register({ user, user_info: {} }),
+  AuthEvent.after_oauth_link({ user, provider: "github" }),
+  AuthEvent.after_oauth_unlink({ user, provider: "github" }),
+  AuthEvent.send_verification_email({ email: "a@example.com", token: "t" }),
+  AuthEvent.send_password_reset_email({ email: "a@example.com", token: "t" })
+]
+
+/** How many fibers emitting `events` starts. */
+const fibersStartedBy = (events: ReadonlyArray<AuthEvent>) =>
+  Effect.gen(function* () {
+    const counter = new StartCounter()
+    const port = yield* Events
+    yield* Effect.forEach(events, port.emit, { discard: true }).pipe(Effect.supervised(counter))
+    return counter.started
+  })
+
 describe("in-process events", () => {
+  it.live("an event nothing receives starts no fiber; one with a receiver starts one", () => {
+    const sent: Array<MailMessage> = []
+    return Effect.gen(function* () {
+      expect(yield* run({}, fibersStartedBy(everyEvent))).toBe(0)
+      expect(yield* run({ after_login: () => undefined }, fibersStartedBy(everyEvent))).toBe(1)
+      // With a mailer, the two send events are received and nothing else.
+      expect(yield* run({}, fibersStartedBy(everyEvent), recordingMailer(sent))).toBe(2)
+    })
+  })
+
   it.live("calls a handler with the spec's arguments in order, the user as its JSON object", () => {
     const calls: Array<ReadonlyArray<unknown>> = []
     return run(
