@@ -10,19 +10,27 @@ export type HashTask =
   | { readonly op: "verifyBcrypt"; readonly hashed: string; readonly password: string }
 
 /**
- * How many threads hash at once in a process: one a core plus two, shared among the processes
- * serving (WORKERS). The threads run at the lowest scheduling priority, so the spare ones never
- * take a core from an event loop; they keep every core busy while an event loop hands the next
- * hash over. More than that only makes the hashes, each holding 19 MiB, fight over memory.
+ * How many hashing threads a process has: one a core, shared among the processes serving
+ * (WORKERS). A hash is CPU and memory bound (19 MiB each): more hashes at once than cores only
+ * makes them fight over the caches, each slower (on the machines measured, two hashes at once on
+ * two cores gave 202 a second, four gave 167). The cores are kept busy by each thread holding its
+ * next task (TASKS_A_THREAD), not by more threads.
  */
 export const hashingThreadCount = (workers = 1, cores = availableParallelism()): number =>
-  Math.max(1, Math.ceil((cores + 2) / workers))
+  Math.max(1, Math.ceil(cores / workers))
+
+/**
+ * Tasks given to a thread at once: the one it runs and the next, already in its queue, which it
+ * starts the moment the first ends instead of waiting for the event loop to hand it over.
+ */
+export const TASKS_A_THREAD = 2
 
 /**
  * Each thread lowers its own priority to the lowest (nice 19, Linux: /proc/thread-self names the
  * thread) before it loads the native hashers, whose paths it is given: a thread has no resolution
  * base of its own when the service is installed as a package. Verification failures (a malformed
- * hash) answer false, as a wrong password does.
+ * hash) answer false, as a wrong password does; any other failure of a task is answered as the
+ * task's, and the thread goes on to the next.
  */
 const source = `
 const { parentPort, workerData } = require("node:worker_threads")
@@ -43,100 +51,94 @@ const run = (task) => {
     case "priority": return niced
   }
 }
-parentPort.on("message", (task) => parentPort.postMessage(run(task)))
+parentPort.on("message", (task) => {
+  let answer
+  try { answer = { value: run(task) } } catch (error) { answer = { failure: String(error && error.message || error) } }
+  parentPort.postMessage(answer)
+})
 `
 
 const require = createRequire(import.meta.url)
 const natives = { argon2: require.resolve("@node-rs/argon2"), bcrypt: require.resolve("@node-rs/bcrypt") }
 
 export interface HashingThreads {
-  /** Runs the task on the next free thread, waiting for one when all are busy. Not interruptible: a hash under way holds its thread until it ends. */
+  /** Runs the task on the least busy thread, waiting when every thread has its fill. Not interruptible: a hash under way holds its thread until it ends. */
   readonly run: (task: HashTask) => Effect.Effect<string | boolean>
-  /** Whether every thread runs below the event loop's priority (false where the platform does not allow it); asked when the threads are idle. */
+  /** Whether every thread runs below the event loop's priority (false where the platform does not allow it). */
   readonly lowered: Effect.Effect<boolean>
   readonly size: number
 }
 
-/** One thread's answer to one message; a thread that fails or exits is replaced, and its task dies. */
-const ask = (worker: Worker, message: unknown) =>
-  Effect.async<unknown, never>((resume) => {
-    const answered = (value: unknown) => {
-      settle()
-      resume(Effect.succeed(value))
-    }
-    const failed = (error: unknown) => {
-      settle()
-      resume(Effect.die(error))
-    }
-    const exited = (code: number) => failed(new Error(`a hashing thread exited (code ${code})`))
-    const settle = () => {
-      worker.off("message", answered).off("error", failed).off("exit", exited)
-      worker.unref()
-    }
-    worker.once("message", answered).once("error", failed).once("exit", exited)
-    // Referenced while it works, so that a command waiting for a hash is not ended for want of work.
-    worker.ref()
-    worker.postMessage(message)
-  })
+/** A thread and the callers of the tasks it was given, in the order it answers them. */
+interface Thread {
+  readonly worker: Worker
+  readonly waiting: Array<(answer: Exit.Exit<unknown>) => void>
+}
+
+/** What a thread answers a task: its value, or why it failed. */
+type Answer = { readonly value: unknown } | { readonly failure: string }
 
 /**
  * Password hashing on threads of its own, off libuv's pool (which stays free for name lookups and
  * file operations) and below the event loop's priority: however many sign-ins hash at once, the
- * routes that hash nothing are served first. The threads end with the scope.
+ * routes that hash nothing are served first. A task that fails dies, and its thread goes on; a
+ * thread that ends or errs is replaced, and the tasks it held die. The threads end with the scope.
  */
 export const make = (size = hashingThreadCount()): Effect.Effect<HashingThreads, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // A thread that ended while idle (its 'exit' already past) would never answer: it is replaced
-    // when next taken. Its error, had nobody listened, would have ended the process.
-    const ended = new WeakSet<Worker>()
-    const spawn = () => {
-      const worker = new Worker(source, { eval: true, workerData: natives })
-      worker.on("error", () => {}).once("exit", () => ended.add(worker))
-      worker.unref()
-      return worker
+    const threads: Array<Thread> = []
+    const start = (index: number) => {
+      const thread: Thread = { worker: new Worker(source, { eval: true, workerData: natives }), waiting: [] }
+      const ended = (error: unknown) => {
+        if (threads[index] !== thread) return
+        start(index)
+        void thread.worker.terminate()
+        for (const resume of thread.waiting.splice(0)) resume(Exit.die(error))
+      }
+      thread.worker
+        .on("message", (answer: Answer) => {
+          const resume = thread.waiting.shift()
+          if (thread.waiting.length === 0) thread.worker.unref()
+          resume?.("value" in answer ? Exit.succeed(answer.value) : Exit.die(new Error(answer.failure)))
+        })
+        .on("error", ended)
+        .once("exit", (code) => ended(new Error(`a hashing thread exited (code ${code})`)))
+        .unref()
+      threads[index] = thread
     }
-    const idle = Array.from({ length: size }, spawn)
-    const all = [...idle]
-    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(all.map((thread) => thread.terminate()))))
-    const replace = (worker: Worker) => {
-      const replacement = spawn()
-      all[all.indexOf(worker)] = replacement
-      void worker.terminate()
-      return replacement
-    }
-    // Every thread has started and loaded the hashers before the first request: a failure to load
-    // them stops start-up instead of the first sign-in.
-    yield* Effect.all(
-      all.map((worker) => ask(worker, { op: "priority" })),
-      { concurrency: "unbounded" }
+    for (let index = 0; index < size; index++) start(index)
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Promise.all(threads.splice(0).map(({ worker }) => worker.terminate())))
     )
-    const turn = (yield* Effect.makeSemaphore(size)).withPermits(1)
-    const use = (message: unknown) =>
-      Effect.uninterruptible(
-        turn(
-          Effect.suspend(() => {
-            // A permit guarantees a free thread.
-            const taken = idle.pop() as Worker
-            const worker = ended.has(taken) ? replace(taken) : taken
-            return ask(worker, message).pipe(
-              Effect.onExit((exit) =>
-                Effect.sync(() => {
-                  idle.push(Exit.isSuccess(exit) ? worker : replace(worker))
-                })
-              )
-            )
-          })
+    const ask = (thread: Thread, message: unknown) =>
+      Effect.async<unknown>((resume) => {
+        thread.worker.postMessage(message)
+        thread.waiting.push(resume)
+        // Referenced while it works, so that a command waiting for a hash is not ended for want of work.
+        thread.worker.ref()
+      })
+    /** The threads of the moment: a thread ended meanwhile has been replaced. */
+    const askEach = (message: unknown) =>
+      Effect.suspend(() =>
+        Effect.all(
+          threads.map((thread) => ask(thread, message)),
+          { concurrency: "unbounded" }
         )
       )
+    // Every thread has started and loaded the hashers before the first request: a failure to load
+    // them stops start-up instead of the first sign-in.
+    yield* askEach({ op: "priority" })
+    const turn = (yield* Effect.makeSemaphore(size * TASKS_A_THREAD)).withPermits(1)
+    /** The thread with the fewest tasks; a permit guarantees it has room. */
+    const leastBusy = () => {
+      let chosen = threads[0] as Thread
+      for (const thread of threads) if (thread.waiting.length < chosen.waiting.length) chosen = thread
+      return chosen
+    }
     return {
-      run: (task) => use(task) as Effect.Effect<string | boolean>,
-      lowered: Effect.map(
-        Effect.all(
-          all.map(() => use({ op: "priority" })),
-          { concurrency: "unbounded" }
-        ),
-        (answers) => answers.every((answer) => answer === true)
-      ),
+      run: (task) =>
+        Effect.uninterruptible(turn(Effect.suspend(() => ask(leastBusy(), task)))) as Effect.Effect<string | boolean>,
+      lowered: Effect.map(askEach({ op: "priority" }), (answers) => answers.every((answer) => answer === true)),
       size
     }
   })

@@ -1,10 +1,37 @@
 import { readdirSync, readFileSync } from "node:fs"
+import type { Worker } from "node:worker_threads"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber } from "effect"
+import { vi } from "vitest"
 import * as HashingThreads from "../../infrastructure/crypto/hashingThreads.js"
+
+/** Every thread the pool starts, and the messages it was sent, kept for the tests to look at. */
+const started = vi.hoisted(() => [] as Array<{ worker: Worker; sent: Array<unknown> }>)
+vi.mock("node:worker_threads", async (original) => {
+  const actual = await original<typeof import("node:worker_threads")>()
+  class Recorded extends actual.Worker {
+    readonly sent: Array<unknown> = []
+    constructor(...args: ConstructorParameters<typeof actual.Worker>) {
+      super(...args)
+      started.push({ worker: this, sent: this.sent })
+    }
+    override postMessage(message: unknown) {
+      this.sent.push(message)
+      super.postMessage(message)
+    }
+  }
+  return { ...actual, Worker: Recorded }
+})
+
+/** The threads started from now on, as the pool made them. */
+const threadsFrom = (first = started.length) => ({ all: () => started.slice(first) })
+const hashesSent = (thread: { sent: Array<unknown> }) =>
+  thread.sent.filter((message) => (message as { op: string }).op === "hash").length
 
 const cheap = { memoryCost: 1_024, timeCost: 1, parallelism: 1, outputLen: 32 }
 const hash = (password: string) => ({ op: "hash", password, options: cheap }) as const
+/** A hash slow enough (about 20 ms) that none has ended when a test looks at what the threads were sent. */
+const slow = { op: "hash", password: "slow", options: { memoryCost: 19_456, timeCost: 2, parallelism: 1 } } as const
 
 /** The nice value of each of this process's threads (field 19 of /proc/self/task/<tid>/stat). */
 const niceValues = () =>
@@ -14,14 +41,33 @@ const niceValues = () =>
   })
 
 describe("the hashing threads", () => {
-  it("are one a core plus two, shared among the workers", () => {
-    expect(HashingThreads.hashingThreadCount(1, 2)).toBe(4)
-    expect(HashingThreads.hashingThreadCount(1, 1)).toBe(3)
-    expect(HashingThreads.hashingThreadCount(1, 16)).toBe(18)
-    expect(HashingThreads.hashingThreadCount(2, 2)).toBe(2)
-    expect(HashingThreads.hashingThreadCount(4, 16)).toBe(5)
+  it("are one a core, shared among the workers", () => {
+    expect(HashingThreads.hashingThreadCount(1, 2)).toBe(2)
+    expect(HashingThreads.hashingThreadCount(1, 1)).toBe(1)
+    expect(HashingThreads.hashingThreadCount(1, 16)).toBe(16)
+    expect(HashingThreads.hashingThreadCount(2, 2)).toBe(1)
+    expect(HashingThreads.hashingThreadCount(3, 16)).toBe(6)
     expect(HashingThreads.hashingThreadCount(8, 2)).toBe(1)
   })
+
+  it.scopedLive("give a thread its next task while it runs one, and each task to the least busy thread", () =>
+    Effect.gen(function* () {
+      const threads = threadsFrom()
+      const pool = yield* HashingThreads.make(2)
+      const running = yield* Effect.fork(
+        Effect.all(
+          Array.from({ length: 5 }, () => pool.run(slow)),
+          { concurrency: "unbounded" }
+        )
+      )
+      yield* Effect.sleep("2 millis")
+      // Two threads, two tasks each: the fifth waits for room.
+      expect(threads.all().map(hashesSent)).toEqual([2, 2])
+      const hashed = yield* Fiber.join(running)
+      expect(hashed.every((stored) => String(stored).startsWith("$argon2id$"))).toBe(true)
+      expect(threads.all().map(hashesSent).sort()).toEqual([2, 3])
+    })
+  )
 
   it.scopedLive("run below the event loop's priority, which stays as it was", () =>
     Effect.gen(function* () {
@@ -76,17 +122,37 @@ describe("the hashing threads", () => {
     })
   )
 
-  it.scopedLive("replace a thread that fails: its task dies, the others go on", () =>
+  it.scopedLive("let a task that fails die, and keep its thread for the next", () =>
     Effect.gen(function* () {
-      const threads = yield* HashingThreads.make(2)
-      const failed = yield* Effect.exit(threads.run({ op: "hash", password: "x", options: { memoryCost: 1 } }))
-      expect(Exit.isFailure(failed) && Cause.isDie(failed.cause)).toBe(true)
-      const after = yield* Effect.all(
-        Array.from({ length: 4 }, () => threads.run(hash("after"))),
+      const threads = threadsFrom()
+      const pool = yield* HashingThreads.make(1)
+      const [failed, after] = yield* Effect.all(
+        [Effect.exit(pool.run({ op: "hash", password: "x", options: { memoryCost: 1 } })), pool.run(hash("after"))],
         { concurrency: "unbounded" }
       )
-      expect(after.every((stored) => String(stored).startsWith("$argon2id$"))).toBe(true)
-      expect(yield* threads.lowered).toBe(true)
+      expect(Exit.isFailure(failed) && Cause.isDie(failed.cause)).toBe(true)
+      expect(String(after).startsWith("$argon2id$")).toBe(true)
+      expect(threads.all()).toHaveLength(1)
+    })
+  )
+
+  it.scopedLive("replace a thread that ends: the tasks it held die, the next run on its replacement", () =>
+    Effect.gen(function* () {
+      const threads = threadsFrom()
+      const pool = yield* HashingThreads.make(1)
+      const held = yield* Effect.fork(
+        Effect.all(
+          Array.from({ length: 2 }, () => Effect.exit(pool.run(slow))),
+          { concurrency: "unbounded" }
+        )
+      )
+      yield* Effect.sleep("2 millis")
+      yield* Effect.promise(() => (threads.all()[0] as { worker: Worker }).worker.terminate())
+      const exits = yield* Fiber.join(held)
+      expect(exits.every((exit) => Exit.isFailure(exit) && Cause.isDie(exit.cause))).toBe(true)
+      expect(String(yield* pool.run(hash("after")))).toMatch(/^\$argon2id\$/)
+      expect(threads.all()).toHaveLength(2)
+      expect(yield* pool.lowered).toBe(true)
     })
   )
 })
