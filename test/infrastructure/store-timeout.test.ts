@@ -52,13 +52,18 @@ describe("a store call that does not answer", () => {
 
   /** Node's pending timers: a timer left behind would hold one for the whole store timeout. */
   const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length
+  /**
+   * No more timers than before: the runner's own may end meanwhile (seen in CI: 2 before, 1
+   * after), never one more for the call's timeout.
+   */
+  const noTimerLeft = (before: number) => expect(timers()).toBeLessThanOrEqual(before)
 
   it.live("an answer in time leaves no timer behind", () =>
     Effect.gen(function* () {
       const before = timers()
       expect(yield* unavailable(Effect.succeed(7))).toBe(7)
       yield* Effect.sleep("10 millis")
-      expect(timers()).toBe(before)
+      noTimerLeft(before)
     })
   )
 
@@ -73,7 +78,7 @@ describe("a store call that does not answer", () => {
       yield* Fiber.interrupt(call)
       yield* Deferred.await(interrupted)
       yield* Effect.sleep("10 millis")
-      expect(timers()).toBe(before)
+      noTimerLeft(before)
     })
   )
 
