@@ -1,4 +1,4 @@
-import { Cause, Inspectable, List, Logger } from "effect"
+import { Cause, Inspectable, List, Logger, type LogLevel } from "effect"
 
 /** A log entry as one flat record: `time`, `level`, `msg`, then its fields. */
 export type FlatRecord = Record<string, unknown>
@@ -83,9 +83,39 @@ const logfmtValue = (value: unknown): string => {
   return /^[^\s"=\\]+$/.test(text) ? text : JSON.stringify(text)
 }
 
-/** `key=value` pairs, quoted where needed. */
-export const logfmt: Logger.Logger<unknown, string> = Logger.make((options) =>
-  Object.entries(flatRecord(options))
+const logfmtLine = (record: FlatRecord) =>
+  Object.entries(record)
     .map(([key, value]) => `${key}=${logfmtValue(value)}`)
     .join(" ")
-)
+
+/** `key=value` pairs, quoted where needed. */
+export const logfmt: Logger.Logger<unknown, string> = Logger.make((options) => logfmtLine(flatRecord(options)))
+
+/** The fields of a line written without a log call: plain values only, nothing to redact. */
+export type FlatFields = Readonly<Record<string, string | number | boolean>>
+
+let stampedAt = Number.NaN
+let stamp = ""
+
+/** The time now as `time` writes it, made once a millisecond: a busy server writes several lines in each. */
+const timeNow = () => {
+  const now = Date.now()
+  if (now !== stampedAt) {
+    stampedAt = now
+    stamp = new Date(now).toISOString()
+  }
+  return stamp
+}
+
+/**
+ * The line the `json` or `logfmt` logger would write for `log(msg, fields)` at `level` in a fiber
+ * whose only annotations are among `fields`, made without the log call: no fiber's loggers,
+ * annotations or spans to gather, no record to search for values to redact. For the access log,
+ * written once a request.
+ */
+export const flatLine =
+  (format: "json" | "logfmt") =>
+  (level: LogLevel.LogLevel, msg: string, fields: FlatFields): string => {
+    const record = { time: timeNow(), level: level.label.toLowerCase(), msg, ...fields }
+    return format === "json" ? JSON.stringify(record) : logfmtLine(record)
+  }

@@ -1,9 +1,10 @@
 import { HttpApiBuilder, HttpApiSwagger } from "@effect/platform"
-import { Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { AuthenticationLive } from "./Authentication.js"
+import { AccessLog } from "./accessLog.js"
 import { auditContext } from "./auditContext.js"
 import { SessionTransport } from "./cookies.js"
 import { cors } from "./cors.js"
@@ -107,15 +108,18 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     // the access log wrap everything, so they see every response before it is sent.
     Layer.provide(
       HttpApiBuilder.middleware(
-        responseHeaders({
-          hsts: publicUrl.protocol === "https:",
-          docsPath,
-          ...(demo ? { demoPath: DEMO_PATH } : {}),
-          ...(hostedPages ? { hostedPaths } : {}),
-          proxies,
-          routes,
-          observe: metrics === undefined ? undefined : requestObserver()
-        })
+        Effect.map(AccessLog, (accessLog) =>
+          responseHeaders({
+            hsts: publicUrl.protocol === "https:",
+            docsPath,
+            ...(demo ? { demoPath: DEMO_PATH } : {}),
+            ...(hostedPages ? { hostedPaths } : {}),
+            proxies,
+            routes,
+            observe: metrics === undefined ? undefined : requestObserver(),
+            accessLog
+          })
+        )
       )
     ),
     Layer.provide(traced ? HttpApiBuilder.middleware(redactSpanQuery) : Layer.empty),

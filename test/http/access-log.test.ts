@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto"
-import { afterEach, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { afterEach, describe, expect, it, layer, vi } from "@effect/vitest"
+import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import * as Logging from "../../composition/logging.js"
+import { stdoutLines } from "../../infrastructure/logging/batchedLines.js"
 import * as FlatLines from "../../infrastructure/logging/flatLines.js"
 import { call, login, password, uniqueEmail } from "../support/flows.js"
 import { killAll, startServer } from "../support/processes.js"
@@ -80,6 +82,83 @@ describe("the access log", () => {
       })
     )
   })
+})
+
+/** Standard output's text while `effect` runs (the batch written at its end), kept off the terminal. */
+const stdoutOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const written: Array<string> = []
+      const spy = vi.spyOn(process.stdout, "write").mockImplementation((text) => {
+        written.push(String(text))
+        return true
+      })
+      return { written, spy }
+    }),
+    ({ written }) =>
+      Effect.as(
+        Effect.zipLeft(
+          effect,
+          Effect.sync(() => stdoutLines().flush())
+        ),
+        written
+      ),
+    ({ spy }) => Effect.sync(() => spy.mockRestore())
+  ).pipe(
+    Effect.map((written) =>
+      written
+        .join("")
+        .split("\n")
+        .filter((line) => line !== "")
+    )
+  )
+
+/** A request and a health probe to a service logging in `format` at `level`, and the lines they wrote. */
+const requestAndProbe = (format: "json" | "logfmt", level: string) => {
+  const settings = TestApp.settingsFor({
+    SERVICE_SECRET_KEY: TestApp.testSecretKey,
+    SERVICE_DATABASE_URL: "memory:",
+    SERVICE_LOG_FORMAT: format,
+    SERVICE_LOG_LEVEL: level
+  })
+  return Effect.scoped(
+    Effect.gen(function* () {
+      const context = yield* Layer.build(TestApp.serve(settings).pipe(Layer.provide(Logging.layer(settings.logging))))
+      const app = Context.get(context, TestApp.TestApp)
+      return yield* stdoutOf(
+        Effect.zipRight(
+          app.request("GET", "/no-such-route?secret=q", { headers: { "user-agent": 'agent "seven" = x' } }),
+          app.request("GET", "/healthz")
+        )
+      )
+    })
+  )
+}
+
+describe("the access log in the service's own formats (LOG_FORMAT json or logfmt)", () => {
+  it.live("logfmt: the request's line at info, the probe's at debug, values quoted where they must be", () =>
+    Effect.gen(function* () {
+      const lines = (yield* requestAndProbe("logfmt", "debug")).filter((line) => line.includes('msg="http request"'))
+      expect(lines).toHaveLength(2)
+      expect(lines[0]).toMatch(
+        /^time=\S+ level=info msg="http request" method=GET route=unmatched path=\/no-such-route status=404 duration_ms=\d+ client_address=127\.0\.0\.1 user_agent="agent \\"seven\\" = x" request_id=[0-9a-f-]{36}$/
+      )
+      expect(lines[1]).toMatch(
+        /^time=\S+ level=debug msg="http request" method=GET route=\/healthz path=\/healthz status=200 /
+      )
+    })
+  )
+
+  it.live("at info a probe writes no line; at warning no request does", () =>
+    Effect.gen(function* () {
+      const atInfo = (yield* requestAndProbe("json", "info")).map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(atInfo.filter((record) => record.msg === "http request").map((record) => record.path)).toEqual([
+        "/no-such-route"
+      ])
+      const atWarning = yield* requestAndProbe("json", "warning")
+      expect(atWarning.filter((line) => line.includes("http request"))).toEqual([])
+    })
+  )
 })
 
 describe("the access log of a serving process", () => {
