@@ -4,7 +4,6 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { FLUSH_EVERY_MS } from "../../infrastructure/logging/batchedLines.js"
 
 /** The repository, and the compiled CLI that test/support/global-setup.ts builds once per run. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -55,8 +54,6 @@ export interface RunningServer {
   readonly port: number
   readonly url: string
   readonly output: () => string
-  /** The output once what the server has logged until now has left its batch of lines. */
-  readonly written: () => Promise<string>
   /** SIGTERM, then how it exited (within 5 s). */
   readonly stop: () => Promise<Exit>
 }
@@ -108,15 +105,7 @@ export const startServer = async (
     }
     try {
       const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })
-      if (response.status === 200) {
-        const written = async () => {
-          await new Promise((resolve) => setTimeout(resolve, 4 * FLUSH_EVERY_MS))
-          return output
-        }
-        // What it logged while starting (warnings, "Listening") is in the output from here on.
-        await written()
-        return { child, port, url, output: () => output, written, stop }
-      }
+      if (response.status === 200) return { child, port, url, output: () => output, stop }
     } catch {
       // Not listening yet.
     }
