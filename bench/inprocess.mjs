@@ -18,7 +18,9 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Either, Layer, ManagedRuntime, Runtime } from "effect"
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 20_000)

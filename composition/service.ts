@@ -1,4 +1,5 @@
-import { HttpServer, OpenApi } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Effect, Layer, Option } from "effect"
 import { auditRetention } from "../application/AuditRetention.js"
 import type { Deployment } from "../config/Deployment.js"

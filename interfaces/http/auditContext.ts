@@ -1,4 +1,5 @@
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { RequestContext } from "../../application/Audit.js"
 import { Actor } from "../../domain/Audit.js"

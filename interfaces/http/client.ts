@@ -1,4 +1,7 @@
-import { Cookies, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as Cookies from "@effect/platform/Cookies"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Effect, Option, Ref } from "effect"
 import { type ApiShape, baseApi, defaultShape } from "./Api.js"
 import { adminGroup } from "./groups/admin.js"

@@ -1,4 +1,6 @@
-import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApp from "@effect/platform/HttpApp"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { CsrfTokens } from "../../application/ports/CsrfTokens.js"
 import type { CookieSettings } from "../../config/sections/cookies.js"

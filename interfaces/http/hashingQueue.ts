@@ -1,4 +1,5 @@
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { HashingQueueFullError } from "./errors.js"
 import type { LimitedRoute } from "./Feature.js"

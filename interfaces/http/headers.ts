@@ -1,5 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
-
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 /**
  * `response` with `headers` set, each over any of the same name. Set one at a time: the
  * platform's `setHeaders` copies the response's headers twice through objects of a slow shape,

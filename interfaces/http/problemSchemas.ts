@@ -1,4 +1,4 @@
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { ParseResult, Schema } from "effect"
 import { FieldProblem, TokenBlacklistedError, TokenError, TokenExpiredError } from "../../domain/errors.js"
 import {

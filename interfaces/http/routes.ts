@@ -1,4 +1,5 @@
-import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { routePattern } from "./routePattern.js"
 
 /** The route of a path no route serves: one name for all of them, so a scan of random paths adds no metric series. */

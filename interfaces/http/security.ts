@@ -1,4 +1,6 @@
-import { HttpApiMiddleware, HttpApiSecurity, type HttpRouter } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
 import { Context, type Effect, type Redacted, Schema } from "effect"
 import type { Principal } from "../../application/Sessions.js"
 import { AccessLevel, anyPermission, anyRole } from "../../domain/Access.js"

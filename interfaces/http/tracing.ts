@@ -1,4 +1,6 @@
-import { Headers, type HttpApp, HttpServerRequest } from "@effect/platform"
+import * as Headers from "@effect/platform/Headers"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Layer, Option } from "effect"
 
 /**

@@ -1,4 +1,4 @@
-import { Terminal } from "@effect/platform"
+import * as Terminal from "@effect/platform/Terminal"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Mailbox, Option, Redacted } from "effect"

@@ -1,5 +1,5 @@
 import { createConnection } from "node:net"
-import { HttpServer } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { portTrial } from "../../interfaces/cli/workers.js"

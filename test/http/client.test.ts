@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from "node:crypto"
-import { Cookies, FetchHttpClient } from "@effect/platform"
+import * as Cookies from "@effect/platform/Cookies"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted, Ref } from "effect"
 import { Accounts } from "../../application/Accounts.js"

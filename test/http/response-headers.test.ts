@@ -1,4 +1,5 @@
-import { Cookies, HttpServerResponse } from "@effect/platform"
+import * as Cookies from "@effect/platform/Cookies"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { describe, expect, it } from "vitest"
 import { withHeaders } from "../../interfaces/http/headers.js"
 

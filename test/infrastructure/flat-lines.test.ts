@@ -1,4 +1,4 @@
-import { Headers } from "@effect/platform"
+import * as Headers from "@effect/platform/Headers"
 import { describe, expect, it, vi } from "@effect/vitest"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as FlatLines from "../../infrastructure/logging/flatLines.js"

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 import { PublishedKeys } from "../../../application/ports/PublishedKeys.js"
 import { isAsymmetric } from "../../../config/sections/tokens.js"

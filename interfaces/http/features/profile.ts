@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option, Schema } from "effect"
 import { Accounts } from "../../../application/Accounts.js"
 import { PublicUser, toPublicUser, type User } from "../../../domain/User.js"
