@@ -83,6 +83,19 @@ describe("the optional pieces", () => {
     expect(piecesIn(packages)).toEqual([])
   })
 
+  it("serve loads @effect/platform module by module: never its index, which brings the Scalar API reference's 6.7 MB script", {
+    timeout: 60_000
+  }, async () => {
+    const { cwd, log, nodeOptions } = watched()
+    const server = await startServer(nodeOptions, { cwd })
+    await server.stop()
+    const platform = readFileSync(log, "utf8")
+      .split("\n")
+      .filter((url) => url.includes("/node_modules/@effect/platform/dist/"))
+    expect(platform.some((url) => url.endsWith("/HttpApiBuilder.js"))).toBe(true)
+    expect(platform.filter((url) => /\/dist\/esm\/(index|HttpApiScalar)\.js$/.test(url))).toEqual([])
+  })
+
   const cases: ReadonlyArray<readonly [string, Readonly<Record<string, string>>, ReadonlyArray<Piece>]> = [
     ["METRICS_ENABLED", { SERVICE_METRICS_ENABLED: "true" }, ["opentelemetry"]],
     // Nothing listens there; spans are exported in batches, and a collector that is down loses them.
