@@ -13,7 +13,7 @@ const batched = (format: Logger.Logger<unknown, string>) =>
 
 /**
  * The access log written straight into the logger's batch, in the logger's format, without a log
- * call: the same line (test/infrastructure/access-lines.test.ts) for a request's worth of fiber
+ * call: the same line (test/infrastructure/flat-lines.test.ts) for a request's worth of fiber
  * steps and record building less.
  */
 const directAccessLog = (format: "json" | "logfmt", minimum: LogLevel.LogLevel) => {

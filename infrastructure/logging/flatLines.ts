@@ -91,7 +91,7 @@ const logfmtLine = (record: FlatRecord) =>
 /** `key=value` pairs, quoted where needed. */
 export const logfmt: Logger.Logger<unknown, string> = Logger.make((options) => logfmtLine(flatRecord(options)))
 
-/** The fields of a line written without a log call: plain values only, nothing to redact. */
+/** The fields of a line written without a log call: plain values only, nothing to redact, none named `time`, `level` or `msg`. */
 export type FlatFields = Readonly<Record<string, string | number | boolean>>
 
 let stampedAt = Number.NaN

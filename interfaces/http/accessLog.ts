@@ -32,7 +32,7 @@ const throughTheLogger: AccessLogWriter = {
 /**
  * Where access-log lines go: through Effect's logger unless the program says otherwise. The
  * service's own line formats say otherwise (composition/logging.ts): they write the same line
- * without the log call, which cost a tenth of a request to GET /me.
+ * without the log call, which cost GET /me 7–12% of its CPU (BENCHMARKS.md).
  */
 export class AccessLog extends Context.Reference<AccessLog>()("interfaces/http/AccessLog", {
   defaultValue: (): AccessLogWriter => throughTheLogger
