@@ -15,7 +15,8 @@ import type { Execute } from "./execute.js"
  * waits for a writer and sees every committed write and nothing else, so what any connection has
  * committed (a revocation above all) is what it reads, and what is not committed yet (or may yet
  * be rolled back) it does not see. Transactions go to a second connection, and share their COMMIT
- * (groupCommit.ts): each is answered only once that COMMIT has returned. A group first takes the
+ * (groupCommit.ts): each is answered only once that COMMIT has returned and the log it wrote has
+ * been synced to the disk, a sync that runs off the event loop. A group first takes the
  * main connection (`reserve`), as a transaction of its own would: while it is open, no transaction
  * is open there, so neither connection ever waits for a lock that the other could only release
  * once the event loop is free. Inside it, the client itself runs its statements here (the

@@ -2,12 +2,12 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Deferred, Effect, Exit, Option, Scope } from "effect"
 
 /**
- * Transactions that share their COMMIT. On SQLite with `synchronous = FULL` a COMMIT is a sync of
- * the log, and it costs a refresh or a sign-in more than all its statements together; the
- * connection is synchronous, so while one syncs nothing else runs anyway. Here a transaction
+ * Transactions that share their COMMIT. On SQLite a durable COMMIT is a sync of the log, and it
+ * costs a refresh or a sign-in more than all its statements together. Here a transaction
  * waits for the event loop's next turn, and every transaction begun until then (the requests
  * read from the sockets meanwhile) runs with it, one after another, each as a savepoint of one
- * shared transaction (a group), which one COMMIT then makes durable. The group begins only when
+ * shared transaction (a group), which one COMMIT (and its sync, `commit` below) then makes
+ * durable; the transactions begun while a group commits make the next one. The group begins only when
  * its members are ready to run, so it holds the database's write lock for their statements and
  * its COMMIT only: another process writing to the same file waits no longer than it would for
  * one transaction of each.
@@ -18,7 +18,8 @@ import { Cause, Deferred, Effect, Exit, Option, Scope } from "effect"
  * - a member whose work fails is rolled back to its savepoint, and the others keep theirs;
  * - no member is answered before the group's COMMIT has returned: not its success, which would
  *   not be durable yet, nor its failure, which may rest on a write that the COMMIT could still
- *   lose. A COMMIT that fails is every member's failure, and the group is rolled back.
+ *   lose. A COMMIT that fails is every member's failure, and the group is rolled back; so is a
+ *   sync that fails after it, though the writes stay (visible, and not known to be on the disk).
  * A transaction begun while a group runs joins the next one.
  */
 export interface GroupCommit {
@@ -29,6 +30,7 @@ export interface GroupCommit {
 export interface Options {
   /** Begins the shared transaction, holding what it takes (the main connection) until the scope closes. */
   readonly begin: Effect.Effect<void, SqlError, Scope.Scope>
+  /** Commits the shared transaction and makes it durable: its members are answered once it is done. */
   readonly commit: Effect.Effect<void, SqlError>
   /** Ends a shared transaction whose COMMIT failed. */
   readonly rollback: Effect.Effect<void>

@@ -24,8 +24,11 @@ export interface Database {
 export const sqliteWithClient = (options: UserRepoOptions = {}) =>
   sqlRepositories(options).pipe(Layer.provideMerge(SqliteDatabase.layer(":memory:", options)), Layer.provide(quiet))
 
-/** The SQLite repositories over a migrated file of their own (removed after), its client reachable for checks. */
-export const sqliteFileWithClient = (options: UserRepoOptions = {}) =>
+/**
+ * The SQLite repositories over a migrated file of their own (removed after), its client reachable
+ * for checks; `syncLog` syncs the direct connection's log (the disk's own sync by default).
+ */
+export const sqliteFileWithClient = (options: UserRepoOptions = {}, syncLog?: SqliteDatabase.SyncFile) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -34,7 +37,7 @@ export const sqliteFileWithClient = (options: UserRepoOptions = {}) =>
       ),
       (folder) =>
         sqlRepositories(options).pipe(
-          Layer.provideMerge(SqliteDatabase.layer(join(folder, "portcullis.db"), options)),
+          Layer.provideMerge(SqliteDatabase.layer(join(folder, "portcullis.db"), options, syncLog)),
           Layer.provide(quiet)
         )
     )

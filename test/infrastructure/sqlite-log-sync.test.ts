@@ -1,0 +1,133 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Option } from "effect"
+import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
+import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
+import { sqliteFileWithClient } from "../support/databases.js"
+import { newUser } from "../support/sessionRecords.js"
+
+/**
+ * The direct connection's commits are made durable by a sync of the log that runs off the event
+ * loop: its connection commits without syncing (synchronous=NORMAL), and each group's members are
+ * answered only once the log has been synced after their COMMIT.
+ */
+
+/** A sync of the log that the test ends: each call is recorded with the means to end it. */
+const heldSync = () => {
+  const calls: Array<{ readonly path: string; readonly end: (failure?: Error) => void }> = []
+  const sync: SqliteDatabase.SyncFile = (path) =>
+    new Promise<void>((resolve, reject) => {
+      calls.push({ path, end: (failure) => (failure === undefined ? resolve() : reject(failure)) })
+    })
+  return { calls, sync }
+}
+
+/** Turns of the event loop until `ready` holds (a few hundred at most). */
+const turnsUntil = (ready: () => boolean) =>
+  Effect.promise(async () => {
+    for (let turn = 0; turn < 500 && !ready(); turn++) await new Promise((resolve) => setImmediate(resolve))
+    if (!ready()) throw new Error("never ready")
+  })
+
+const setup = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const direct = Option.getOrThrow(yield* Effect.serviceOption(SqliteDirect))
+  const user = yield* newUser("sync@example.com")
+  const verify = direct.execute(sql`UPDATE users SET is_verified = 1 WHERE id = ${user.id}`)
+  const promote = direct.execute(sql`UPDATE users SET is_superuser = 1 WHERE id = ${user.id}`)
+  const committed = Effect.map(
+    direct.read(sql<{ is_verified: number; is_superuser: number }>`SELECT is_verified, is_superuser FROM users`),
+    (rows) => rows[0]
+  )
+  const [file] = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list WHERE name = 'main'`
+  return { sql, direct, verify, promote, committed, file: file?.file ?? "" }
+})
+
+describe("the direct connection's log, synced off the event loop", () => {
+  it.effect("commits without a sync of its own, while the main connection keeps synchronous=FULL", () =>
+    Effect.gen(function* () {
+      const { sql, direct } = yield* setup
+      const [main] = yield* sql<{ readonly synchronous: number }>`PRAGMA synchronous`
+      const [own] = yield* direct.connection.execute("PRAGMA synchronous", [], undefined)
+      // 2 is FULL (a sync inside each COMMIT, on the event loop), 1 NORMAL.
+      expect(main?.synchronous).toBe(2)
+      expect(own).toEqual({ synchronous: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient()))
+  )
+
+  const held = heldSync()
+  it.live("answers a transaction only once the log it wrote is synced, and serves reads meanwhile", () =>
+    Effect.gen(function* () {
+      const { direct, verify, committed, file } = yield* setup
+      const before = held.calls.length
+      const transaction = yield* Effect.fork(direct.transaction(verify))
+      yield* turnsUntil(() => held.calls.length > before)
+      const call = held.calls[before]
+      expect(call?.path).toBe(`${file}-wal`)
+      // Committed, so visible to the hot reads, which run while the sync waits; not answered yet.
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 0 })
+      yield* turnsUntil(() => true)
+      expect(Option.isNone(yield* Fiber.poll(transaction))).toBe(true)
+      call?.end()
+      yield* Fiber.join(transaction)
+    }).pipe(Effect.provide(sqliteFileWithClient({}, held.sync)))
+  )
+
+  const grouped = heldSync()
+  it.live("puts the transactions begun while a group syncs into the next group, with one sync for them", () =>
+    Effect.gen(function* () {
+      const { direct, verify, promote, committed } = yield* setup
+      const before = grouped.calls.length
+      const first = yield* Effect.fork(direct.transaction(verify))
+      yield* turnsUntil(() => grouped.calls.length > before)
+      const later = yield* Effect.fork(
+        Effect.all([direct.transaction(promote), direct.transaction(promote)], { concurrency: "unbounded" })
+      )
+      yield* turnsUntil(() => true)
+      // The group holds the write lock until its sync ends: the next has not begun.
+      expect(grouped.calls.length).toBe(before + 1)
+      grouped.calls[before]?.end()
+      yield* Fiber.join(first)
+      yield* turnsUntil(() => grouped.calls.length > before + 1)
+      expect(Option.isNone(yield* Fiber.poll(later))).toBe(true)
+      grouped.calls[before + 1]?.end()
+      yield* Fiber.join(later)
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1 })
+      expect(grouped.calls.length).toBe(before + 2)
+    }).pipe(Effect.provide(sqliteFileWithClient({}, grouped.sync)))
+  )
+
+  const failing = heldSync()
+  it.live("fails the group's members when the sync fails, and lets the next group commit", () =>
+    Effect.gen(function* () {
+      const { direct, verify, promote, committed } = yield* setup
+      const before = failing.calls.length
+      const refused = yield* Effect.fork(Effect.exit(direct.transaction(verify)))
+      yield* turnsUntil(() => failing.calls.length > before)
+      failing.calls[before]?.end(new Error("EIO: i/o error, fdatasync"))
+      const exit = yield* Fiber.join(refused)
+      expect(Exit.isFailure(exit) && String(exit.cause)).toContain("could not be synced")
+      const next = yield* Effect.fork(direct.transaction(promote))
+      yield* turnsUntil(() => failing.calls.length > before + 1)
+      failing.calls[before + 1]?.end()
+      yield* Fiber.join(next)
+      // The refused group's write was committed: visible, though not known to be on the disk.
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1 })
+    }).pipe(Effect.provide(sqliteFileWithClient({}, failing.sync)))
+  )
+
+  it.effect("syncs a file by its path, and fails for a path that names none", () =>
+    Effect.gen(function* () {
+      const folder = mkdtempSync(join(tmpdir(), "portcullis-sync-"))
+      writeFileSync(join(folder, "log"), "frames")
+      yield* Effect.promise(() => SqliteDatabase.syncFile(join(folder, "log")))
+      const missing = yield* Effect.exit(
+        Effect.tryPromise({ try: () => SqliteDatabase.syncFile(join(folder, "none")), catch: String })
+      )
+      expect(Exit.isFailure(missing) && String(missing.cause)).toContain("ENOENT")
+    })
+  )
+})
