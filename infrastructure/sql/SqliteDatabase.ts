@@ -9,6 +9,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import Database from "better-sqlite3"
 import { Cause, type ConfigError, Effect, Exit, Layer, Option, Stream } from "effect"
 import * as GroupCommit from "./groupCommit.js"
+import * as LogSync from "./logSync.js"
 import * as Migrations from "./migrations.js"
 import { SqliteDirect } from "./SqliteDirect.js"
 
@@ -173,10 +174,10 @@ export const syncFile: SyncFile = async (path) => {
  * NORMAL), and each group's COMMIT is followed by `syncLog` on the log file, before any member is
  * answered: as durable as FULL's sync inside the COMMIT, but the sync (half a millisecond to
  * several on a loaded disk, where nothing else could run) waits on another thread, and the
- * event loop serves other requests meanwhile. The group holds the write lock until the sync is
- * done, so syncs never overlap, and the transactions begun meanwhile make the next group.
- * What the COMMIT made visible is visible before it is synced: a request answered with it is
- * answered after a later sync, which covers every earlier frame of the file.
+ * event loop serves other requests meanwhile, the next group's among them (logSync.ts shares
+ * one sync among the groups that committed while another was under way). What a COMMIT made
+ * visible is visible before it is synced: a request answered with it is answered after a later
+ * sync, which covers every earlier frame of the file.
  */
 const direct = (filename: string, syncLog: SyncFile) =>
   Layer.scoped(
@@ -253,7 +254,8 @@ const direct = (filename: string, syncLog: SyncFile) =>
       // A group's transaction first takes the main connection (`reserve`), as one of its own would.
       const groups = yield* GroupCommit.make({
         begin: Effect.zipRight(sql.reserve, run("BEGIN IMMEDIATE")),
-        commit: Effect.zipRight(run("COMMIT"), synced),
+        commit: Effect.asVoid(run("COMMIT")),
+        durable: yield* LogSync.make(synced),
         rollback: end("ROLLBACK"),
         member: savepoint,
         isOpen: () => db.inTransaction

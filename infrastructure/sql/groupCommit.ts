@@ -6,8 +6,9 @@ import { Cause, Deferred, Effect, Exit, Option, Scope } from "effect"
  * costs a refresh or a sign-in more than all its statements together. Here a transaction
  * waits for the event loop's next turn, and every transaction begun until then (the requests
  * read from the sockets meanwhile) runs with it, one after another, each as a savepoint of one
- * shared transaction (a group), which one COMMIT (and its sync, `commit` below) then makes
- * durable; the transactions begun while a group commits make the next one. The group begins only when
+ * shared transaction (a group), which one COMMIT and a sync (`durable` below) then make durable.
+ * The sync waits outside the write lock: the transactions begun meanwhile make the next group,
+ * which runs and commits while it waits. The group begins only when
  * its members are ready to run, so it holds the database's write lock for their statements and
  * its COMMIT only: another process writing to the same file waits no longer than it would for
  * one transaction of each.
@@ -20,6 +21,7 @@ import { Cause, Deferred, Effect, Exit, Option, Scope } from "effect"
  *   not be durable yet, nor its failure, which may rest on a write that the COMMIT could still
  *   lose. A COMMIT that fails is every member's failure, and the group is rolled back; so is a
  *   sync that fails after it, though the writes stay (visible, and not known to be on the disk).
+ *   A member of a later group, which may have read them, is answered only after a later sync.
  * A transaction begun while a group runs joins the next one.
  */
 export interface GroupCommit {
@@ -30,8 +32,12 @@ export interface GroupCommit {
 export interface Options {
   /** Begins the shared transaction, holding what it takes (the main connection) until the scope closes. */
   readonly begin: Effect.Effect<void, SqlError, Scope.Scope>
-  /** Commits the shared transaction and makes it durable: its members are answered once it is done. */
   readonly commit: Effect.Effect<void, SqlError>
+  /**
+   * Makes what was committed before it durable: run once the group has let go of the write lock,
+   * so that the next group runs and commits while it waits. The members are answered after it.
+   */
+  readonly durable: Effect.Effect<void, SqlError>
   /** Ends a shared transaction whose COMMIT failed. */
   readonly rollback: Effect.Effect<void>
   /** `effect` as a savepoint of the shared transaction: released, or rolled back when it fails. */
@@ -115,7 +121,12 @@ export const make = (options: Options): Effect.Effect<GroupCommit, never, Scope.
         const committed = yield* Effect.exit(options.commit)
         if (Exit.isFailure(committed)) yield* options.rollback
         yield* Scope.close(groupScope, Exit.void)
-        yield* Deferred.done(group.settled, committed)
+        if (Exit.isFailure(committed)) return yield* Deferred.done(group.settled, committed)
+        // Forked (and uninterruptible, as this fiber is here) so that the next group begins now.
+        yield* Effect.forkIn(
+          Effect.flatMap(Effect.exit(options.durable), (durable) => Deferred.done(group.settled, durable)),
+          scope
+        )
       })
     )
     const start: Effect.Effect<void> = Effect.suspend(() => {

@@ -7,7 +7,7 @@ import { Effect, Exit, Fiber, Option } from "effect"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFileWithClient } from "../support/databases.js"
-import { newUser } from "../support/sessionRecords.js"
+import { newUser, startFamily } from "../support/sessionRecords.js"
 
 /**
  * The direct connection's commits are made durable by a sync of the log that runs off the event
@@ -25,10 +25,16 @@ const heldSync = () => {
   return { calls, sync }
 }
 
-/** Turns of the event loop until `ready` holds (a few hundred at most). */
-const turnsUntil = (ready: () => boolean) =>
+/** `count` turns of the event loop: time for every fiber that can run to run. */
+const turns = (count: number) =>
   Effect.promise(async () => {
-    for (let turn = 0; turn < 500 && !ready(); turn++) await new Promise((resolve) => setImmediate(resolve))
+    for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve))
+  })
+
+/** Turns of the event loop until `ready` holds; fails after a few hundred. */
+const turnsUntil = (ready: () => boolean) =>
+  Effect.tryPromise(async () => {
+    for (let turn = 0; turn < 300 && !ready(); turn++) await new Promise((resolve) => setImmediate(resolve))
     if (!ready()) throw new Error("never ready")
   })
 
@@ -69,7 +75,7 @@ describe("the direct connection's log, synced off the event loop", () => {
       expect(call?.path).toBe(`${file}-wal`)
       // Committed, so visible to the hot reads, which run while the sync waits; not answered yet.
       expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 0 })
-      yield* turnsUntil(() => true)
+      yield* turns(50)
       expect(Option.isNone(yield* Fiber.poll(transaction))).toBe(true)
       call?.end()
       yield* Fiber.join(transaction)
@@ -77,31 +83,34 @@ describe("the direct connection's log, synced off the event loop", () => {
   )
 
   const grouped = heldSync()
-  it.live("puts the transactions begun while a group syncs into the next group, with one sync for them", () =>
+  it.live("runs and commits the next groups while a sync waits, and answers them after one sync of their own", () =>
     Effect.gen(function* () {
       const { direct, verify, promote, committed } = yield* setup
       const before = grouped.calls.length
       const first = yield* Effect.fork(direct.transaction(verify))
       yield* turnsUntil(() => grouped.calls.length > before)
-      const later = yield* Effect.fork(
-        Effect.all([direct.transaction(promote), direct.transaction(promote)], { concurrency: "unbounded" })
-      )
-      yield* turnsUntil(() => true)
-      // The group holds the write lock until its sync ends: the next has not begun.
+      // Two more groups, one after the other, while the first one's sync waits.
+      const second = yield* Effect.fork(direct.transaction(promote))
+      yield* turns(50)
+      const third = yield* Effect.fork(direct.transaction(verify))
+      yield* turns(50)
+      // Both committed (the write lock was free), neither answered, and no second sync yet.
+      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1 })
       expect(grouped.calls.length).toBe(before + 1)
       grouped.calls[before]?.end()
       yield* Fiber.join(first)
       yield* turnsUntil(() => grouped.calls.length > before + 1)
-      expect(Option.isNone(yield* Fiber.poll(later))).toBe(true)
+      expect(Option.isNone(yield* Fiber.poll(second))).toBe(true)
+      expect(Option.isNone(yield* Fiber.poll(third))).toBe(true)
       grouped.calls[before + 1]?.end()
-      yield* Fiber.join(later)
-      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1 })
+      yield* Fiber.join(second)
+      yield* Fiber.join(third)
       expect(grouped.calls.length).toBe(before + 2)
     }).pipe(Effect.provide(sqliteFileWithClient({}, grouped.sync)))
   )
 
   const failing = heldSync()
-  it.live("fails the group's members when the sync fails, and lets the next group commit", () =>
+  it.live("fails the group's members when the sync fails, and every later group's", () =>
     Effect.gen(function* () {
       const { direct, verify, promote, committed } = yield* setup
       const before = failing.calls.length
@@ -110,13 +119,20 @@ describe("the direct connection's log, synced off the event loop", () => {
       failing.calls[before]?.end(new Error("EIO: i/o error, fdatasync"))
       const exit = yield* Fiber.join(refused)
       expect(Exit.isFailure(exit) && String(exit.cause)).toContain("could not be synced")
-      const next = yield* Effect.fork(direct.transaction(promote))
-      yield* turnsUntil(() => failing.calls.length > before + 1)
-      failing.calls[before + 1]?.end()
-      yield* Fiber.join(next)
-      // The refused group's write was committed: visible, though not known to be on the disk.
+      const later = yield* Effect.exit(direct.transaction(promote))
+      expect(Exit.isFailure(later) && String(later.cause)).toContain("could not be synced")
+      expect(failing.calls.length).toBe(before + 1)
+      // Their writes were committed: visible, though not known to be on the disk.
       expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1 })
     }).pipe(Effect.provide(sqliteFileWithClient({}, failing.sync)))
+  )
+
+  it.effect("answers a session begun while the log cannot be synced as an unavailable store", () =>
+    Effect.gen(function* () {
+      const user = yield* newUser("unsynced@example.com")
+      const refused = yield* Effect.flip(startFamily(user.id, "unsynced-family"))
+      expect(refused._tag).toBe("StoreUnavailableError")
+    }).pipe(Effect.provide(sqliteFileWithClient({}, () => Promise.reject(new Error("EIO: i/o error, fdatasync")))))
   )
 
   it.effect("syncs a file by its path, and fails for a path that names none", () =>

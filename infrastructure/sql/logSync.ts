@@ -1,0 +1,45 @@
+import type { SqlError } from "@effect/sql/SqlError"
+import { Deferred, Effect, Exit, FiberId, type Scope } from "effect"
+
+/**
+ * Makes the commits made so far durable with as few syncs as can do it. A sync covers every write
+ * made to the file before it began, so those who ask while one is under way wait for the next,
+ * which begins once it ends and is shared by all of them; one sync is under way at a time.
+ *
+ * Once a sync has failed, what the file holds is no longer known to be on the disk (a later sync
+ * may succeed without the pages the failed one lost, and the commits asking for it may rest on
+ * them): every later request fails the same way until the service restarts, when the database
+ * recovers what the disk holds. PostgreSQL stops for the same reason.
+ */
+export const make = (
+  sync: Effect.Effect<void, SqlError>
+): Effect.Effect<Effect.Effect<void, SqlError>, never, Scope.Scope> =>
+  Effect.map(Effect.scope, (scope) => {
+    /** The next sync's callers, who asked after the one under way began. */
+    let wanted: Deferred.Deferred<void, SqlError> | undefined
+    let underWay = false
+    let failed: Exit.Exit<void, SqlError> | undefined
+
+    const syncs: Effect.Effect<void> = Effect.suspend(() => {
+      const callers = wanted
+      wanted = undefined
+      if (callers === undefined) {
+        underWay = false
+        return Effect.void
+      }
+      return Effect.flatMap(failed === undefined ? Effect.exit(sync) : Effect.succeed(failed), (exit) => {
+        if (Exit.isFailure(exit)) failed = exit
+        return Effect.zipRight(Deferred.done(callers, exit), syncs)
+      })
+    })
+
+    return Effect.suspend(() => {
+      if (failed !== undefined) return failed
+      if (wanted === undefined) wanted = Deferred.unsafeMake<void, SqlError>(FiberId.none)
+      const callers = wanted
+      if (underWay) return Deferred.await(callers)
+      underWay = true
+      // Forked from an uninterruptible caller, the syncs run to their end even while the service stops.
+      return Effect.zipRight(Effect.forkIn(syncs, scope), Deferred.await(callers))
+    })
+  })
