@@ -185,9 +185,8 @@ const direct = (filename: string, syncLog: SyncFile) =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const db = yield* connect(filename, "direct", (opened) => opened.pragma("synchronous = NORMAL"))
-      const log = `${filename}-wal`
       const synced = Effect.tryPromise({
-        try: () => syncLog(log),
+        try: () => syncLog(`${filename}-wal`),
         catch: (cause) => new SqlError({ cause, message: "the database's log could not be synced to the disk" })
       })
       // Reads from outside a transaction go to a connection of their own, which only reads: in WAL
@@ -252,10 +251,11 @@ const direct = (filename: string, syncLog: SyncFile) =>
           )
         )
       // A group's transaction first takes the main connection (`reserve`), as one of its own would.
+      const log = yield* LogSync.make(synced)
       const groups = yield* GroupCommit.make({
         begin: Effect.zipRight(sql.reserve, run("BEGIN IMMEDIATE")),
         commit: Effect.asVoid(run("COMMIT")),
-        durable: yield* LogSync.make(synced),
+        durable: log.durable,
         rollback: end("ROLLBACK"),
         member: savepoint,
         isOpen: () => db.inTransaction
@@ -264,7 +264,11 @@ const direct = (filename: string, syncLog: SyncFile) =>
       const executeRows = rowsOfStatement(statementOf)
       // A hot read is one suspend and its answer: two steps of the runtime, not four.
       return SqliteDirect.of({
-        read: (statement) => Effect.suspend(() => outcome(readRows(statement))),
+        read: (statement) =>
+          Effect.suspend(() => {
+            const lost = log.lost()
+            return lost === undefined ? outcome(readRows(statement)) : Effect.failCause(lost)
+          }),
         execute: (statement) => attempt(executeRows(statement)),
         connection,
         transaction: (effect) =>

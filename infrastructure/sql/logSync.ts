@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql/SqlError"
-import { Deferred, Effect, Exit, FiberId, type Scope } from "effect"
+import { type Cause, Deferred, Effect, Exit, FiberId, type Scope } from "effect"
 
 /**
  * Makes the commits made so far durable with as few syncs as can do it. A sync covers every write
@@ -9,11 +9,17 @@ import { Deferred, Effect, Exit, FiberId, type Scope } from "effect"
  * Once a sync has failed, what the file holds is no longer known to be on the disk (a later sync
  * may succeed without the pages the failed one lost, and the commits asking for it may rest on
  * them): every later request fails the same way until the service restarts, when the database
- * recovers what the disk holds. PostgreSQL stops for the same reason.
+ * recovers what the disk holds. PostgreSQL stops for the same reason; here the reads that depend
+ * on the file refuse too (`lost`), so that readiness says so and the instance is replaced.
  */
-export const make = (
-  sync: Effect.Effect<void, SqlError>
-): Effect.Effect<Effect.Effect<void, SqlError>, never, Scope.Scope> =>
+export interface LogSync {
+  /** Makes the commits made before it durable. */
+  readonly durable: Effect.Effect<void, SqlError>
+  /** Why the file is no longer known to be durable, once a sync has failed. */
+  readonly lost: () => Cause.Cause<SqlError> | undefined
+}
+
+export const make = (sync: Effect.Effect<void, SqlError>): Effect.Effect<LogSync, never, Scope.Scope> =>
   Effect.map(Effect.scope, (scope) => {
     /** The next sync's callers, who asked after the one under way began. */
     let wanted: Deferred.Deferred<void, SqlError> | undefined
@@ -33,7 +39,7 @@ export const make = (
       })
     })
 
-    return Effect.suspend(() => {
+    const durable = Effect.suspend(() => {
       if (failed !== undefined) return failed
       if (wanted === undefined) wanted = Deferred.unsafeMake<void, SqlError>(FiberId.none)
       const callers = wanted
@@ -42,4 +48,5 @@ export const make = (
       // Forked from an uninterruptible caller, the syncs run to their end even while the service stops.
       return Effect.zipRight(Effect.forkIn(syncs, scope), Deferred.await(callers))
     })
+    return { durable, lost: () => (failed !== undefined && Exit.isFailure(failed) ? failed.cause : undefined) }
   })

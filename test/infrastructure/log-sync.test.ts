@@ -1,6 +1,6 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, FiberId, Option } from "effect"
 import * as LogSync from "../../infrastructure/sql/logSync.js"
 
 /** A sync that the test ends: each run is counted, and waits for the test to end it. */
@@ -11,7 +11,7 @@ const heldSyncs = Effect.gen(function* () {
     runs.push(run)
     return Deferred.await(run)
   })
-  return { runs, durable: yield* LogSync.make(sync) }
+  return { runs, ...(yield* LogSync.make(sync)) }
 })
 
 /** Time for every fiber that can run to run. */
@@ -51,17 +51,19 @@ describe("the log's syncs", () => {
 
   it.scoped("fail, once one has failed, for everyone who asks after, without syncing again", () =>
     Effect.gen(function* () {
-      const { runs, durable } = yield* heldSyncs
+      const { runs, durable, lost } = yield* heldSyncs
       const first = yield* Effect.fork(Effect.exit(durable))
       yield* settle
       const waiting = yield* Effect.fork(Effect.exit(durable))
       yield* settle
-      const lost = new SqlError({ message: "the database's log could not be synced to the disk" })
-      yield* Deferred.fail(runs[0] as Deferred.Deferred<void, SqlError>, lost)
-      expect(yield* Fiber.join(first)).toEqual(Exit.fail(lost))
-      expect(yield* Fiber.join(waiting)).toEqual(Exit.fail(lost))
-      expect(yield* Effect.exit(durable)).toEqual(Exit.fail(lost))
+      const failure = new SqlError({ message: "the database's log could not be synced to the disk" })
+      expect(lost()).toBeUndefined()
+      yield* Deferred.fail(runs[0] as Deferred.Deferred<void, SqlError>, failure)
+      expect(yield* Fiber.join(first)).toEqual(Exit.fail(failure))
+      expect(yield* Fiber.join(waiting)).toEqual(Exit.fail(failure))
+      expect(yield* Effect.exit(durable)).toEqual(Exit.fail(failure))
       expect(runs.length).toBe(1)
+      expect(lost()).toEqual(Cause.fail(failure))
     })
   )
 })

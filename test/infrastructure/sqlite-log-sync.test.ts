@@ -3,7 +3,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Option } from "effect"
+import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+import { Readiness } from "../../application/Readiness.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFileWithClient } from "../support/databases.js"
@@ -110,7 +112,7 @@ describe("the direct connection's log, synced off the event loop", () => {
   )
 
   const failing = heldSync()
-  it.live("fails the group's members when the sync fails, and every later group's", () =>
+  it.live("fails the group's members when the sync fails, and every later group's and read", () =>
     Effect.gen(function* () {
       const { direct, verify, promote, committed } = yield* setup
       const before = failing.calls.length
@@ -122,17 +124,30 @@ describe("the direct connection's log, synced off the event loop", () => {
       const later = yield* Effect.exit(direct.transaction(promote))
       expect(Exit.isFailure(later) && String(later.cause)).toContain("could not be synced")
       expect(failing.calls.length).toBe(before + 1)
-      // Their writes were committed: visible, though not known to be on the disk.
-      expect(yield* committed).toEqual({ is_verified: 1, is_superuser: 1 })
+      // Their writes were committed, but the file is no longer known to be durable: the reads
+      // that depend on it refuse too, until a restart.
+      const read = yield* Effect.exit(committed)
+      expect(Exit.isFailure(read) && String(read.cause)).toContain("could not be synced")
     }).pipe(Effect.provide(sqliteFileWithClient({}, failing.sync)))
   )
 
-  it.effect("answers a session begun while the log cannot be synced as an unavailable store", () =>
-    Effect.gen(function* () {
-      const user = yield* newUser("unsynced@example.com")
-      const refused = yield* Effect.flip(startFamily(user.id, "unsynced-family"))
-      expect(refused._tag).toBe("StoreUnavailableError")
-    }).pipe(Effect.provide(sqliteFileWithClient({}, () => Promise.reject(new Error("EIO: i/o error, fdatasync")))))
+  it.effect(
+    "answers a session begun while the log cannot be synced as an unavailable store, and is no longer ready",
+    () =>
+      Effect.gen(function* () {
+        const readiness = yield* Readiness
+        const user = yield* newUser("unsynced@example.com")
+        yield* readiness.check
+        const refused = yield* Effect.flip(startFamily(user.id, "unsynced-family"))
+        expect(refused._tag).toBe("StoreUnavailableError")
+        expect(yield* Effect.flip(readiness.check)).toEqual(new StoreUnavailableError({ store: "database" }))
+      }).pipe(
+        Effect.provide(
+          Readiness.Default.pipe(
+            Layer.provideMerge(sqliteFileWithClient({}, () => Promise.reject(new Error("EIO: i/o error, fdatasync"))))
+          )
+        )
+      )
   )
 
   it.effect("syncs a file by its path, and fails for a path that names none", () =>
