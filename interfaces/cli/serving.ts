@@ -5,6 +5,7 @@ import { uniqueFields } from "../../composition/policy.js"
 import { service } from "../../composition/service.js"
 import { startupWarnings } from "../../composition/startup.js"
 import { drainingServer, stoppedLine } from "./drain.js"
+import { boundHeapGrowth } from "./heapGrowth.js"
 import { loadDeployment } from "./loadDeployment.js"
 import { commandLogging } from "./logLevel.js"
 import { startFailure } from "./startFailure.js"
@@ -31,6 +32,8 @@ export const serve = (config: Option.Option<string>) =>
         Effect.provide(commandLogging(logging))
       )
     }
+    // This process serves: its heap is bounded as heapGrowth.ts says (the primary of several only supervises).
+    yield* Effect.sync(() => boundHeapGrowth())
     const http = drainingServer()
     const Service = service(
       settings,
