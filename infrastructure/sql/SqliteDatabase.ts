@@ -250,8 +250,8 @@ const direct = (filename: string, syncLog: SyncFile) =>
             )
           )
         )
-      // A group's transaction first takes the main connection (`reserve`), as one of its own would.
       const log = yield* LogSync.make(synced)
+      // A group's transaction first takes the main connection (`reserve`), as one of its own would.
       const groups = yield* GroupCommit.make({
         begin: Effect.zipRight(sql.reserve, run("BEGIN IMMEDIATE")),
         commit: Effect.asVoid(run("COMMIT")),
