@@ -24,7 +24,8 @@ export const make = (sync: Effect.Effect<void, SqlError>): Effect.Effect<LogSync
     /** The next sync's callers, who asked after the one under way began. */
     let wanted: Deferred.Deferred<void, SqlError> | undefined
     let underWay = false
-    let failed: Exit.Exit<void, SqlError> | undefined
+    /** Why the file is no longer known to be durable, once a sync has failed. */
+    let lost: Cause.Cause<SqlError> | undefined
 
     const syncs: Effect.Effect<void> = Effect.suspend(() => {
       const callers = wanted
@@ -33,14 +34,14 @@ export const make = (sync: Effect.Effect<void, SqlError>): Effect.Effect<LogSync
         underWay = false
         return Effect.void
       }
-      return Effect.flatMap(failed === undefined ? Effect.exit(sync) : Effect.succeed(failed), (exit) => {
-        if (Exit.isFailure(exit)) failed = exit
+      return Effect.flatMap(lost === undefined ? Effect.exit(sync) : Effect.succeed(Exit.failCause(lost)), (exit) => {
+        if (Exit.isFailure(exit)) lost = exit.cause
         return Effect.zipRight(Deferred.done(callers, exit), syncs)
       })
     })
 
     const durable = Effect.suspend(() => {
-      if (failed !== undefined) return failed
+      if (lost !== undefined) return Effect.failCause(lost)
       if (wanted === undefined) wanted = Deferred.unsafeMake<void, SqlError>(FiberId.none)
       const callers = wanted
       if (underWay) return Deferred.await(callers)
@@ -48,5 +49,5 @@ export const make = (sync: Effect.Effect<void, SqlError>): Effect.Effect<LogSync
       // Forked from an uninterruptible caller, the syncs run to their end even while the service stops.
       return Effect.zipRight(Effect.forkIn(syncs, scope), Deferred.await(callers))
     })
-    return { durable, lost: () => (failed !== undefined && Exit.isFailure(failed) ? failed.cause : undefined) }
+    return { durable, lost: () => lost }
   })
