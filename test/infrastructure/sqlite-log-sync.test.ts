@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -20,7 +20,7 @@ import { newUser, startFamily } from "../support/sessionRecords.js"
 /** A sync of the log that the test ends: each call is recorded with the means to end it. */
 const heldSync = () => {
   const calls: Array<{ readonly path: string; readonly end: (failure?: Error) => void }> = []
-  const sync: SqliteDatabase.SyncFile = (path) =>
+  const sync = (path: string) =>
     new Promise<void>((resolve, reject) => {
       calls.push({ path, end: (failure) => (failure === undefined ? resolve() : reject(failure)) })
     })
@@ -150,15 +150,53 @@ describe("the direct connection's log, synced off the event loop", () => {
       )
   )
 
-  it.effect("syncs a file by its path, and fails for a path that names none", () =>
+  /** How many of this process's descriptors are open on `path`. */
+  const descriptorsOn = (path: string) =>
+    readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path
+      } catch {
+        return false
+      }
+    }).length
+
+  it.effect("syncs through one descriptor, opened once and closed with its scope; a missing file fails to open", () =>
     Effect.gen(function* () {
       const folder = mkdtempSync(join(tmpdir(), "portcullis-sync-"))
-      writeFileSync(join(folder, "log"), "frames")
-      yield* Effect.promise(() => SqliteDatabase.syncFile(join(folder, "log")))
-      const missing = yield* Effect.exit(
-        Effect.tryPromise({ try: () => SqliteDatabase.syncFile(join(folder, "none")), catch: String })
+      const log = join(folder, "log")
+      writeFileSync(log, "frames")
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const sync = yield* SqliteDatabase.keptDescriptor(log)
+          expect(descriptorsOn(log)).toBe(1)
+          yield* Effect.promise(sync)
+          yield* Effect.promise(sync)
+          expect(descriptorsOn(log)).toBe(1)
+        })
       )
-      expect(Exit.isFailure(missing) && String(missing.cause)).toContain("ENOENT")
+      expect(descriptorsOn(log)).toBe(0)
+      const missing = yield* Effect.exit(Effect.scoped(SqliteDatabase.keptDescriptor(join(folder, "none"))))
+      expect(Exit.isFailure(missing) && String(missing.cause)).toContain("could not be opened")
     })
+  )
+
+  it.effect(
+    "keeps writing the one log file, through checkpoints that truncate it, while the connections are open",
+    () =>
+      Effect.gen(function* () {
+        const { sql, direct, file } = yield* setup
+        const log = `${file}-wal`
+        const { ino } = statSync(log)
+        const write = (role: string) =>
+          direct.transaction(direct.execute(sql`INSERT INTO roles (name) VALUES (${role})`))
+        for (let round = 0; round < 3; round++) {
+          yield* write(`role-${round}`)
+          yield* sql`PRAGMA wal_checkpoint(TRUNCATE)`
+          expect(statSync(log).size).toBe(0)
+        }
+        yield* write("role-last")
+        expect(statSync(log).size).toBeGreaterThan(0)
+        expect(statSync(log).ino).toBe(ino)
+      }).pipe(Effect.provide(sqliteFileWithClient()))
   )
 })

@@ -26,9 +26,10 @@ export const sqliteWithClient = (options: UserRepoOptions = {}) =>
 
 /**
  * The SQLite repositories over a migrated file of their own (removed after), its client reachable
- * for checks; `syncLog` syncs the direct connection's log (the disk's own sync by default).
+ * for checks; `syncLog`, given the log's path, syncs the direct connection's log (by default, the
+ * disk's own sync through a descriptor kept open).
  */
-export const sqliteFileWithClient = (options: UserRepoOptions = {}, syncLog?: SqliteDatabase.SyncFile) =>
+export const sqliteFileWithClient = (options: UserRepoOptions = {}, syncLog?: (path: string) => Promise<void>) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -37,7 +38,13 @@ export const sqliteFileWithClient = (options: UserRepoOptions = {}, syncLog?: Sq
       ),
       (folder) =>
         sqlRepositories(options).pipe(
-          Layer.provideMerge(SqliteDatabase.layer(join(folder, "portcullis.db"), options, syncLog)),
+          Layer.provideMerge(
+            SqliteDatabase.layer(
+              join(folder, "portcullis.db"),
+              options,
+              syncLog === undefined ? undefined : (path) => Effect.succeed(() => syncLog(path))
+            )
+          ),
           Layer.provide(quiet)
         )
     )
