@@ -1,4 +1,3 @@
-import * as fs from "node:fs"
 import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -7,7 +6,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import Database from "better-sqlite3"
-import { Cause, type ConfigError, Effect, Exit, Layer, Option, type Scope, Stream } from "effect"
+import { Cause, type ConfigError, Effect, Exit, Layer, Option, Stream } from "effect"
 import * as GroupCommit from "./groupCommit.js"
 import * as LogSync from "./logSync.js"
 import * as Migrations from "./migrations.js"
@@ -151,37 +150,6 @@ const rowsOfStatement =
   }
 
 /**
- * How the log is made durable: opened in a scope, the means to sync it (what it holds on the
- * disk) off the event loop.
- */
-export type SyncLog = (path: string) => Effect.Effect<() => Promise<void>, SqlError, Scope.Scope>
-
-/**
- * fdatasync on libuv's pool, through one descriptor kept open until the scope closes: opening and
- * closing the file around each sync cost the event loop three to four times the sync alone
- * (67–97 µs against 17–33, measured). The log stays the one file while the direct connection
- * that writes to it is open: SQLite removes it only when the last connection to the database
- * closes, and otherwise rewrites or truncates it in place (a test holds a checkpoint to that).
- */
-export const keptDescriptor: SyncLog = (path) =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.async<number, SqlError>((resume) =>
-        fs.open(path, "r", (error, fd) =>
-          resume(
-            error === null
-              ? Effect.succeed(fd)
-              : Effect.fail(new SqlError({ cause: error, message: "the database's log could not be opened" }))
-          )
-        )
-      ),
-      (fd) => Effect.async<void>((resume) => fs.close(fd, () => resume(Effect.void)))
-    ),
-    (fd) => () =>
-      new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error === null ? resolve() : reject(error))))
-  )
-
-/**
  * The direct connections to `filename`, which the main connection has created and migrated.
  *
  * The transactions' connection writes its commits to the log without syncing it (synchronous=
@@ -193,7 +161,7 @@ export const keptDescriptor: SyncLog = (path) =>
  * visible is visible before it is synced: a request answered with it is answered after a later
  * sync, which covers every earlier frame of the file.
  */
-const direct = (filename: string, syncLog: SyncLog) =>
+const direct = (filename: string, syncLog: LogSync.SyncLog) =>
   Layer.scoped(
     SqliteDirect,
     Effect.gen(function* () {
@@ -301,7 +269,11 @@ const direct = (filename: string, syncLog: SyncLog) =>
  * (each group's log synced off the event loop by `syncLog`);
  * `:memory:` cannot, since another connection to it would be another database.
  */
-export const layer = (filename: string, options: Migrations.SchemaOptions = {}, syncLog: SyncLog = keptDescriptor) => {
+export const layer = (
+  filename: string,
+  options: Migrations.SchemaOptions = {},
+  syncLog: LogSync.SyncLog = LogSync.keptDescriptor
+) => {
   const migrated = Layer.provideMerge(Migrations.migratedBeforeUse(prepare(options)), client(filename))
   return filename === ":memory:" ? migrated : Layer.provideMerge(direct(filename, syncLog), migrated)
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option } from "effect"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { Readiness } from "../../application/Readiness.js"
-import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
+import * as LogSync from "../../infrastructure/sql/logSync.js"
 import { SqliteDirect } from "../../infrastructure/sql/SqliteDirect.js"
 import { sqliteFileWithClient } from "../support/databases.js"
 import { newUser, startFamily } from "../support/sessionRecords.js"
@@ -167,7 +167,7 @@ describe("the direct connection's log, synced off the event loop", () => {
       writeFileSync(log, "frames")
       yield* Effect.scoped(
         Effect.gen(function* () {
-          const sync = yield* SqliteDatabase.keptDescriptor(log)
+          const sync = yield* LogSync.keptDescriptor(log)
           expect(descriptorsOn(log)).toBe(1)
           yield* Effect.promise(sync)
           yield* Effect.promise(sync)
@@ -175,7 +175,7 @@ describe("the direct connection's log, synced off the event loop", () => {
         })
       )
       expect(descriptorsOn(log)).toBe(0)
-      const missing = yield* Effect.exit(Effect.scoped(SqliteDatabase.keptDescriptor(join(folder, "none"))))
+      const missing = yield* Effect.exit(Effect.scoped(LogSync.keptDescriptor(join(folder, "none"))))
       expect(Exit.isFailure(missing) && String(missing.cause)).toContain("could not be opened")
     })
   )
