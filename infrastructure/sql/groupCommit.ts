@@ -1,5 +1,6 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Deferred, Effect, Exit, Option, Scope } from "effect"
+import { Cause, Effect, Exit, Option, Scope } from "effect"
+import * as Once from "./once.js"
 
 /**
  * Transactions that share their COMMIT. On SQLite a durable COMMIT is a sync of the log, and it
@@ -48,15 +49,15 @@ export interface Options {
 
 interface Group {
   /** Completed once the COMMIT (or the rollback after it failed) is done. */
-  readonly settled: Deferred.Deferred<void, SqlError>
+  readonly settled: Once.Once<void, SqlError>
 }
 
 /** A transaction waiting for its group. */
 interface Ticket {
   /** Its group, once its turn to run has come; a failure when no group could take it. */
-  readonly turn: Deferred.Deferred<Group, SqlError>
+  readonly turn: Once.Once<Group, SqlError>
   /** Its work is over: its savepoint released or rolled back, or it gave up before its turn. */
-  readonly done: Deferred.Deferred<void>
+  readonly done: Once.Once<void>
   cancelled: boolean
 }
 
@@ -75,7 +76,9 @@ export const make = (options: Options): Effect.Effect<GroupCommit, never, Scope.
     let running = false
 
     const refuse = (tickets: ReadonlyArray<Ticket>, error: SqlError) =>
-      Effect.forEach(tickets, (ticket) => Deferred.fail(ticket.turn, error), { discard: true })
+      Effect.sync(() => {
+        for (const ticket of tickets) Once.unsafeDone(ticket.turn, Exit.fail(error))
+      })
 
     /**
      * The tickets' turns, one after another, in the shared transaction. Answers those it could not
@@ -86,8 +89,8 @@ export const make = (options: Options): Effect.Effect<GroupCommit, never, Scope.
         for (const [index, ticket] of tickets.entries()) {
           if (ticket.cancelled) continue
           if (!options.isOpen()) return tickets.slice(index)
-          yield* Deferred.succeed(ticket.turn, group)
-          yield* Deferred.await(ticket.done)
+          Once.unsafeDone(ticket.turn, Exit.succeed(group))
+          yield* Once.wait(ticket.done)
         }
         return []
       })
@@ -110,21 +113,21 @@ export const make = (options: Options): Effect.Effect<GroupCommit, never, Scope.
             Option.getOrElse(Cause.failureOption(begun.cause), () => closed)
           )
         }
-        const group: Group = { settled: yield* Deferred.make<void, SqlError>() }
+        const group: Group = { settled: Once.make() }
         const ran = yield* Effect.exit(restore(runTurns(tickets, group)))
         if (Exit.isFailure(ran)) {
           yield* refuse(tickets, closed)
-          yield* Deferred.fail(group.settled, closed)
+          Once.unsafeDone(group.settled, Exit.fail(closed))
           return yield* Scope.close(groupScope, Exit.void)
         }
         waiting = [...ran.value, ...waiting]
         const committed = yield* Effect.exit(options.commit)
         if (Exit.isFailure(committed)) yield* options.rollback
         yield* Scope.close(groupScope, Exit.void)
-        if (Exit.isFailure(committed)) return yield* Deferred.done(group.settled, committed)
+        if (Exit.isFailure(committed)) return Once.unsafeDone(group.settled, committed)
         // Forked (and uninterruptible, as this fiber is here) so that the next group begins now.
         yield* Effect.forkIn(
-          Effect.flatMap(Effect.exit(options.durable), (durable) => Deferred.done(group.settled, durable)),
+          Effect.flatMap(Effect.exit(options.durable), (durable) => Once.done(group.settled, durable)),
           scope
         )
       })
@@ -159,24 +162,20 @@ export const make = (options: Options): Effect.Effect<GroupCommit, never, Scope.
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
-          const ticket: Ticket = {
-            turn: yield* Deferred.make<Group, SqlError>(),
-            done: yield* Deferred.make<void>(),
-            cancelled: false
-          }
+          const ticket: Ticket = { turn: Once.make(), done: Once.make(), cancelled: false }
           waiting.push(ticket)
           if (!running) yield* start
-          const turn = yield* Effect.exit(restore(Deferred.await(ticket.turn)))
+          const turn = yield* Effect.exit(restore(Once.wait(ticket.turn)))
           if (Exit.isFailure(turn)) {
             // Given up (or refused) before its work began: a group that had just given it its
             // turn must not wait for it.
             ticket.cancelled = true
-            yield* Deferred.succeed(ticket.done, undefined)
+            Once.unsafeDone(ticket.done, Exit.void)
             return yield* Effect.failCause(turn.cause)
           }
           const worked = yield* Effect.exit(options.member(restore(effect)))
-          yield* Deferred.succeed(ticket.done, undefined)
-          yield* Deferred.await(turn.value.settled)
+          Once.unsafeDone(ticket.done, Exit.void)
+          yield* Once.wait(turn.value.settled)
           return yield* worked
         })
       )

@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import { SqlError } from "@effect/sql/SqlError"
-import { type Cause, Deferred, Effect, Exit, FiberId, type Scope } from "effect"
+import { type Cause, Effect, Exit, type Scope } from "effect"
+import * as Once from "./once.js"
 
 /**
  * How the log is made durable: opened in a scope, the means to sync it (what it holds on the
@@ -54,7 +55,7 @@ export interface LogSync {
 export const make = (sync: Effect.Effect<void, SqlError>): Effect.Effect<LogSync, never, Scope.Scope> =>
   Effect.map(Effect.scope, (scope) => {
     /** The next sync's callers, who asked after the one under way began. */
-    let wanted: Deferred.Deferred<void, SqlError> | undefined
+    let wanted: Once.Once<void, SqlError> | undefined
     let underWay = false
     /** Why the file is no longer known to be durable, once a sync has failed. */
     let lost: Cause.Cause<SqlError> | undefined
@@ -68,18 +69,18 @@ export const make = (sync: Effect.Effect<void, SqlError>): Effect.Effect<LogSync
       }
       return Effect.flatMap(lost === undefined ? Effect.exit(sync) : Effect.succeed(Exit.failCause(lost)), (exit) => {
         if (Exit.isFailure(exit)) lost = exit.cause
-        return Effect.zipRight(Deferred.done(callers, exit), syncs)
+        return Effect.zipRight(Once.done(callers, exit), syncs)
       })
     })
 
     const durable = Effect.suspend(() => {
       if (lost !== undefined) return Effect.failCause(lost)
-      if (wanted === undefined) wanted = Deferred.unsafeMake<void, SqlError>(FiberId.none)
+      if (wanted === undefined) wanted = Once.make()
       const callers = wanted
-      if (underWay) return Deferred.await(callers)
+      if (underWay) return Once.wait(callers)
       underWay = true
       // Forked from an uninterruptible caller, the syncs run to their end even while the service stops.
-      return Effect.zipRight(Effect.forkIn(syncs, scope), Deferred.await(callers))
+      return Effect.zipRight(Effect.forkIn(syncs, scope), Once.wait(callers))
     })
     return { durable, lost: () => lost }
   })
