@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -162,14 +161,16 @@ export const problemResponses = (routes: RouteTable) => {
       if (pathHasControlCharacter(request.url)) return Effect.succeed(respond(controlCharacterInPath))
       const json = asJson(request)
       // A request without a body (most: GET /me) needs neither the body's checks nor another
-      // request in its context; each would cost a fiber-local change on every request.
+      // request in its context; each would cost a fiber-local change on every request. The body
+      // read is bounded by its Content-Length, checked above: the parser delivers that many bytes
+      // and no more, so no limit of the platform's (another fiber-local change) is set around it.
       const checked = hasBody(json)
         ? Effect.flatMap(Effect.orDie(json.text), (text) => {
             // Read once here (the request caches it for the route's decoding), so that its shape
             // is judged before anything parses or decodes it.
             const fault = jsonShapeFault(text)
             return fault === undefined ? app : Effect.succeed(respond(jsonShapeProblems[fault]))
-          }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)))
+          })
         : app
       const served =
         json === request ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, json)
