@@ -1,5 +1,5 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
@@ -20,7 +20,8 @@ const TokenWithFamilyRow = Schema.Struct({
   family_expires_at: SqlMillis,
   family_revoked_at: OptionalMillis
 })
-const decodeTokenWithFamily = Schema.decodeUnknown(TokenWithFamilyRow)
+// Decoded in one synchronous pass (no step of the runtime a field): every refresh reads one.
+const decodeTokenWithFamily = Schema.decodeUnknownEither(TokenWithFamilyRow)
 
 /** The names of the columns `tokenWithFamilyColumns` selects: what a row holds beside them is another table's. */
 export const tokenWithFamilyNames: ReadonlySet<string> = new Set(Object.keys(TokenWithFamilyRow.fields))
@@ -33,7 +34,7 @@ export const tokenWithFamilyColumns = (sql: SqlClient.SqlClient) =>
 
 /** The token and its family of a TokenWithFamilyRow. */
 export const tokenWithFamily = (row: unknown) =>
-  Effect.map(decodeTokenWithFamily(row), (decoded) => ({
+  Either.map(decodeTokenWithFamily(row), (decoded) => ({
     token: new StoredRefreshToken(
       {
         digest: decoded.digest,
