@@ -2,8 +2,10 @@
 // Effect references and better-auth, loaded one after another with wrk. Writes
 // bench/results/<date>.json and .svg (BENCHMARKS.md explains every figure).
 //
-// BENCH_SECONDS (10) and BENCH_WARMUP (2) set each load's length; BENCH_ONLY=<target,…> runs
-// some targets only (portcullis-sqlite, portcullis-pg, floor, effect, better-auth, argon2).
+// BENCH_SECONDS (10) and BENCH_WARMUP (2) set each load's length; BENCH_ROUNDS (3) how many
+// times each compared load is taken, in alternating order (each figure is its median round's);
+// BENCH_ONLY=<target,…> runs some targets only (portcullis-sqlite, portcullis-pg, floor, effect,
+// better-auth, argon2).
 // PostgreSQL + Redis runs happen when TEST_DATABASE_URL and TEST_REDIS_URL are set.
 import { execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -17,6 +19,7 @@ const benchDir = dirname(fileURLToPath(import.meta.url))
 const root = dirname(benchDir)
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const warmup = Number(process.env.BENCH_WARMUP ?? 2)
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 const only = process.env.BENCH_ONLY?.split(",")
 const wants = (target) => only === undefined || only.includes(target)
 const secret = "bench-secret-key-with-at-least-32-bytes!"
@@ -191,6 +194,15 @@ const measure = async (server, route, duration = seconds) => {
     event_loop_cpu_us_per_request: ok > 0 ? Math.round((loopSeconds * 1e6) / summary.requests) : null,
     connections,
     ...(summary.statuses === undefined ? {} : { statuses: summary.statuses })
+  }
+}
+
+/** The round of middle throughput, with every round's requests a second beside its own figures. */
+const medianRound = (all) => {
+  const sorted = [...all].sort((a, b) => a.requests_per_second - b.requests_per_second)
+  return {
+    ...sorted[Math.floor((sorted.length - 1) / 2)],
+    rounds_requests_per_second: all.map((figures) => figures.requests_per_second)
   }
 }
 
@@ -632,11 +644,25 @@ const main = async () => {
       )
     }
     if (wants("better-auth")) opened.push(await openBetterAuth(dataDir))
+    // Each route is loaded on every server `rounds` times, the order reversed every other round,
+    // and each server is given its median round: one load in a slow phase of the VM (a third of
+    // the speed, seen) no longer decides a ratio, and drift over the rounds falls on all alike.
     for (const slot of comparedSlots) {
-      for (const { target, server, routes } of opened) {
-        for (const [name, route] of Object.entries(routes)) {
-          if (slotOf(name) === slot) record(target, name, await measure(server, route))
+      const taken = new Map()
+      for (let round = 0; round < rounds; round++) {
+        for (const { target, server, routes } of round % 2 === 0 ? opened : [...opened].reverse()) {
+          for (const [name, route] of Object.entries(routes)) {
+            if (slotOf(name) !== slot) continue
+            const figures = await measure(server, route)
+            log(`  round ${round + 1} of ${rounds}: ${target} ${name} ${figures.requests_per_second} req/s`)
+            const key = `${target}\u0000${name}`
+            taken.set(key, [...(taken.get(key) ?? []), figures])
+          }
         }
+      }
+      for (const [key, all] of taken) {
+        const [target, name] = key.split("\u0000")
+        record(target, name, medianRound(all))
       }
     }
     const us = opened.find(({ target }) => target === "portcullis sqlite")
@@ -673,7 +699,7 @@ const main = async () => {
   const report = {
     date: new Date().toISOString(),
     machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version },
-    load: { warmup_seconds: warmup, seconds, tool: "wrk -t2" },
+    load: { warmup_seconds: warmup, seconds, rounds, tool: "wrk -t2" },
     results,
     ratios: ratios(),
     event_loop_shares: eventLoopShares(),
