@@ -711,8 +711,9 @@ const main = async () => {
   // Short arrays (each round's requests a second) on one line, as the linter formats them, so
   // that a results file can be committed as written.
   // A raw line break cannot occur inside a JSON string, so only arrays are matched.
-  const json = JSON.stringify(report, null, 2).replace(/\[\n\s+([\d.,\s-]+?)\n\s*\]/g, (_, items) =>
-    `[${items.split(/,\s*/).join(", ")}]`
+  const json = JSON.stringify(report, null, 2).replace(
+    /\[\n\s+([\d.,\s-]+?)\n\s*\]/g,
+    (_, items) => `[${items.split(/,\s*/).join(", ")}]`
   )
   writeFileSync(join(resultsDir, `${stamp}.json`), `${json}\n`)
   writeFileSync(join(resultsDir, `${stamp}.svg`), chart(report))
