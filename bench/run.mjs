@@ -648,22 +648,19 @@ const main = async () => {
     // and each server is given its median round: one load in a slow phase of the VM (a third of
     // the speed, seen) no longer decides a ratio, and drift over the rounds falls on all alike.
     for (const slot of comparedSlots) {
-      const taken = new Map()
+      const loads = opened.flatMap(({ target, server, routes }) =>
+        Object.entries(routes)
+          .filter(([name]) => slotOf(name) === slot)
+          .map(([name, route]) => ({ target, server, name, route, taken: [] }))
+      )
       for (let round = 0; round < rounds; round++) {
-        for (const { target, server, routes } of round % 2 === 0 ? opened : [...opened].reverse()) {
-          for (const [name, route] of Object.entries(routes)) {
-            if (slotOf(name) !== slot) continue
-            const figures = await measure(server, route)
-            log(`  round ${round + 1} of ${rounds}: ${target} ${name} ${figures.requests_per_second} req/s`)
-            const key = `${target}\u0000${name}`
-            taken.set(key, [...(taken.get(key) ?? []), figures])
-          }
+        for (const load of round % 2 === 0 ? loads : [...loads].reverse()) {
+          const figures = await measure(load.server, load.route)
+          log(`  round ${round + 1} of ${rounds}: ${load.target} ${load.name} ${figures.requests_per_second} req/s`)
+          load.taken.push(figures)
         }
       }
-      for (const [key, all] of taken) {
-        const [target, name] = key.split("\u0000")
-        record(target, name, medianRound(all))
-      }
+      for (const { target, name, taken } of loads) record(target, name, medianRound(taken))
     }
     const us = opened.find(({ target }) => target === "portcullis sqlite")
     if (us !== undefined) await portcullisExtras(us, { rssLoad: true })
@@ -708,9 +705,8 @@ const main = async () => {
   const resultsDir = join(benchDir, "results")
   mkdirSync(resultsDir, { recursive: true })
   const stamp = report.date.slice(0, 10)
-  // Short arrays (each round's requests a second) on one line, as the linter formats them, so
-  // that a results file can be committed as written.
-  // A raw line break cannot occur inside a JSON string, so only arrays are matched.
+  // Arrays of numbers (each round's requests a second) on one line, as the linter formats them,
+  // so that a results file can be committed as written; no JSON string holds a raw line break.
   const json = JSON.stringify(report, null, 2).replace(
     /\[\n\s+([\d.,\s-]+?)\n\s*\]/g,
     (_, items) => `[${items.split(/,\s*/).join(", ")}]`
