@@ -13,6 +13,7 @@ import { withHeaders } from "./headers.js"
 import { hostedPolicy } from "./hosted/hosted.js"
 import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
+import { readBody } from "./requestBody.js"
 import {
   type JsonShapeFault,
   jsonShapeFault,
@@ -165,7 +166,7 @@ export const problemResponses = (routes: RouteTable) => {
       // read is bounded by its Content-Length, checked above: the parser delivers that many bytes
       // and no more, so no limit of the platform's (another fiber-local change) is set around it.
       const checked = hasBody(json)
-        ? Effect.flatMap(Effect.orDie(json.text), (text) => {
+        ? Effect.flatMap(readBody(json), (text) => {
             // Read once here (the request caches it for the route's decoding), so that its shape
             // is judged before anything parses or decodes it.
             const fault = jsonShapeFault(text)
