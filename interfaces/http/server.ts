@@ -1,8 +1,15 @@
+import * as Etag from "@effect/platform/Etag"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
-import { Effect, Layer, Option } from "effect"
+import * as HttpPlatform from "@effect/platform/HttpPlatform"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Path from "@effect/platform/Path"
+import { Context, Effect, Layer, Option, Scope } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
+import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { AccessLog } from "./accessLog.js"
@@ -20,6 +27,39 @@ import { problemResponses, responseHeaders } from "./middleware.js"
 import { rateLimits, unlimitedPaths } from "./rateLimits.js"
 import { routeTable } from "./routes.js"
 import { redactedSpanHeaders, redactSpanQuery } from "./tracing.js"
+
+/**
+ * HttpApiBuilder.serve, whose requests run with the platform's services in their context, and
+ * StoreTimeout (read by each store call, the principal's lookup among them), rather than with
+ * every service of the application. The handlers and middleware took theirs when they were built
+ * (a group merges its own into each request), and each service a request adds to its context
+ * (the request, its route, the principal, a transaction's connection) copies the context it is
+ * added to: about forty entries, four to six times a request. GET /me under wrk: 248 → 229 µs of
+ * CPU, 4,179 → 4,621 a second. A setting read from the context during a request outside a group's
+ * handlers (a Context.Reference) must be named here, or the request sees its default.
+ */
+type RequestServices = Scope.Scope | HttpRouter.HttpRouter.DefaultServices | StoreTimeout
+
+export const serveApi = Layer.unwrapEffect(
+  Effect.map(HttpApiBuilder.httpApp, (app) =>
+    Layer.scopedDiscard(
+      Effect.flatMap(HttpServer.HttpServer, (server) =>
+        Effect.mapInputContext(
+          server.serve(app),
+          (context: Context.Context<RequestServices>): Context.Context<RequestServices> =>
+            Context.pick(
+              Scope.Scope,
+              HttpPlatform.HttpPlatform,
+              Etag.Generator,
+              FileSystem.FileSystem,
+              Path.Path,
+              StoreTimeout
+            )(context)
+        )
+      )
+    )
+  )
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /** The features a deployment keeps: the required ones, and those its `routeGroups` name (all by default). */
 export const keptFeatures = <F extends Feature<string, unknown>>(
@@ -95,7 +135,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     )
   )
   const proxies = { headers: settings.server.trustedProxyHeaders, count: settings.server.trustedProxyCount }
-  return HttpApiBuilder.serve().pipe(
+  return serveApi.pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
     Layer.provide(
