@@ -319,15 +319,30 @@ const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } 
     results.findLast((result) => result.target === target && result.rss_after_load)?.rss_after_load ?? idleRss
   let served = 0
   // GET /me while logins keep every hash thread busy: cheap routes must not queue behind them.
-  const stop = background(routes.login, 16, warmup + seconds + 2)
-  await sleep(500)
-  try {
-    const underLogins = await measure(server, routes.me)
-    served += underLogins.requests
-    record(target, "me under logins", underLogins)
-  } finally {
-    stop()
+  // Its p99 is set against the idle /me's taken just before on the same server, a pair a round
+  // (BENCH_ROUNDS); the pair of median ratio is recorded, every round's ratio beside it. A p99
+  // is one request in a hundred: taken once, and minutes away from the idle load it is divided
+  // by, it moved between runs of one build by more than the target's own margin.
+  const pairs = []
+  for (let round = 0; round < rounds; round++) {
+    const idle = await measure(server, routes.me)
+    const stop = background(routes.login, 16, warmup + seconds + 2)
+    await sleep(500)
+    try {
+      const underLogins = await measure(server, routes.me)
+      pairs.push({ ...underLogins, idle_p99_ms: idle.p99_ms, p99_ratio: underLogins.p99_ms / idle.p99_ms })
+      served += idle.requests + underLogins.requests
+    } finally {
+      stop()
+    }
+    // The sign-ins still queued when wrk stopped are hashed before the next idle load.
+    await sleep(1_000)
   }
+  const sortedPairs = [...pairs].sort((a, b) => a.p99_ratio - b.p99_ratio)
+  record(target, "me under logins", {
+    ...sortedPairs[Math.floor((sortedPairs.length - 1) / 2)],
+    rounds_p99_ratio: pairs.map((pair) => Math.round(pair.p99_ratio * 100) / 100)
+  })
   // A flood of sign-ins far past what the cores can hash, each with an address of its own
   // (flood.lua): the queue's bound answers the excess 503 at once, and memory does not follow.
   const beforeFlood = rssOf(server.pid)
@@ -541,8 +556,9 @@ const ratios = () => {
     "me / lean Effect me, tracer on (≥ 1)": ratio(me, find("effect reference (tracer on)", "lean me")),
     "me / better-auth get-session (≥ 4)": ratio(me, find("better-auth", "me")),
     "refresh / floor refresh (≥ 0.5)": ratio(find(us, "refresh"), find("floor", "refresh")),
-    "me p99 under logins / idle p99 (≤ 3)":
-      me && underLogins ? Math.round((underLogins.p99_ms / me.p99_ms) * 100) / 100 : null,
+    "me p99 under logins / idle p99 just before (≤ 3)": underLogins
+      ? Math.round(underLogins.p99_ratio * 100) / 100
+      : null,
     "RSS after 200k more requests / after warm-up (≤ 1.25)": rss
       ? Math.round((rss.rss_at_end / rss.rss_after_warmup) * 100) / 100
       : null,
