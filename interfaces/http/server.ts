@@ -9,7 +9,6 @@ import * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Option, Scope } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
-import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { AccessLog } from "./accessLog.js"
@@ -28,38 +27,42 @@ import { rateLimits, unlimitedPaths } from "./rateLimits.js"
 import { routeTable } from "./routes.js"
 import { redactedSpanHeaders, redactSpanQuery } from "./tracing.js"
 
+type PlatformServices = Scope.Scope | HttpRouter.HttpRouter.DefaultServices
+
+// biome-ignore lint/suspicious/noExplicitAny: the bound Context.pick puts on the tags it keeps
+type AnyTag = Context.Tag<any, any>
+
 /**
  * HttpApiBuilder.serve, whose requests run with the platform's services in their context, and
- * StoreTimeout (read by each store call, the principal's lookup among them), rather than with
- * every service of the application. The handlers and middleware took theirs when they were built
- * (a group merges its own into each request), and each service a request adds to its context
- * (the request, its route, the principal, a transaction's connection) copies the context it is
- * added to: about forty entries, four to six times a request. GET /me under wrk: 248 → 229 µs of
- * CPU, 4,179 → 4,621 a second. A setting read from the context during a request outside a group's
- * handlers (a Context.Reference) must be named here, or the request sees its default.
+ * `references` (settings read from the context by code that runs outside a group's handlers: the
+ * store calls' StoreTimeout, in the principal's lookup), rather than with every service of the
+ * application. The handlers and middleware took theirs when they were built (a group merges its
+ * own into each request), and each service a request adds to its context (the request, its route,
+ * the principal, a transaction's connection) copies the context it is added to: about forty
+ * entries, four to six times a request. GET /me under wrk: 248 → 229 µs of CPU, 4,179 → 4,621 a
+ * second. A reference left out is seen by the request as its default.
  */
-type RequestServices = Scope.Scope | HttpRouter.HttpRouter.DefaultServices | StoreTimeout
-
-export const serveApi = Layer.unwrapEffect(
-  Effect.map(HttpApiBuilder.httpApp, (app) =>
-    Layer.scopedDiscard(
-      Effect.flatMap(HttpServer.HttpServer, (server) =>
-        Effect.mapInputContext(
-          server.serve(app),
-          (context: Context.Context<RequestServices>): Context.Context<RequestServices> =>
-            Context.pick(
-              Scope.Scope,
-              HttpPlatform.HttpPlatform,
-              Etag.Generator,
-              FileSystem.FileSystem,
-              Path.Path,
-              StoreTimeout
-            )(context)
+export const serveApi = (references: ReadonlyArray<AnyTag>) =>
+  Layer.unwrapEffect(
+    Effect.map(HttpApiBuilder.httpApp, (app) =>
+      Layer.scopedDiscard(
+        Effect.flatMap(HttpServer.HttpServer, (server) =>
+          Effect.mapInputContext(
+            server.serve(app),
+            (context: Context.Context<PlatformServices>): Context.Context<PlatformServices> =>
+              Context.pick(
+                Scope.Scope,
+                HttpPlatform.HttpPlatform,
+                Etag.Generator,
+                FileSystem.FileSystem,
+                Path.Path,
+                ...references
+              )(context)
+          )
         )
       )
     )
-  )
-).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
+  ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /** The features a deployment keeps: the required ones, and those its `routeGroups` name (all by default). */
 export const keptFeatures = <F extends Feature<string, unknown>>(
@@ -104,6 +107,7 @@ export const servedApi = (served: Served<FeatureApi<unknown>>, settings: Setting
 export const httpLayer = <P extends FeatureApi<unknown>>(
   settings: Settings,
   served: Served<P>,
+  references: ReadonlyArray<AnyTag>,
   metrics?: MetricsText
 ) => {
   const api = servedApi(served, settings)
@@ -135,7 +139,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     )
   )
   const proxies = { headers: settings.server.trustedProxyHeaders, count: settings.server.trustedProxyCount }
-  return serveApi.pipe(
+  return serveApi(references).pipe(
     Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
     Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
     Layer.provide(

@@ -7,6 +7,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Duration, Effect, Layer, ManagedRuntime, Option } from "effect"
 import { describe, expect, it } from "vitest"
+import { requestReferences } from "../../composition/service.js"
 import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
 import { serveApi } from "../../interfaces/http/server.js"
 
@@ -30,7 +31,7 @@ const probe = HttpApiBuilder.Router.use((router) =>
   )
 )
 
-const served = serveApi.pipe(
+const served = serveApi(requestReferences).pipe(
   Layer.provide(probe),
   Layer.provide(HttpApiBuilder.api(HttpApi.make("probe"))),
   Layer.provide(Layer.succeed(StoreTimeout, Duration.millis(1_500))),
@@ -39,7 +40,7 @@ const served = serveApi.pipe(
 )
 
 describe("the context a request runs with", () => {
-  it("holds the request and the deployment's StoreTimeout, not the application's services", async () => {
+  it("holds the request and the deployment's StoreTimeout (the composition's references), not the application's services", async () => {
     const runtime = ManagedRuntime.make(served)
     try {
       const server = await runtime.runPromise(HttpServer.HttpServer)
