@@ -198,13 +198,13 @@ const measure = async (server, route, duration = seconds) => {
 }
 
 /** The round of middle throughput, with every round's requests a second beside its own figures. */
-const medianRound = (all) => {
-  const sorted = [...all].sort((a, b) => a.requests_per_second - b.requests_per_second)
-  return {
-    ...sorted[Math.floor((sorted.length - 1) / 2)],
-    rounds_requests_per_second: all.map((figures) => figures.requests_per_second)
-  }
-}
+/** The round whose `key` is the middle one (the lower of the two middles of an even count). */
+const middleBy = (all, key) => [...all].sort((a, b) => a[key] - b[key])[Math.floor((all.length - 1) / 2)]
+
+const medianRound = (all) => ({
+  ...middleBy(all, "requests_per_second"),
+  rounds_requests_per_second: all.map((figures) => figures.requests_per_second)
+})
 
 const results = []
 const record = (target, route, figures) => {
@@ -338,9 +338,8 @@ const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } 
     // The sign-ins still queued when wrk stopped are hashed before the next idle load.
     await sleep(1_000)
   }
-  const sortedPairs = [...pairs].sort((a, b) => a.p99_ratio - b.p99_ratio)
   record(target, "me under logins", {
-    ...sortedPairs[Math.floor((sortedPairs.length - 1) / 2)],
+    ...middleBy(pairs, "p99_ratio"),
     rounds_p99_ratio: pairs.map((pair) => Math.round(pair.p99_ratio * 100) / 100)
   })
   // A flood of sign-ins far past what the cores can hash, each with an address of its own
