@@ -18,6 +18,19 @@ describe("client address resolution", () => {
     expect(resolveClientAddress({}, undefined, none)).toBeUndefined()
   })
 
+  it("each socket's peer is normalised as its own, whichever peer came before it", () => {
+    const none = { headers: [], count: 1 }
+    const peers = [
+      ["::ffff:192.0.2.1", "192.0.2.1"],
+      ["::ffff:192.0.2.1", "192.0.2.1"],
+      ["2001:DB8:0:0:0:0:0:1", "2001:db8::1"],
+      ["not an address", undefined],
+      ["::ffff:192.0.2.1", "192.0.2.1"],
+      ["10.0.0.2", "10.0.0.2"]
+    ] as const
+    for (const [peer, expected] of peers) expect(resolveClientAddress({}, peer, none)).toBe(expected)
+  })
+
   it("with one trusted proxy, the right-most entry is the client, whatever the client prepended", () => {
     const headers = { "x-forwarded-for": "1.1.1.1, 2.2.2.2,203.0.113.9" }
     expect(resolveClientAddress(headers, "10.0.0.2", xff)).toBe("203.0.113.9")
