@@ -197,10 +197,10 @@ const measure = async (server, route, duration = seconds) => {
   }
 }
 
-/** The round of middle throughput, with every round's requests a second beside its own figures. */
 /** The round whose `key` is the middle one (the lower of the two middles of an even count). */
 const middleBy = (all, key) => [...all].sort((a, b) => a[key] - b[key])[Math.floor((all.length - 1) / 2)]
 
+/** The round of middle throughput, with every round's requests a second beside its own figures. */
 const medianRound = (all) => ({
   ...middleBy(all, "requests_per_second"),
   rounds_requests_per_second: all.map((figures) => figures.requests_per_second)
