@@ -9,17 +9,32 @@ import { fileURLToPath } from "node:url"
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const cli = join(root, "dist/interfaces/cli/main.js")
 
-/** A port nothing listens on right now. */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
+/*
+ * Ports are drawn below the kernel's ephemeral range (32768–60999 on Linux, 49152 and up on
+ * macOS and Windows): a port the kernel handed out by listen(0) and then freed can be taken by
+ * any outgoing connection (a Redis or PostgreSQL client in a parallel test) before the child
+ * binds it, which once failed CI with EADDRINUSE. Below the range only another explicit bind can
+ * take it.
+ */
+const lowestPort = 20_000
+const portsBelowEphemeral = 12_768
+
+const listensOn = (port: number) =>
+  new Promise<boolean>((resolve, reject) => {
     const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      error.code === "EADDRINUSE" || error.code === "EACCES" ? resolve(false) : reject(error)
+    )
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
   })
+
+/** A port nothing listens on right now, outside the range outgoing connections draw from. */
+export const freePort = async (): Promise<number> => {
+  for (;;) {
+    const port = lowestPort + Math.floor(Math.random() * portsBelowEphemeral)
+    if (await listensOn(port)) return port
+  }
+}
 
 export const temporaryDatabase = () => `sqlite:${join(mkdtempSync(join(tmpdir(), "portcullis-")), "db.sqlite")}`
 
@@ -77,7 +92,24 @@ export const startServer = async (
   options: { readonly cwd?: string; readonly args?: ReadonlyArray<string>; readonly port?: number } = {}
 ): Promise<RunningServer> => {
   // A caller that must name the port in the settings (an origin, say) picks it beforehand.
-  const port = options.port ?? (await freePort())
+  if (options.port !== undefined) return startServerOn(options.port, vars, options)
+  // Another worker may bind the same free port first; a port of our own choosing is drawn again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOn(await freePort(), vars, options)
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 3) throw error
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+const startServerOn = async (
+  port: number,
+  vars: Readonly<Record<string, string>>,
+  options: { readonly cwd?: string; readonly args?: ReadonlyArray<string> }
+): Promise<RunningServer> => {
   const child = spawn(process.execPath, [cli, "serve", ...(options.args ?? [])], {
     cwd: options.cwd ?? root,
     env: cleanEnv({ SERVICE_PORT: String(port), ...vars }),
@@ -101,7 +133,9 @@ export const startServer = async (
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`serve exited (${child.exitCode ?? child.signalCode}) before answering:\n${output}`)
+      running.delete(child)
+      const message = `serve exited (${child.exitCode ?? child.signalCode}) before answering:\n${output}`
+      throw output.includes("the address is already in use") ? new PortTaken(message) : new Error(message)
     }
     try {
       const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })
