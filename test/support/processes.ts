@@ -17,7 +17,7 @@ export const cli = join(root, "dist/interfaces/cli/main.js")
  * take it.
  */
 const lowestPort = 20_000
-const portsBelowEphemeral = 12_768
+const ephemeralStart = 32_768
 
 const listensOn = (port: number) =>
   new Promise<boolean>((resolve, reject) => {
@@ -31,7 +31,7 @@ const listensOn = (port: number) =>
 /** A port nothing listens on right now, outside the range outgoing connections draw from. */
 export const freePort = async (): Promise<number> => {
   for (;;) {
-    const port = lowestPort + Math.floor(Math.random() * portsBelowEphemeral)
+    const port = lowestPort + Math.floor(Math.random() * (ephemeralStart - lowestPort))
     if (await listensOn(port)) return port
   }
 }
