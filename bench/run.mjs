@@ -183,6 +183,10 @@ const measure = async (server, route, duration = seconds) => {
   const errors = summary.connect + summary.read + summary.write + summary.status + summary.timeout
   // A load whose answers are counted by status (the flood) is all answers, refusals included.
   const ok = summary.statuses === undefined ? summary.requests - errors : summary.requests
+  // More than one answer in a hundred failed (a 401, a timeout): its figures measure failures, and
+  // no ratio is drawn from it.
+  const failed = summary.statuses === undefined && errors > summary.requests / 100
+  if (failed) log(`  ${errors} of ${summary.requests} answers failed at ${url}: no ratio is drawn from this load`)
   return {
     requests: summary.requests,
     rss_after_load: rssOf(server.pid),
@@ -193,6 +197,7 @@ const measure = async (server, route, duration = seconds) => {
     cpu_us_per_request: ok > 0 ? Math.round((cpuSeconds * 1e6) / summary.requests) : null,
     event_loop_cpu_us_per_request: ok > 0 ? Math.round((loopSeconds * 1e6) / summary.requests) : null,
     connections,
+    ...(failed ? { failed } : {}),
     ...(summary.statuses === undefined ? {} : { statuses: summary.statuses })
   }
 }
@@ -345,7 +350,12 @@ const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } 
     await sleep(500)
     try {
       const underLogins = await measure(server, routes.me)
-      pairs.push({ ...underLogins, idle_p99_ms: idle.p99_ms, p99_ratio: underLogins.p99_ms / idle.p99_ms })
+      pairs.push({
+        ...underLogins,
+        idle_p99_ms: idle.p99_ms,
+        p99_ratio: underLogins.p99_ms / idle.p99_ms,
+        ...(idle.failed || underLogins.failed ? { failed: true } : {})
+      })
       served += idle.requests + underLogins.requests
     } finally {
       stop()
@@ -355,6 +365,7 @@ const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } 
   }
   record(target, "me under logins", {
     ...middleBy(pairs, "p99_ratio"),
+    ...(pairs.some((pair) => pair.failed) ? { failed: true } : {}),
     rounds_p99_ratio: pairs.map((pair) => Math.round(pair.p99_ratio * 100) / 100)
   })
   // A flood of sign-ins far past what the cores can hash, each with an address of its own
@@ -545,7 +556,7 @@ const argon2 = () => {
 
 const find = (target, route) => results.find((result) => result.target === target && result.route === route)
 const ratio = (a, b) =>
-  a?.requests_per_second && b?.requests_per_second
+  a?.requests_per_second && b?.requests_per_second && !a.failed && !b.failed
     ? Math.round((a.requests_per_second / b.requests_per_second) * 100) / 100
     : null
 
@@ -571,9 +582,8 @@ const ratios = () => {
     "me / lean Effect me, tracer on (≥ 1)": ratio(me, find("effect reference (tracer on)", "lean me")),
     "me / better-auth get-session (≥ 4)": ratio(me, find("better-auth", "me")),
     "refresh / floor refresh (≥ 0.5)": ratio(find(us, "refresh"), find("floor", "refresh")),
-    "me p99 under logins / idle p99 just before (≤ 3)": underLogins
-      ? Math.round(underLogins.p99_ratio * 100) / 100
-      : null,
+    "me p99 under logins / idle p99 just before (≤ 3)":
+      underLogins && !underLogins.failed ? Math.round(underLogins.p99_ratio * 100) / 100 : null,
     "RSS after 200k more requests / after warm-up (≤ 1.25)": rss
       ? Math.round((rss.rss_at_end / rss.rss_after_warmup) * 100) / 100
       : null,
@@ -581,7 +591,9 @@ const ratios = () => {
       ? Math.round(((find(us, "login flood").statuses["503"] ?? 0) / find(us, "login flood").requests) * 100) / 100
       : null,
     "request log cost on me (< 0.10)":
-      me && quiet ? Math.round((1 - me.requests_per_second / quiet.requests_per_second) * 100) / 100 : null
+      me && quiet && !me.failed && !quiet.failed
+        ? Math.round((1 - me.requests_per_second / quiet.requests_per_second) * 100) / 100
+        : null
   }
 }
 
