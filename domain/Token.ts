@@ -28,6 +28,12 @@ export const TokenPayload = Schema.Struct({
   roles: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   extra: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { default: () => ({}) }),
   family_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  /**
+   * Access tokens: when the session's sign-in happened (seconds since the epoch), kept across
+   * refreshes, so that adding a way in can ask for a recent one (RFC 9470). Tokens issued before
+   * the claim existed have none, and count as an old sign-in.
+   */
+  auth_time: Schema.optional(Schema.Int),
   iss: Schema.String,
   aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
   /** verify_email: the address the token verifies. */
