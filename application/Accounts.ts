@@ -12,6 +12,7 @@ import {
 import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
 import { type Email, loginIdentifierOf, type PublicUser, toPublicUser, type UserId } from "../domain/User.js"
+import { passwordChangeProof, WayInChange } from "../domain/WaysIn.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Lockout } from "./Lockout.js"
@@ -22,6 +23,7 @@ import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
 import { spans } from "./spans.js"
 import { Verification } from "./Verification.js"
+import { WaysIn } from "./WaysIn.js"
 
 /** How a registration ended, as far as the caller may know. */
 export type Registration = Data.TaggedEnum<{
@@ -44,6 +46,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const limiter = yield* RateLimiter
     const policy = yield* AuthPolicy
     const audit = yield* Audit
+    const waysIn = yield* WaysIn
 
     const acceptablePassword = (password: Redacted.Redacted<string>) => checkPassword(policy.passwordPolicy, password)
 
@@ -165,9 +168,10 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       )
 
     /**
-     * Sets a new password. The current one is required when there is one (OAuth-only users have
-     * none), under the change_password limit and the lockout rule. Every other session ends; the
-     * caller's goes on.
+     * Sets a new password (domain/WaysIn.ts, passwordChangeProof): the current one is required
+     * when there is one, under the change_password limit and the lockout rule; an account without
+     * one (OAuth or passkey only) gets its first on the strength of a recent sign-in. The new
+     * password and the end of every other session commit together; the caller's session goes on.
      */
     const changePassword = span("Accounts.changePassword")(function* (
       principal: Principal,
@@ -177,17 +181,20 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       yield* limitChanges(principal)
       yield* acceptablePassword(newPassword)
       const stored = principal.user.hashed_password
+      const proof = passwordChangeProof(Option.isSome(stored))
       if (Option.isSome(stored)) yield* checkCurrent(principal, stored.value, currentPassword)
+      else if (proof._tag === "RecentSignIn") yield* waysIn.requireRecentSignIn(principal)
       const hashed = yield* hasher.hash(newPassword)
-      // The other sessions end before the password changes: if the store fails in between, the
-      // old password still works and nothing is half done but a sign-out.
-      const ended = yield* sessions.endAll(principal.user.id, currentFamily(principal))
-      yield* audit.recordWith(users.setPassword(principal.user.id, hashed), () => ({
-        type: "password.changed",
-        user_id: principal.user.id,
-        actor: Actor.user(principal.user.id),
-        details: { sessions_ended: ended.length }
-      }))
+      yield* waysIn.change(
+        principal.user,
+        proof._tag === "CurrentPassword" ? WayInChange.PasswordChanged() : WayInChange.PasswordSet(),
+        users.setPassword(principal.user.id, hashed),
+        {
+          actor: Actor.user(principal.user.id),
+          expectedVersion: principal.user.credential_version,
+          caller: currentFamily(principal)
+        }
+      )
       yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))
     })
 
@@ -210,22 +217,23 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       )
     })
 
-    /** An operator's change of flags. Deactivating a user ends all of their sessions. */
+    /**
+     * An operator's change of flags. Deactivating a user is a change of its ways in (none works
+     * any more): every session ends with it, and no sign-in checked before it starts one after.
+     */
     const setFlags = span("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
       const found = yield* users.findByLogin("email", email)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
-      const updated = yield* audit.recordWith(users.setFlags(found.value.id, flags), (user) =>
-        Option.isNone(user) ? null : { type: "user.updated", user_id: found.value.id, details: { ...flags } }
-      )
+      const write = users.setFlags(found.value.id, flags)
+      const updated =
+        flags.is_active === false
+          ? yield* waysIn
+              .change(found.value, WayInChange.Deactivated(), write, { details: { ...flags } })
+              .pipe(Effect.catchTag("CredentialsChangedError", () => Effect.succeedNone))
+          : yield* audit.recordWith(write, (user) =>
+              Option.isNone(user) ? null : { type: "user.updated", user_id: found.value.id, details: { ...flags } }
+            )
       if (Option.isNone(updated)) return yield* new UserNotFoundError()
-      if (flags.is_active === false) {
-        const ended = yield* sessions.endAll(updated.value.id, Option.none())
-        yield* audit.record({
-          type: "sessions.revoked_all",
-          user_id: updated.value.id,
-          details: { revoked: ended.length }
-        })
-      }
       return toPublicUser(updated.value)
     })
 
@@ -237,12 +245,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const setPassword = span("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
-      const ended = yield* sessions.endAll(id, Option.none())
-      yield* audit.recordWith(users.setPassword(id, hashed), () => ({
-        type: "password.reset",
-        user_id: id,
-        details: { sessions_ended: ended.length }
-      }))
+      const found = yield* users.findById(id)
+      if (Option.isNone(found)) return yield* new UserNotFoundError()
+      yield* waysIn
+        .change(found.value, WayInChange.PasswordReset(), users.setPassword(id, hashed))
+        .pipe(Effect.catchTag("CredentialsChangedError", () => Effect.fail(new UserNotFoundError())))
     })
 
     return { register, updateProfile, deleteAccount, changePassword, createSuperuser, setFlags, setPassword } as const

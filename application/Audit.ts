@@ -50,6 +50,8 @@ export interface AuditEvent {
  *   linked provider, a passkey): the action's writes and the entry commit in one transaction, so
  *   nothing is granted unrecorded; when the entry cannot be written the action is undone and the
  *   request fails as an unavailable store (503).
+ * - `append`, the same inside a transaction the use case opened itself (Transaction): the
+ *   entry's failure is the transaction's.
  */
 export class Audit extends Effect.Service<Audit>()("app/Audit", {
   effect: Effect.gen(function* () {
@@ -90,6 +92,8 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
         return happened === null ? Effect.succeed(null) : entryOf(happened)
       })
 
+    const append = (event: AuditEvent) => Effect.flatMap(entryOf(event), log.append)
+
     /** A page of the log, newest first, and the cursor of the next. */
     const list = (query: AuditQuery) =>
       Effect.map(log.list({ ...query, limit: query.limit + 1 }), (read) => auditPage(read, query.limit))
@@ -99,6 +103,6 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
       return yield* log.deleteBefore(retentionCutoff(yield* DateTime.now, retentionDays))
     })
 
-    return { record, recordWith, list, sweep } as const
+    return { record, recordWith, append, list, sweep } as const
   })
 }) {}

@@ -29,6 +29,10 @@ export interface AccountRules {
   readonly preventRegistrationEnumeration: boolean
   /** Registration sends the verification mail. */
   readonly sendVerificationOnRegister: boolean
+  /** How recent (seconds) the session's sign-in must be to add a way in (Ways in). */
+  readonly reauthMaxAgeSeconds: number
+  /** The owner is mailed when a way in is added or removed, or the password set, changed or reset. */
+  readonly securityNotices: boolean
 }
 
 /** A rate limit: at most `count` requests in `windowSeconds`. */

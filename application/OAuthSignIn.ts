@@ -1,19 +1,23 @@
 import { Effect, Option, Schema } from "effect"
+import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { OAuthError } from "../domain/errors.js"
 import { decideSignIn, OAuthUserInfo, providerEmail, type SignInDecision, type SignInRefusal } from "../domain/OAuth.js"
 import type { ClientInfo } from "../domain/Session.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { toPublicUser, type User } from "../domain/User.js"
+import { WayInChange } from "../domain/WaysIn.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { countedSignIn } from "./metrics.js"
 import { type Callback, OAuthFlow } from "./OAuthFlow.js"
 import { Events } from "./ports/Events.js"
 import { type AccountTokens, OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
+import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
 import { spans } from "./spans.js"
+import { WaysIn } from "./WaysIn.js"
 
 /**
  * Every refused sign-in (spec rule 3) answers this one sentence, whatever the reason: it must
@@ -42,6 +46,8 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
     const events = yield* Events
     const policy = yield* AuthPolicy
     const audit = yield* Audit
+    const tx = yield* Transaction
+    const waysIn = yield* WaysIn
 
     /** What the account rule needs to know: the linked account and its user, else the email's holder. */
     const signInFacts = Effect.fnUntraced(function* (info: OAuthUserInfo) {
@@ -75,25 +81,36 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
         )
 
     /**
-     * The takeover guard (DECISIONS): the holder of an address nobody proved is not the one the
-     * provider vouches for, so whoever registered it loses its password and sessions, and the
-     * account becomes verified, before the provider account is linked to it.
+     * The auto-link (spec rule 3) is a proof of the address the provider vouches for
+     * (domain/WaysIn.ts): an account that never proved it loses every way in its registrant
+     * added (the takeover), then the provider account is linked, in one transaction. Answers the
+     * user as it now is, and whether it was taken over.
      */
-    const takeOver = Effect.fnUntraced(function* (user: User) {
-      yield* Effect.logInfo("auto-link takes over an account whose email was never verified").pipe(
-        Effect.annotateLogs({ user_id: user.id })
-      )
-      yield* sessions.endAll(user.id, Option.none())
-      yield* users.clearPassword(user.id)
-      const verified = yield* users.setFlags(user.id, { is_verified: true })
-      return yield* Option.match(verified, { onNone: () => Effect.fail(refused), onSome: Effect.succeed })
+    const autoLink = Effect.fnUntraced(function* (user: User, info: OAuthUserInfo, tokens: AccountTokens) {
+      const { takenOver } = yield* waysIn
+        .proveAddress(
+          user,
+          "provider_verified_email",
+          WayInChange.ProviderLinked({ provider: info.provider, automatic: true }),
+          linkTo(user, info, tokens),
+          { actor: Actor.user(user.id), details: { provider: info.provider } }
+        )
+        .pipe(Effect.catchTag("CredentialsChangedError", () => Effect.fail(refused)))
+      const now = yield* users.findById(user.id)
+      if (Option.isNone(now)) return yield* refused
+      return { user: now.value, takenOver }
     })
 
+    /** A new user and its link, together: a link refused by a racing one leaves no account behind. */
     const create = Effect.fnUntraced(function* (info: OAuthUserInfo, email: User["email"], tokens: AccountTokens) {
-      const user = yield* users
-        .create({ email, hashed_password: Option.none(), is_active: true, is_verified: true, is_superuser: false })
-        .pipe(Effect.catchTag("UserAlreadyExistsError", () => Effect.fail(refused)))
-      yield* linkTo(user, info, tokens)
+      const user = yield* tx.transaction(
+        Effect.tap(
+          users
+            .create({ email, hashed_password: Option.none(), is_active: true, is_verified: true, is_superuser: false })
+            .pipe(Effect.catchTag("UserAlreadyExistsError", () => Effect.fail(refused))),
+          (created) => linkTo(created, info, tokens)
+        )
+      )
       yield* events.emit(AuthEvent.after_register({ user: toPublicUser(user) }))
       yield* events.emit(AuthEvent.after_oauth_register({ user: toPublicUser(user), user_info: encodeInfo(info) }))
       return user
@@ -117,19 +134,21 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
         Effect.zipRight(Effect.fail(refused))
       )
 
-    /** Carries out the account rule's decision: the user to sign in, and whether it is new. */
+    /** Carries out the account rule's decision: the user to sign in, and how the sign-in reached it. */
     const carryOut = (decision: Granted, info: OAuthUserInfo, tokens: AccountTokens) => {
       switch (decision._tag) {
         case "SignInLinked":
-          return Effect.as(accounts.updateTokens(decision.account.id, tokens), { user: decision.user, isNew: false })
-        case "AutoLink":
-          return Effect.gen(function* () {
-            const user = decision.takeover ? yield* takeOver(decision.user) : decision.user
-            yield* linkTo(user, info, tokens)
-            return { user, isNew: false }
+          return Effect.as(accounts.updateTokens(decision.account.id, tokens), {
+            user: decision.user,
+            outcome: "linked" as const
           })
+        case "AutoLink":
+          return Effect.map(autoLink(decision.user, info, tokens), ({ user, takenOver }) => ({
+            user,
+            outcome: takenOver ? ("takeover" as const) : ("auto_linked" as const)
+          }))
         case "Create":
-          return Effect.map(create(info, decision.email, tokens), (user) => ({ user, isNew: true }))
+          return Effect.map(create(info, decision.email, tokens), (user) => ({ user, outcome: "created" as const }))
       }
     }
 
@@ -149,17 +168,11 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
       if (decision._tag !== "Create" && !decision.user.is_active) {
         return yield* refuse(info, "inactive", Option.some(decision.user))
       }
-      const { user, isNew } = yield* carryOut(decision, info, yield* flow.stored(tokens, info))
-      const outcome = isNew
-        ? "created"
-        : decision._tag === "AutoLink"
-          ? decision.takeover
-            ? "takeover"
-            : "auto_linked"
-          : "linked"
+      const { user, outcome } = yield* carryOut(decision, info, yield* flow.stored(tokens, info))
+      const isNew = outcome === "created"
       const pair = yield* sessions
         .start(user, client, { method: "oauth", provider: name, outcome })
-        .pipe(Effect.catchTag("UserNotFoundError", () => refused))
+        .pipe(Effect.catchTags({ UserNotFoundError: () => refused, CredentialsChangedError: () => refused }))
       yield* events.emit(AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     }, countedSignIn("oauth"))

@@ -1,16 +1,10 @@
 import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
-import {
-  AuthenticationError,
-  LastSignInMethodError,
-  PasskeyNotFoundError,
-  PasskeyRegistrationError
-} from "../domain/errors.js"
+import { AuthenticationError, PasskeyNotFoundError, PasskeyRegistrationError } from "../domain/errors.js"
 import {
   AUTHENTICATION_CHALLENGE_PREFIX,
   CredentialId,
-  decidePasskeyDeletion,
   decideSignCount,
   Passkey,
   PasskeyId,
@@ -19,22 +13,21 @@ import {
   toPasskeyInfo
 } from "../domain/Passkey.js"
 import type { ClientInfo } from "../domain/Session.js"
-import { canSignIn } from "../domain/SignInMethods.js"
 import type { LoginResponse } from "../domain/Token.js"
 import { normaliseEmail, toPublicUser, type User, UserId } from "../domain/User.js"
+import { Removal, WayInChange } from "../domain/WaysIn.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { countedSignIn } from "./metrics.js"
 import { ChallengeStore } from "./ports/ChallengeStore.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
-import { OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
 import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type AuthenticationCredential, type RegistrationCredential, WebAuthn } from "./ports/WebAuthn.js"
 import { type Principal, Sessions } from "./Sessions.js"
-import { currentSignInMethods } from "./signInMethods.js"
 import { spans } from "./spans.js"
+import { WaysIn } from "./WaysIn.js"
 
 /** Nobody's id: what an unknown email's credentials are looked up under, so it costs what a known one does. */
 const NOBODY = UserId.make("passkey:nobody")
@@ -53,14 +46,13 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     const webauthn = yield* WebAuthn
     const challenges = yield* ChallengeStore
     const passkeys = yield* PasskeyRepo
-    const accounts = yield* OAuthAccountRepo
     const users = yield* UserRepo
     const crypto = yield* Cryptography
     const sessions = yield* Sessions
     const events = yield* Events
     const policy = yield* AuthPolicy
     const audit = yield* Audit
-    const methodsOf = currentSignInMethods(users, accounts, passkeys)
+    const waysIn = yield* WaysIn
 
     const ttl = Duration.seconds(policy.passkeys.passkeyChallengeTtl)
 
@@ -84,9 +76,13 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
         Effect.zipRight(Effect.fail(new AuthenticationError()))
       )
 
-    /** Registration options for the caller, its own passkeys excluded; the challenge kept for the caller only. */
+    /**
+     * Registration options for the caller, its own passkeys excluded; the challenge kept for the
+     * caller only. A passkey is a new way in: the caller's sign-in must be recent (domain/WaysIn.ts).
+     */
     const registerBegin = span("Passkeys.registerBegin")(function* (principal: Principal) {
       const user = principal.user
+      yield* waysIn.requireRecentSignIn(principal)
       const exclude = yield* passkeys.credentialsOf(user.id)
       const options = yield* webauthn.registrationOptions(
         { id: user.id, name: user.email, displayName: user.email },
@@ -101,7 +97,12 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       return { ...options, challenge_key }
     })
 
-    /** Verifies the attestation against the caller's challenge (taken once), then stores the passkey. */
+    /**
+     * Verifies the attestation against the caller's challenge (taken once), then stores the
+     * passkey as a change of the caller's ways in: only if they are still as the request found
+     * them (a session ended meanwhile by a takeover or a reset plants nothing), and the sign-in
+     * must still be recent.
+     */
     const registerComplete = span("Passkeys.registerComplete")(function* (
       principal: Principal,
       request: {
@@ -111,6 +112,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       }
     ) {
       const user = principal.user
+      yield* waysIn.requireRecentSignIn(principal)
       const stored = Option.flatMap(yield* challenges.take(request.challenge_key), decodeRegistrationChallenge)
       if (Option.isNone(stored)) return yield* registrationRefused("unknown, expired or spent challenge")
       if (stored.value.user_id !== user.id)
@@ -126,17 +128,22 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
         created_at: yield* DateTime.now,
         last_used_at: Option.none()
       })
-      yield* audit
-        .recordWith(passkeys.add(passkey), () => ({
-          type: "passkey.registered",
-          user_id: user.id,
-          actor: Actor.user(user.id),
-          details: { passkey_id: passkey.id, device_name: passkey.device_name }
-        }))
+      yield* waysIn
+        .change(
+          user,
+          WayInChange.PasskeyAdded({ passkey_id: passkey.id, device_name: passkey.device_name }),
+          passkeys.add(passkey),
+          {
+            actor: Actor.user(user.id),
+            details: { passkey_id: passkey.id, device_name: passkey.device_name },
+            expectedVersion: user.credential_version
+          }
+        )
         .pipe(
-          Effect.catchTag("PasskeyCredentialTakenError", () =>
-            registrationRefused("the credential is registered already")
-          )
+          Effect.catchTags({
+            PasskeyCredentialTakenError: () => registrationRefused("the credential is registered already"),
+            CredentialsChangedError: () => registrationRefused("the account's ways in changed meanwhile")
+          })
         )
       return toPasskeyInfo(passkey)
     })
@@ -217,10 +224,14 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       const challenge = yield* challenges.take(request.challenge_key)
       if (Option.isNone(challenge)) return yield* signInRefused("unknown, expired or spent challenge")
       const { user, passkey } = yield* verifiedOwner(challenge.value, request.credential)
-      // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
-      const pair = yield* sessions
-        .start(user, client, { method: "passkey", passkey_id: passkey.id })
-        .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
+      // A user deleted or whose ways in changed since the check signs nobody in: the same answer
+      // as any failed sign-in.
+      const pair = yield* sessions.start(user, client, { method: "passkey", passkey_id: passkey.id }).pipe(
+        Effect.catchTags({
+          UserNotFoundError: () => Effect.fail(new AuthenticationError()),
+          CredentialsChangedError: () => Effect.fail(new AuthenticationError())
+        })
+      )
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     }, countedSignIn("passkey"))
@@ -236,31 +247,16 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       const parsed = Schema.decodeUnknownOption(PasskeyId)(passkeyId)
       if (Option.isNone(parsed)) return yield* new PasskeyNotFoundError()
       const id = parsed.value
-      const [owned, linked] = yield* Effect.all([passkeys.listOf(user.id), accounts.listOf(user.id)])
-      const decision = decidePasskeyDeletion(
-        id,
-        owned.map((passkey) => passkey.id),
-        {
-          hasPassword: Option.isSome(user.hashed_password),
-          linkedProviders: linked.map((account) => account.provider),
-          passkeys: owned.length
-        }
+      // Its name, for the owner's notice; whether it is the caller's is decided with the removal.
+      const named = (yield* passkeys.listOf(user.id)).find((passkey) => passkey.id === id)
+      yield* waysIn.remove(
+        principal,
+        Removal.Passkey({ id }),
+        WayInChange.PasskeyRemoved({ passkey_id: id, device_name: named?.device_name ?? "" }),
+        passkeys.deleteOfUser(user.id, id),
+        () => new PasskeyNotFoundError(),
+        { passkey_id: id }
       )
-      if (decision._tag === "NotFound") return yield* new PasskeyNotFoundError()
-      if (decision._tag === "LastWayToSignIn") return yield* new LastSignInMethodError()
-      if (!(yield* passkeys.deleteOfUser(user.id, id))) return yield* new PasskeyNotFoundError()
-      if (!canSignIn(yield* methodsOf(user.id))) {
-        const restored = owned.find((passkey) => passkey.id === id)
-        if (restored !== undefined)
-          yield* passkeys.add(restored).pipe(Effect.catchTag("PasskeyCredentialTakenError", () => Effect.void))
-        return yield* new LastSignInMethodError()
-      }
-      yield* audit.record({
-        type: "passkey.removed",
-        user_id: user.id,
-        actor: Actor.user(user.id),
-        details: { passkey_id: id }
-      })
     })
 
     return { registerBegin, registerComplete, authenticateBegin, authenticateComplete, list, delete: remove } as const

@@ -5,15 +5,15 @@ import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { tokenWindow } from "../domain/Token.js"
 import { normaliseLogin, toPublicUser, UserId } from "../domain/User.js"
-import { Audit } from "./Audit.js"
+import { WayInChange } from "../domain/WaysIn.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { Sessions } from "./Sessions.js"
 import { spans } from "./spans.js"
+import { WaysIn } from "./WaysIn.js"
 
 /** How long a reset request's answer takes at least: well above what its work takes, even on a busy machine. */
 export const RESET_ANSWER_FLOOR = Duration.millis(20)
@@ -31,9 +31,8 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     const hasher = yield* PasswordHasher
     const events = yield* Events
     const crypto = yield* Cryptography
-    const sessions = yield* Sessions
     const policy = yield* AuthPolicy
-    const audit = yield* Audit
+    const waysIn = yield* WaysIn
 
     const fingerprint = (hashedPassword: Option.Option<string>) =>
       crypto.digest(`pwd:${Option.getOrElse(hashedPassword, () => "")}`)
@@ -64,7 +63,9 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
 
     /**
      * Sets the new password and ends every session of the user. Following the mailed link also
-     * proves the address, so the user becomes verified.
+     * proves the address (domain/WaysIn.ts): the user becomes verified, and an account that had
+     * never proved it loses every way in it held before (its passkeys, its linked providers), for
+     * whoever registered it was not the address's owner.
      */
     const confirm = span("PasswordReset.confirm")(function* (token: string, newPassword: Redacted.Redacted<string>) {
       const claims = yield* signer.verify(token, "password_reset")
@@ -77,22 +78,24 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
       }
       yield* checkPassword(policy.passwordPolicy, newPassword)
       const hashed = yield* hasher.hash(newPassword)
-      // Every session ends before the password changes: if the store fails in between, the token
-      // still works for a retry and no session outlives the new password.
-      const ended = yield* sessions.endAll(found.value.id, Option.none())
-      const updated = yield* audit.recordWith(
-        Effect.zipRight(
-          users.setPassword(found.value.id, hashed),
-          users.setFlags(found.value.id, { is_verified: true })
-        ),
-        () => ({
-          type: "password.reset",
-          user_id: found.value.id,
+      const { done: updated } = yield* waysIn
+        .proveAddress(
+          found.value,
+          "password_reset_link",
+          WayInChange.PasswordReset(),
+          Effect.zipRight(
+            users.setPassword(found.value.id, hashed),
+            users.setFlags(found.value.id, { is_verified: true })
+          ),
           // Whoever holds the mailed token acts as the user.
-          actor: Actor.user(found.value.id),
-          details: { sessions_ended: ended.length }
-        })
-      )
+          { actor: Actor.user(found.value.id) }
+        )
+        .pipe(
+          // The user was deleted meanwhile: the token belongs to no account any more.
+          Effect.catchTag("CredentialsChangedError", () =>
+            Effect.fail(new TokenError({ message: "The token does not belong to an active account." }))
+          )
+        )
       yield* events.emit(
         AuthEvent.after_password_reset({ user: toPublicUser(Option.getOrElse(updated, () => found.value)) })
       )

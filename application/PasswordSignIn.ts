@@ -14,6 +14,9 @@ import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
 import { spans } from "./spans.js"
 
+/** Why a sign-in that passed its checks starts no session after all: the user is gone, or its ways in changed. */
+const failedSignIn = () => Effect.fail(new AuthenticationError())
+
 /** Sign-in with the login field and a password, under the lockout rule. */
 export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/PasswordSignIn", {
   effect: Effect.gen(function* () {
@@ -81,7 +84,7 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
       // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
       const pair = yield* sessions
         .start(user, client, { method: "password" })
-        .pipe(Effect.catchTag("UserNotFoundError", () => Effect.fail(new AuthenticationError())))
+        .pipe(Effect.catchTags({ UserNotFoundError: failedSignIn, CredentialsChangedError: failedSignIn }))
       yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     }, countedSignIn("password"))

@@ -1,7 +1,13 @@
 import { DateTime, Duration, Effect, Metric, Option, Schema } from "effect"
 import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
-import { SessionNotFoundError, TokenBlacklistedError, TokenError, TokenExpiredError } from "../domain/errors.js"
+import {
+  CredentialsChangedError,
+  SessionNotFoundError,
+  TokenBlacklistedError,
+  TokenError,
+  TokenExpiredError
+} from "../domain/errors.js"
 import {
   type ClientInfo,
   decideRefresh,
@@ -22,6 +28,7 @@ import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { TokenHolders } from "./ports/TokenHolders.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
+import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { spans } from "./spans.js"
 
@@ -55,6 +62,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const crypto = yield* Cryptography
     const events = yield* Events
     const audit = yield* Audit
+    const tx = yield* Transaction
     const { tokens: rules, customClaims } = yield* AuthPolicy
 
     const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
@@ -62,7 +70,13 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const reuseGrace = Duration.seconds(rules.refreshReuseGraceSeconds)
     const expiresIn = Math.floor(Duration.toSeconds(accessTokenTtl))
 
-    const issuePair = Effect.fnUntraced(function* (user: User, familyId: FamilyId, now: DateTime.Utc) {
+    /** A pair for the session `familyId`, whose sign-in happened at `signedInAt` (the access token's auth_time). */
+    const issuePair = Effect.fnUntraced(function* (
+      user: User,
+      familyId: FamilyId,
+      now: DateTime.Utc,
+      signedInAt: DateTime.Utc
+    ) {
       const refresh = yield* signer.sign({
         sub: user.id,
         type: "refresh",
@@ -77,7 +91,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         ...tokenWindow(now, accessTokenTtl),
         roles: user.roles,
         extra: Option.isSome(customClaims) ? yield* customClaims.value(toPublicUser(user)) : {},
-        family_id: familyId
+        family_id: familyId,
+        auth_time: Math.floor(DateTime.toEpochMillis(signedInAt) / 1000)
       })
       const pair: TokenPair = {
         access_token: access,
@@ -99,14 +114,31 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return { pair, stored }
     })
 
+    /** A sign-in refused because the user's ways in changed while it checked the credential. */
+    const staleSignIn = (user: User, signIn: AuditDetails) =>
+      Effect.logInfo("sign-in refused: the account's ways in changed while it was checked").pipe(
+        Effect.annotateLogs({ user_id: user.id }),
+        Effect.zipRight(
+          audit.record({
+            type: "sign_in.failed",
+            user_id: user.id,
+            details: { method: String(signIn.method ?? "unknown"), reason: "credentials_changed" }
+          })
+        ),
+        Effect.zipRight(Effect.fail(new CredentialsChangedError()))
+      )
+
     /**
-     * Starts a session: a new family, its first refresh token and an access token. The family and
-     * the sign-in's audit entry (how the user signed in: `signIn`) commit together.
+     * Starts a session: a new family, its first refresh token and an access token, for `user` as
+     * read before its credential was checked. The family and the sign-in's audit entry (how the
+     * user signed in: `signIn`) commit together, and only if the user's credential version is still
+     * the one read (domain/WaysIn.ts): a sign-in whose check began before a password change, a
+     * reset or a takeover fails with CredentialsChangedError rather than outlive it.
      */
     const start = span("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
       const now = yield* DateTime.now
       const familyId = FamilyId.make(yield* crypto.randomId)
-      const { pair, stored } = yield* issuePair(user, familyId, now)
+      const { pair, stored } = yield* issuePair(user, familyId, now, now)
       const family = new TokenFamily(
         {
           family_id: familyId,
@@ -120,12 +152,20 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         },
         validated
       )
-      yield* audit.recordWith(families.startFamily(family, stored), () => ({
-        type: "sign_in.succeeded",
-        user_id: user.id,
-        actor: Actor.user(user.id),
-        details: { ...signIn, family_id: familyId }
-      }))
+      const started = yield* tx.transaction(
+        Effect.gen(function* () {
+          if (!(yield* users.holdCredentials(user.id, user.credential_version))) return false
+          yield* families.startFamily(family, stored)
+          yield* audit.append({
+            type: "sign_in.succeeded",
+            user_id: user.id,
+            actor: Actor.user(user.id),
+            details: { ...signIn, family_id: familyId }
+          })
+          return true
+        })
+      )
+      if (!started) return yield* staleSignIn(user, signIn)
       return pair
     })
 
@@ -173,7 +213,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             if (Option.isNone(user) || !user.value.is_active) {
               return yield* new TokenError({ message: "The account is no longer active." })
             }
-            const { pair, stored } = yield* issuePair(user.value, family.family_id, now)
+            const { pair, stored } = yield* issuePair(user.value, family.family_id, now, family.created_at)
             const sealedSuccessor = Duration.isZero(reuseGrace)
               ? Option.none()
               : Option.some(yield* crypto.seal(JSON.stringify(pair)))

@@ -27,11 +27,13 @@ import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRe
 import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.js"
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
+import * as TransactionMemory from "../infrastructure/memory/TransactionMemory.js"
 import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
 import * as TokenHoldersMemory from "../infrastructure/memory/TokenHoldersMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
 import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
+import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
@@ -103,7 +105,8 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         RoleRepoMemory.layer,
         PasskeyRepoMemory.layer,
         OAuthAccountRepoMemory.layer,
-        AuditLogMemory.layer
+        AuditLogMemory.layer,
+        TransactionMemory.layer
       )
     ),
     Layer.provideMerge(UserRepoMemory.layerWith(options))
@@ -117,7 +120,8 @@ export const sqlRepositories = (options: UserRepoOptions = {}) =>
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
-    TokenHoldersSql.layer
+    TokenHoldersSql.layer,
+    TransactionSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
 /**

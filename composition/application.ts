@@ -7,6 +7,7 @@ import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Readiness } from "../application/Readiness.js"
 import { Sessions } from "../application/Sessions.js"
 import { Verification } from "../application/Verification.js"
+import { WaysIn } from "../application/WaysIn.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
 import { ports } from "./adapters.js"
@@ -21,6 +22,7 @@ export const useCases = Layer.mergeAll(
   AccessControl.Default,
   Readiness.Default
 ).pipe(
+  Layer.provideMerge(WaysIn.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),
   Layer.provideMerge(Audit.Default)
 )

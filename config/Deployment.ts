@@ -2,6 +2,7 @@ import { Option, Schema } from "effect"
 import { eventNames } from "../domain/Events.js"
 import { type FieldSchema, type ProfileRules, protectedUserFields } from "../domain/Profile.js"
 import type { PublicUser } from "../domain/User.js"
+import type { NoticeKind } from "../domain/WaysIn.js"
 import { type CustomOAuthProvider, customProviderProblems } from "./oauthProviders.js"
 
 /** The user as event handlers and custom claims receive it: the JSON user object of the API. */
@@ -27,6 +28,17 @@ export interface EventHandlers {
   readonly after_oauth_unlink?: Handler<[user: UserJson, provider: string]>
   readonly send_verification_email?: Handler<[email: string, token: string]>
   readonly send_password_reset_email?: Handler<[email: string, token: string]>
+  /** A way in changed (DECISIONS "Ways in"); a handler replaces the built-in notice mail. */
+  readonly send_security_notice?: Handler<[email: string, notice: SecurityNoticeJson]>
+}
+
+/** A security notice as a handler receives it: what changed, when (ISO 8601), from where. */
+export interface SecurityNoticeJson {
+  readonly kind: NoticeKind
+  readonly subject: string
+  readonly occurred_at: string
+  readonly ip_address: string | null
+  readonly user_agent: string | null
 }
 
 /**

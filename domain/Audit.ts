@@ -12,6 +12,7 @@ export const AuditEventType = Schema.Literal(
   "sign_in.failed",
   "account.locked",
   "refresh.reuse_detected",
+  "password.set",
   "password.changed",
   "password.reset",
   "email.verified",
@@ -27,9 +28,14 @@ export const AuditEventType = Schema.Literal(
   "user.updated",
   "account.deleted",
   "oauth.linked",
+  "oauth.auto_linked",
   "oauth.unlinked",
   "passkey.registered",
-  "passkey.removed"
+  "passkey.removed",
+  "takeover.password_cleared",
+  "takeover.passkey_removed",
+  "takeover.provider_unlinked",
+  "takeover.sessions_ended"
 )
 export type AuditEventType = typeof AuditEventType.Type
 

@@ -1,5 +1,6 @@
 import { Data } from "effect"
 import type { PublicUser } from "./User.js"
+import type { SecurityNotice } from "./WaysIn.js"
 
 /**
  * The named events a deployment may handle. Names are the spec's (after_register,
@@ -20,6 +21,11 @@ export type AuthEvent = Data.TaggedEnum<{
   send_verification_email: { readonly email: string; readonly token: string }
   /** A password-reset token was generated for this address. */
   send_password_reset_email: { readonly email: string; readonly token: string }
+  /**
+   * A way in of the account at this address was added or removed, or its password set, changed
+   * or reset: its owner is told (SECURITY_NOTICES). Not one of the spec's events.
+   */
+  send_security_notice: { readonly email: string; readonly notice: SecurityNotice }
 }>
 export const AuthEvent = Data.taggedEnum<AuthEvent>()
 
@@ -44,5 +50,6 @@ export const eventNames = [
   "after_oauth_link",
   "after_oauth_unlink",
   "send_verification_email",
-  "send_password_reset_email"
+  "send_password_reset_email",
+  "send_security_notice"
 ] as const satisfies ReadonlyArray<AuthEventName>

@@ -1,7 +1,7 @@
 import { Data, Option, Schema } from "effect"
-import { canSignIn, type SignInMethods } from "./SignInMethods.js"
 import type { TokenPayload } from "./Token.js"
 import { Email, type User, UserId } from "./User.js"
+import { evictsOnProof } from "./WaysIn.js"
 
 /** A user as an OAuth provider describes them, mapped from its user info. */
 export const OAuthUserInfo = Schema.Struct({
@@ -98,7 +98,7 @@ export const decideSignIn = (facts: SignInFacts): SignInDecision => {
   const { user, linkedProviders } = holder.value
   // The provider account itself is not linked (checked above), so this is another one.
   if (linkedProviders.includes(facts.info.provider)) return SignInDecision.Refuse({ reason: "provider_already_linked" })
-  return SignInDecision.AutoLink({ user, takeover: !user.is_verified })
+  return SignInDecision.AutoLink({ user, takeover: evictsOnProof(user) })
 }
 
 /** What a link callback does (spec rules 4 and 5). */
@@ -128,21 +128,6 @@ export const decideLink = (facts: LinkFacts): LinkDecision => {
       : LinkDecision.AccountLinkedToOther()
   }
   return Option.isSome(facts.callersAccount) ? LinkDecision.ProviderAlreadyLinked() : LinkDecision.Link()
-}
-
-export type UnlinkDecision = Data.TaggedEnum<{
-  Unlink: {}
-  /** The user has no account of this provider (404). */
-  NotLinked: {}
-  /** It is the user's last way to sign in (spec rule 6). */
-  LastWayToSignIn: {}
-}>
-export const UnlinkDecision = Data.taggedEnum<UnlinkDecision>()
-
-export const decideUnlink = (provider: string, methods: SignInMethods): UnlinkDecision => {
-  if (!methods.linkedProviders.includes(provider)) return UnlinkDecision.NotLinked()
-  const left = { ...methods, linkedProviders: methods.linkedProviders.filter((linked) => linked !== provider) }
-  return canSignIn(left) ? UnlinkDecision.Unlink() : UnlinkDecision.LastWayToSignIn()
 }
 
 /** A sign-in state and a link state are different purposes, never accepted for one another. */

@@ -1,5 +1,4 @@
 import { Data, DateTime, Option, ParseResult, Schema } from "effect"
-import { canSignIn, type SignInMethods } from "./SignInMethods.js"
 import { UserId } from "./User.js"
 
 /** A passkey's own identifier (UUID), the one a user names it by in the API. */
@@ -139,31 +138,6 @@ export class PasskeyCredentialTakenError extends Schema.TaggedError<PasskeyCrede
   "PasskeyCredentialTakenError",
   {}
 ) {}
-
-/** What to do with a request to delete one of the caller's passkeys (spec: passkey rule 6). */
-export type PasskeyDeletion = Data.TaggedEnum<{
-  /** Not one of the caller's: unknown and another user's answer alike. */
-  NotFound: {}
-  /** It is the account's only way to sign in: no password, no other passkey, no linked provider. */
-  LastWayToSignIn: {}
-  Delete: {}
-}>
-export const PasskeyDeletion = Data.taggedEnum<PasskeyDeletion>()
-
-/**
- * The deletion rule: the caller's own passkey goes, unless it leaves no way to sign in. `owned`
- * are the caller's passkeys; `methods` its ways to sign in, these passkeys counted.
- */
-export const decidePasskeyDeletion = (
-  id: PasskeyId,
-  owned: ReadonlyArray<PasskeyId>,
-  methods: SignInMethods
-): PasskeyDeletion => {
-  if (!owned.includes(id)) return PasskeyDeletion.NotFound()
-  return canSignIn({ ...methods, passkeys: methods.passkeys - 1 })
-    ? PasskeyDeletion.Delete()
-    : PasskeyDeletion.LastWayToSignIn()
-}
 
 /** Challenge keys name their ceremony, so a registration challenge never completes a sign-in. */
 export const REGISTRATION_CHALLENGE_PREFIX = "passkey:reg:"

@@ -101,6 +101,12 @@ export type PublicUser = typeof PublicUser.Type
 export class User extends Schema.Class<User>("StoredUser")({
   ...publicUserFields,
   hashed_password: Schema.OptionFromNullOr(Schema.String),
+  /**
+   * Changes whenever a way in is added or removed, the password set, changed, reset or cleared,
+   * the account taken over or deactivated (domain/WaysIn.ts). A sign-in starts its session only
+   * if it is still the one read before the credential was checked.
+   */
+  credential_version: Schema.optionalWith(Schema.Int, { default: () => 0 }),
   /** The deployment's custom fields, in their JSON (encoded) form. */
   fields: Schema.optionalWith(CustomFieldValues, { default: () => ({}) })
 }) {}

@@ -16,6 +16,25 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
  */
 export class ReauthenticationError extends Schema.TaggedError<ReauthenticationError>()("ReauthenticationError", {}) {}
 
+/**
+ * Adding a way in (a passkey, a linked provider, a first password) needs a recent sign-in, and
+ * the session's is older than `maxAgeSeconds` (or unknown): sign in again, then retry (RFC 9470).
+ */
+export class ReauthenticationRequiredError extends Schema.TaggedError<ReauthenticationRequiredError>()(
+  "ReauthenticationRequiredError",
+  { maxAgeSeconds: Schema.Int }
+) {}
+
+/**
+ * The user's ways in changed (their credential version moved) between the moment this request
+ * read them and its own change or sign-in: another change won. A sign-in answers it as any failed
+ * sign-in; a change of a way in as a conflict to retry.
+ */
+export class CredentialsChangedError extends Schema.TaggedError<CredentialsChangedError>()(
+  "CredentialsChangedError",
+  {}
+) {}
+
 /** The caller is known but not allowed: not superuser, not verified, missing a role. */
 export class AuthorizationError extends Schema.TaggedError<AuthorizationError>()("AuthorizationError", {
   message: Schema.String
@@ -142,6 +161,8 @@ export type OAuthFailure =
 export type FullAuthError =
   | AuthenticationError
   | ReauthenticationError
+  | ReauthenticationRequiredError
+  | CredentialsChangedError
   | AuthorizationError
   | TokenError
   | TokenExpiredError

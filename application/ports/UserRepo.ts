@@ -42,6 +42,19 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     /** Leaves the user without a password: only its other ways to sign in remain. */
     readonly clearPassword: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
     /**
+     * Moves the user's credential version on (domain/WaysIn.ts): a way in changed. With
+     * `expected`, only if the version is still that one (compare-and-set). True when it moved;
+     * false for an unknown user, or a version moved meanwhile.
+     */
+    readonly changeCredentials: (id: UserId, expected?: number) => Effect.Effect<boolean, StoreUnavailableError>
+    /**
+     * Whether the user still exists with credential version `version`. Inside a transaction the
+     * answer holds until it ends: a change of the version waits for it (PostgreSQL's row lock,
+     * SQLite's one writer), so a session written in the same transaction is either seen by the
+     * change, which then ends it, or refused here.
+     */
+    readonly holdCredentials: (id: UserId, version: number) => Effect.Effect<boolean, StoreUnavailableError>
+    /**
      * Sets some of the user's custom fields (JSON form), keeping the others; the updated user, or
      * none when it does not exist. Fails with UserAlreadyExistsError when a unique field's value
      * (the custom login field) belongs to another user; nothing changes then.

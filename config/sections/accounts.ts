@@ -23,6 +23,12 @@ export const readAccounts = (read: SettingsReader) => {
     passwordMaxLength,
     sendVerificationOnRegister: read.setting("SEND_VERIFICATION_ON_REGISTER", F.bool, true, {
       doc: "Registration sends the verification mail."
+    }),
+    reauthMaxAgeSeconds: read.setting("REAUTH_MAX_AGE_SECONDS", F.int(10, 86_400), 600, {
+      doc: "How recent a sign-in must be (seconds) to add a way in: register a passkey, link a provider, set a first password."
+    }),
+    securityNotices: read.setting("SECURITY_NOTICES", F.bool, true, {
+      doc: "Mail the owner when a way in is added or removed, or the password is set, changed or reset."
     })
   }
 }

@@ -1,4 +1,4 @@
-import { Effect, FiberSet, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, FiberSet, Layer, Option, Schema } from "effect"
 import { Events } from "../../application/ports/Events.js"
 import { Mailer } from "../../application/ports/Mailer.js"
 import type { EventHandlers } from "../../config/Deployment.js"
@@ -21,7 +21,8 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   after_oauth_link: ({ user, provider }) => [encodeUser(user), provider],
   after_oauth_unlink: ({ user, provider }) => [encodeUser(user), provider],
   send_verification_email: ({ email, token }) => [email, token],
-  send_password_reset_email: ({ email, token }) => [email, token]
+  send_password_reset_email: ({ email, token }) => [email, token],
+  send_security_notice: ({ email, notice }) => [email, { ...notice, occurred_at: DateTime.formatIso(notice.occurred_at) }]
 })
 
 /** The mail each send event asks for. */

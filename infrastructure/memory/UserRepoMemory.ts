@@ -69,6 +69,15 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         const user = byId.get(id)
         if (user !== undefined) replace(user, { hashed_password: Option.none() })
       }),
+    changeCredentials: (id, expected) =>
+      Effect.sync(() => {
+        const user = byId.get(id)
+        if (user === undefined || (expected !== undefined && user.credential_version !== expected)) return false
+        replace(user, { credential_version: user.credential_version + 1 })
+        return true
+      }),
+    // The memory store's transactions run one at a time (TransactionMemory), which holds the answer.
+    holdCredentials: (id, version) => Effect.sync(() => byId.get(id)?.credential_version === version),
     setFields: (id, fields) =>
       Effect.suspend(() => {
         const user = byId.get(id)

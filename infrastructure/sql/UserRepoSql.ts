@@ -113,6 +113,24 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
       sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
     clearPassword: (id) =>
       sql`UPDATE users SET hashed_password = NULL WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    // On PostgreSQL a racing change waits for this row's lock, then re-checks `expected` on the
+    // committed row: of two changes expecting one version, one moves it.
+    changeCredentials: (id, expected) =>
+      sql`UPDATE users SET credential_version = credential_version + 1
+        WHERE id = ${id} ${expected === undefined ? sql`` : sql`AND credential_version = ${expected}`}
+        RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      ),
+    // FOR SHARE on PostgreSQL: a racing change waits for this transaction to end, and one that
+    // got there first makes this read wait, then see its new version (READ COMMITTED re-checks the
+    // row). SQLite's transaction already holds the database's one write lock.
+    holdCredentials: (id, version) =>
+      sql`SELECT 1 AS held FROM users WHERE id = ${id} AND credential_version = ${version}
+        ${sql.onDialectOrElse({ pg: () => sql`FOR SHARE`, orElse: () => sql`` })}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      ),
     setFlags: (id, flags) =>
       Effect.gen(function* () {
         const changes = Object.entries(flags).flatMap(([column, value]) =>

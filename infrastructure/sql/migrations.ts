@@ -160,6 +160,11 @@ export const loader = Migrator.fromRecord({
       Effect.zipRight(sql`CREATE INDEX audit_events_type ON audit_events (event_type, id)`),
       Effect.zipRight(sql`CREATE INDEX audit_events_time ON audit_events (occurred_at)`)
     )
+  ),
+  // Ways in (domain/WaysIn.ts): changed by every change of a user's ways in, compared by every
+  // sign-in in the transaction that writes its session.
+  "0008_credential_version": migration(
+    (sql, type) => sql`ALTER TABLE users ADD COLUMN credential_version ${type("integer")} NOT NULL DEFAULT 0`
   )
 })
 

@@ -4,7 +4,7 @@ import type { ParseError } from "effect/ParseResult"
 import { CustomFieldValues, User } from "../../domain/User.js"
 import { validated } from "../../domain/validated.js"
 import { remembered } from "../remembered.js"
-import { SqlBoolean, SqlMillis } from "./columns.js"
+import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
 
 /** A users row joined with its roles: the domain's User with storage encodings. */
 export const UserRow = Schema.Struct({
@@ -13,13 +13,14 @@ export const UserRow = Schema.Struct({
   is_verified: SqlBoolean,
   is_superuser: SqlBoolean,
   created_at: SqlMillis,
+  credential_version: SqlInt,
   roles: Schema.parseJson(Schema.Array(Schema.String)),
   fields: Schema.parseJson(CustomFieldValues)
 })
 
 /** The columns of a UserRow, from `users u`; roles and fields reach the row as JSON text on both dialects. */
 export const userColumns = (sql: SqlClient.SqlClient) =>
-  sql`u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, ${sql.onDialectOrElse(
+  sql`u.id, u.email, u.hashed_password, u.is_active, u.is_verified, u.is_superuser, u.created_at, u.credential_version, ${sql.onDialectOrElse(
     {
       pg: () => sql`u.fields::text AS fields,
       (SELECT COALESCE(json_agg(r.role ORDER BY r.role), '[]'::json)::text FROM user_roles r WHERE r.user_id = u.id) AS roles`,

@@ -28,6 +28,11 @@ const extensionFields: Partial<Record<ProblemCode, Schema.Struct.Fields>> = {
   ValidationError: { errors: FieldProblems },
   InvalidPasswordError: { errors: FieldProblems },
   AccountLockedError: { retry_after: RetryAfter },
+  ReauthenticationRequiredError: {
+    max_age: Schema.Int.annotations({
+      description: "How recent (seconds) a sign-in must be, as in the WWW-Authenticate challenge's max_age."
+    })
+  },
   RateLimitedError: {
     retry_after: RetryAfter,
     limit: Schema.Int.annotations({ description: "Requests allowed in the window." })

@@ -29,6 +29,8 @@ interface Extensions {
   readonly retry_after?: number
   readonly limit?: number
   readonly store?: string
+  /** ReauthenticationRequiredError: how recent (seconds) a sign-in must be, as in the challenge's max_age. */
+  readonly max_age?: number
 }
 
 /** An RFC 9457 problem body. `code` names the error kind a client can branch on. */
@@ -105,6 +107,23 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     title: "Current password required",
     code: "AuthenticationError",
     detail: () => "The current password is missing or wrong."
+  },
+  ReauthenticationRequiredError: {
+    status: 401,
+    title: "Recent sign-in required",
+    detail: (e) =>
+      `Adding a way to sign in needs a sign-in within the last ${e.maxAgeSeconds} seconds; sign in again, then retry.`,
+    extensions: (e) => ({ max_age: e.maxAgeSeconds }),
+    // RFC 9470: the step-up challenge a client can act on.
+    headers: (e) => ({
+      "www-authenticate": `Bearer error="insufficient_user_authentication", error_description="A more recent sign-in is required", max_age=${e.maxAgeSeconds}`
+    }),
+    fields: (body) => (typeof body.max_age === "number" ? { maxAgeSeconds: body.max_age } : undefined)
+  },
+  CredentialsChangedError: {
+    status: 409,
+    title: "Ways in changed",
+    detail: () => "The account's ways to sign in changed while this request ran; try again."
   },
   AuthorizationError: { status: 403, title: "Forbidden", detail: (e) => e.message, fields: fromDetail },
   TokenError: {

@@ -5,7 +5,6 @@ import {
   constantTimeEqual,
   decideLink,
   decideSignIn,
-  decideUnlink,
   LinkedAccount,
   LinkedAccountId,
   type OAuthStateClaims,
@@ -15,7 +14,6 @@ import {
   type StateExpectation,
   stateClaimsOf
 } from "../../domain/OAuth.js"
-import type { SignInMethods } from "../../domain/SignInMethods.js"
 import type { TokenPayload } from "../../domain/Token.js"
 import { Email, User, UserId } from "../../domain/User.js"
 
@@ -190,26 +188,6 @@ describe("decideLink (spec rules 4 and 5)", () => {
     ["a free account, none of this provider yet", Option.none(), Option.none(), { _tag: "Link" }]
   ] as const)("%s", (_, identity, callersAccount, expected) => {
     expect(decideLink({ caller: ALICE, identity, callersAccount })).toEqual(expected)
-  })
-})
-
-describe("decideUnlink (spec rule 6)", () => {
-  const methods = (overrides: Partial<SignInMethods>): SignInMethods => ({
-    hasPassword: false,
-    linkedProviders: ["github"],
-    passkeys: 0,
-    ...overrides
-  })
-
-  it.each([
-    ["the only way to sign in", "github", methods({}), "LastWayToSignIn"],
-    ["with a password left", "github", methods({ hasPassword: true }), "Unlink"],
-    ["with another provider left", "github", methods({ linkedProviders: ["github", "google"] }), "Unlink"],
-    ["with a passkey left", "github", methods({ passkeys: 1 }), "Unlink"],
-    ["a provider not linked", "google", methods({ hasPassword: true }), "NotLinked"],
-    ["a provider not linked, nothing else either", "google", methods({ linkedProviders: [] }), "NotLinked"]
-  ] as const)("%s", (_, provider, given, expected) => {
-    expect(decideUnlink(provider, given)._tag).toBe(expected)
   })
 })
 

@@ -4,10 +4,8 @@ import {
   AuthenticationChallengeKey,
   CredentialId,
   DateTimeUtcWithoutZone,
-  decidePasskeyDeletion,
   decideSignCount,
   Passkey,
-  PasskeyId,
   PasskeyInfo,
   RegistrationChallengeKey,
   type SignCountDecision,
@@ -149,28 +147,6 @@ describe("DateTimeUtcWithoutZone", () => {
       expect(Either.isLeft(decode(text))).toBe(true)
     })
   }
-})
-
-describe("decidePasskeyDeletion (passkey rule 6)", () => {
-  const [mine, other] = ["0b7e4a52-3c1d-4c8e-9f3a-6d2b1e0a9c47", "1c8f5b63-4d2e-4d9f-8a4b-7e3c2f1b0d58"].map((id) =>
-    PasskeyId.make(id)
-  ) as [PasskeyId, PasskeyId]
-  const none = { hasPassword: false, linkedProviders: [], passkeys: 1 }
-
-  it("answers NotFound for a passkey the caller does not own, whatever else holds", () => {
-    expect(decidePasskeyDeletion(other, [mine], { ...none, hasPassword: true })._tag).toBe("NotFound")
-    expect(decidePasskeyDeletion(mine, [], { ...none, passkeys: 0 })._tag).toBe("NotFound")
-  })
-
-  it("refuses the last way to sign in: no password, no other passkey, no linked provider", () => {
-    expect(decidePasskeyDeletion(mine, [mine], none)._tag).toBe("LastWayToSignIn")
-  })
-
-  it("deletes while a password, another passkey or a linked provider is left", () => {
-    expect(decidePasskeyDeletion(mine, [mine], { ...none, hasPassword: true })._tag).toBe("Delete")
-    expect(decidePasskeyDeletion(mine, [mine, other], { ...none, passkeys: 2 })._tag).toBe("Delete")
-    expect(decidePasskeyDeletion(mine, [mine], { ...none, linkedProviders: ["github"] })._tag).toBe("Delete")
-  })
 })
 
 describe("challenge keys", () => {

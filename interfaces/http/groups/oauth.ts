@@ -4,6 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { DateTime, Schema } from "effect"
 import {
+  CredentialsChangedError,
   LastSignInMethodError,
   LinkedAccountNotFoundError,
   OAuthAccountAlreadyLinkedError,
@@ -11,6 +12,7 @@ import {
   OAuthProviderAlreadyLinkedError,
   OAuthProviderError,
   OAuthProviderNotFoundError,
+  ReauthenticationRequiredError,
   StoreUnavailableError
 } from "../../../domain/errors.js"
 import { LoginResponse } from "../../../domain/Token.js"
@@ -127,7 +129,13 @@ export const oauthGroup = (shape: ApiShape) =>
           .setPath(ProviderPath)
           .setUrlParams(AuthorizeParams)
           .addSuccess(AuthorizationStart)
-          .addError(Schema.Union(declared(OAuthError), declared(OAuthProviderNotFoundError)))
+          .addError(
+            Schema.Union(
+              declared(OAuthError),
+              declared(OAuthProviderNotFoundError),
+              declared(ReauthenticationRequiredError)
+            )
+          )
           .middleware(Authentication)
       )
       .add(
@@ -141,7 +149,9 @@ export const oauthGroup = (shape: ApiShape) =>
               StateFailure,
               declared(OAuthProviderNotFoundError),
               declared(OAuthAccountAlreadyLinkedError),
-              declared(OAuthProviderAlreadyLinkedError)
+              declared(OAuthProviderAlreadyLinkedError),
+              declared(ReauthenticationRequiredError),
+              declared(CredentialsChangedError)
             )
           )
           .annotate(

@@ -8,6 +8,7 @@ import {
   LastSignInMethodError,
   PasskeyNotFoundError,
   PasskeyRegistrationError,
+  ReauthenticationRequiredError,
   StoreUnavailableError
 } from "../../../domain/errors.js"
 import { AuthenticationChallengeKey, PasskeyInfo, RegistrationChallengeKey } from "../../../domain/Passkey.js"
@@ -116,6 +117,7 @@ export const passkeyGroup = (shape: ApiShape) =>
         HttpApiEndpoint.post("registerBegin", "/passkeys/register/begin")
           .annotate(OpenApi.Summary, "Start a passkey registration")
           .addSuccess(RegistrationStart)
+          .addError(declared(ReauthenticationRequiredError))
           .annotate(
             OpenApi.Description,
             "Options for navigator.credentials.create, the caller's passkeys excluded, and the challenge_key to complete with."
@@ -127,7 +129,7 @@ export const passkeyGroup = (shape: ApiShape) =>
           .annotate(OpenApi.Summary, "Register a passkey")
           .setPayload(RegisterCompleteRequest)
           .addSuccess(PasskeyInfo, { status: 201 })
-          .addError(declared(PasskeyRegistrationError))
+          .addError(Schema.Union(declared(PasskeyRegistrationError), declared(ReauthenticationRequiredError)))
           .annotate(
             OpenApi.Description,
             "Verifies the attestation (origin, RP ID, challenge, user verification) and stores the passkey."

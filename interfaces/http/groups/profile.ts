@@ -5,9 +5,11 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import {
   AccountLockedError,
+  CredentialsChangedError,
   InvalidPasswordError,
   RateLimitedError,
   ReauthenticationError,
+  ReauthenticationRequiredError,
   StoreUnavailableError,
   UserAlreadyExistsError
 } from "../../../domain/errors.js"
@@ -64,6 +66,8 @@ export const profileGroup = (shape: ApiShape) =>
           .addError(
             Schema.Union(
               declared(ReauthenticationError),
+              declared(ReauthenticationRequiredError),
+              declared(CredentialsChangedError),
               declared(InvalidPasswordError),
               declared(AccountLockedError),
               declared(RateLimitedError)
