@@ -17,7 +17,7 @@ export interface CustomOAuthProvider {
   readonly token_endpoint: string
   readonly userinfo_endpoint: string
   readonly scopes?: ReadonlyArray<string>
-  /** PKCE S256; off unless asked, for not every provider takes it. */
+  /** PKCE S256: on unless `false`, for a provider that does not take it. */
   readonly pkce?: boolean
   readonly client_id: string
   readonly client_secret: string
@@ -105,7 +105,7 @@ const registrationOf = (provider: CustomOAuthProvider): OAuthProviderRegistratio
   tokenEndpoint: Option.some(provider.token_endpoint),
   userinfoEndpoint: Option.some(provider.userinfo_endpoint),
   emailsEndpoint: Option.none(),
-  pkce: Option.some(provider.pkce ?? false),
+  pkce: Option.some(provider.pkce ?? true),
   claims: {},
   mapUserInfo: Option.fromNullable(provider.userInfo)
 })

@@ -18,7 +18,8 @@ const CustomProviders = Schema.Array(
     token_endpoint: Schema.String,
     userinfo_endpoint: Schema.String,
     scopes: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
-    pkce: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+    // On unless the entry says false: a provider that does not take PKCE is the exception.
+    pkce: Schema.optionalWith(Schema.Boolean, { default: () => true }),
     client_id: Schema.String,
     client_secret: Schema.String,
     redirect_uris: Schema.NonEmptyArray(Schema.String),
@@ -101,7 +102,7 @@ const customProviders = (
 ): ReadonlyArray<OAuthProviderRegistration> => {
   const value = read.optional("OAUTH_CUSTOM_PROVIDERS", F.json, {
     secret: true,
-    doc: "A JSON list of standard OAuth 2.0 providers: `{name, authorization_endpoint, token_endpoint, userinfo_endpoint, scopes, pkce, client_id, client_secret, redirect_uris, claims}`."
+    doc: "A JSON list of standard OAuth 2.0 providers: `{name, authorization_endpoint, token_endpoint, userinfo_endpoint, scopes, pkce, client_id, client_secret, redirect_uris, claims}`; each uses PKCE (S256) unless its `pkce` is `false`."
   })
   if (Option.isNone(value)) return []
   const decoded = Schema.decodeUnknownEither(CustomProviders)(value.value, { onExcessProperty: "error" })

@@ -10,7 +10,10 @@ export interface Options {
   readonly providers: ReadonlyArray<OAuthProviderRegistration>
   /** OAUTH_PKCE_ENABLED: PKCE for the built-in kinds. True by default. */
   readonly pkce?: boolean
-  /** How long one call to a provider may take, its answer's body included. 10 seconds by default. */
+  /**
+   * How long one exchange with a provider may take: the code exchange and every call reading the
+   * user, their answers' bodies included. 10 seconds by default.
+   */
   readonly timeout?: Duration.DurationInput
 }
 
@@ -45,7 +48,7 @@ const judgeable = async (response: Response): Promise<Response> => {
   return new Response(JSON.stringify(granted), { status: typeof granted.error === "string" ? 400 : 200, headers })
 }
 
-const client = (config: OAuthProviderRegistration, options: Options, fetch: ReturnType<typeof boundedFetch>) => {
+const client = (config: OAuthProviderRegistration, options: Options, timeout: Duration.Duration) => {
   const kind = kinds[config.kind]
   const endpoint = (override: Option.Option<string>, fallback: Option.Option<string>, what: string) =>
     Option.getOrThrowWith(
@@ -69,7 +72,8 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
       ? oauth.ClientSecretBasic(secret)
       : oauth.ClientSecretPost(secret)
   const scopes = Option.getOrElse(config.scopes, () => kind.scopes)
-  const pkce = config.kind === "custom" ? Option.getOrElse(config.pkce, () => false) : (options.pkce ?? true)
+  // A custom provider without a word on PKCE uses it: a leaked code is then useless to another flow.
+  const pkce = config.kind === "custom" ? Option.getOrElse(config.pkce, () => true) : (options.pkce ?? true)
   // Compared as written, not as parsed: `/a/../cb` or `%2e` forms of an allowed URL are refused.
   const allowedRedirects = new Set(config.redirectUris)
 
@@ -78,22 +82,37 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
       ? Effect.void
       : Effect.fail(new OAuthError({ message: "The redirect_uri is not allowed for this provider." }))
 
+  /**
+   * Each exchange's deadline, by the access token it granted: reading the user goes on in the
+   * time the code exchange started, so that a provider answering each call slowly cannot stretch
+   * the exchange past one bound. A token this client did not grant starts an exchange of its own.
+   */
+  const deadlines = new WeakMap<Redacted.Redacted<string>, AbortSignal>()
+  const deadline = () => AbortSignal.timeout(Duration.toMillis(timeout))
+
   const transport = (url: string, signal: AbortSignal) => {
     const target = new URL(url)
     return {
-      [oauth.customFetch]: fetch,
+      [oauth.customFetch]: boundedFetch,
       [oauth.allowInsecureRequests]: target.protocol === "http:" && loopbackHosts.has(target.hostname),
       signal
     }
   }
 
-  /** One call to the provider; a failure is logged and answered in words safe for both. */
+  /**
+   * One call to the provider, given up at the exchange's deadline (or when the caller is); a
+   * failure is logged and answered in words safe for both.
+   */
   const call = <A, E extends OAuthError | OAuthProviderError>(
     step: "token" | "userinfo",
     failure: (provider: string, cause: unknown) => E,
+    exchange: AbortSignal,
     run: (signal: AbortSignal) => Promise<A>
   ) =>
-    Effect.tryPromise({ try: run, catch: (cause) => failure(config.name, cause) }).pipe(
+    Effect.tryPromise({
+      try: (interrupted) => run(AbortSignal.any([interrupted, exchange])),
+      catch: (cause) => failure(config.name, cause)
+    }).pipe(
       // A refused code is the request's business; anything else may need the operator.
       Effect.tapError((error) =>
         (error._tag === "OAuthError" ? Effect.logInfo : Effect.logWarning)("OAuth provider call failed").pipe(
@@ -104,8 +123,8 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
 
   const malformed = new OAuthProviderError({ message: `The OAuth provider ${config.name} answered invalid user info.` })
 
-  const userInfoSource = (accessToken: string): UserInfoSource => ({
-    oidcClaims: call("userinfo", providerFailure, async (signal) => {
+  const userInfoSource = (accessToken: string, exchange: AbortSignal): UserInfoSource => ({
+    oidcClaims: call("userinfo", providerFailure, exchange, async (signal) => {
       const response = await oauth.userInfoRequest(
         server,
         registration,
@@ -115,7 +134,7 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
       return oauth.processUserInfoResponse(server, registration, oauth.skipSubjectCheck, response)
     }),
     json: (url) =>
-      call("userinfo", providerFailure, async (signal) => {
+      call("userinfo", providerFailure, exchange, async (signal) => {
         const headers = new Headers({ accept: "application/json" })
         const response = await oauth.protectedResourceRequest(
           accessToken,
@@ -171,7 +190,8 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
       Effect.gen(function* () {
         yield* checkRedirect(redirectUri)
         if (code === "") return yield* new OAuthError({ message: "The authorization code is missing." })
-        const granted = yield* call("token", tokenFailure, async (signal) => {
+        const exchange = deadline()
+        const granted = yield* call("token", tokenFailure, exchange, async (signal) => {
           const callback = oauth.validateAuthResponse(
             server,
             registration,
@@ -189,30 +209,32 @@ const client = (config: OAuthProviderRegistration, options: Options, fetch: Retu
           )
           return oauth.processAuthorizationCodeResponse(server, registration, await judgeable(response))
         })
+        const accessToken = Redacted.make(granted.access_token)
+        deadlines.set(accessToken, exchange)
         return {
-          access_token: Redacted.make(granted.access_token),
+          access_token: accessToken,
           ...(granted.refresh_token === undefined ? {} : { refresh_token: Redacted.make(granted.refresh_token) }),
           ...(granted.expires_in === undefined ? {} : { expires_in: granted.expires_in })
         }
       }),
 
     userInfo: (accessToken) =>
-      Effect.map(kind.userInfo(userInfoSource(Redacted.value(accessToken))), (fields) => ({
-        provider: config.name,
-        ...fields
-      }))
+      Effect.suspend(() =>
+        kind.userInfo(userInfoSource(Redacted.value(accessToken), deadlines.get(accessToken) ?? deadline()))
+      ).pipe(Effect.map((fields) => ({ provider: config.name, ...fields })))
   } satisfies OAuthProviderClient
 }
 
 /**
- * The configured providers, over oauth4webapi. Every call goes through one fetch that gives up
- * after the timeout and never follows a redirect. A provider without an endpoint it needs (a
- * custom one missing from its settings) stops the layer: settings never produce one.
+ * The configured providers, over oauth4webapi. Every call goes through one fetch that never
+ * follows a redirect and reads at most 1 MiB of an answer; an exchange (code, then user) is given
+ * up once the timeout has passed. A provider without an endpoint it needs (a custom one missing
+ * from its settings) stops the layer: settings never produce one.
  */
 export const make = (options: Options) =>
   Effect.sync(() => {
-    const fetch = boundedFetch(Duration.decode(options.timeout ?? Duration.seconds(10)))
-    const clients = new Map(options.providers.map((config) => [config.name, client(config, options, fetch)] as const))
+    const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
+    const clients = new Map(options.providers.map((config) => [config.name, client(config, options, timeout)] as const))
     return OAuthProviders.of({
       names: options.providers.map((config) => config.name),
       get: (name) => Option.fromNullable(clients.get(name))

@@ -1,4 +1,3 @@
-import { Duration } from "effect"
 import * as oauth from "oauth4webapi"
 import { OAuthError, OAuthProviderError } from "../../domain/errors.js"
 
@@ -13,6 +12,9 @@ interface FetchRequest {
 /** A provider answered a redirect: following it could send the code or a token anywhere. */
 class Redirected extends Error {}
 
+/** A provider answered more than `answerLimit` bytes. */
+class TooLarge extends Error {}
+
 /** A resource answered another status than 200. */
 export class UnexpectedStatus extends Error {
   constructor(readonly status: number) {
@@ -21,26 +23,64 @@ export class UnexpectedStatus extends Error {
 }
 
 /**
- * The one fetch every call to a provider goes through: aborted once `timeout` has passed, body
- * included (or when the caller gives up), and never following a redirect.
+ * The most of one answer read, after decompression. No answer of a provider needs more, and a
+ * provider (or whoever runs a custom one) must not make this service buffer what it likes.
  */
-export const boundedFetch =
-  (timeout: Duration.Duration) =>
-  async (url: string, request: FetchRequest): Promise<Response> => {
-    const deadline = AbortSignal.timeout(Duration.toMillis(timeout))
-    const response = await fetch(url, {
-      method: request.method,
-      headers: request.headers,
-      body: (request.body ?? null) as BodyInit | null,
-      redirect: "manual",
-      signal: request.signal === undefined ? deadline : AbortSignal.any([request.signal, deadline])
-    })
-    if (response.status >= 300 && response.status < 400) {
-      await response.body?.cancel()
-      throw new Redirected(`redirected with status ${response.status}`)
-    }
-    return response
+export const answerLimit = 1024 * 1024
+
+/** The body's bytes, given up (and the connection with it) as soon as they pass the limit. */
+const cappedBody = async (response: Response): Promise<Uint8Array<ArrayBuffer> | null> => {
+  if (Number(response.headers.get("content-length") ?? 0) > answerLimit) {
+    await response.body?.cancel().catch(() => undefined)
+    throw new TooLarge()
   }
+  if (response.body === null) return null
+  const reader = response.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > answerLimit) {
+      await reader.cancel().catch(() => undefined)
+      throw new TooLarge()
+    }
+    chunks.push(value)
+  }
+  const body = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    body.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return body
+}
+
+/**
+ * The one fetch every call to a provider goes through: never following a redirect, and reading
+ * at most `answerLimit` bytes of the answer before handing it on, so that the caller's signal
+ * (the exchange's deadline) bounds the body too.
+ */
+export const boundedFetch = async (url: string, request: FetchRequest): Promise<Response> => {
+  const response = await fetch(url, {
+    method: request.method,
+    headers: request.headers,
+    body: (request.body ?? null) as BodyInit | null,
+    redirect: "manual",
+    ...(request.signal === undefined ? {} : { signal: request.signal })
+  })
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined)
+    throw new Redirected(`redirected with status ${response.status}`)
+  }
+  const body = await cappedBody(response)
+  return new Response(body === null || body.byteLength === 0 ? null : body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers
+  })
+}
 
 /**
  * Token endpoint errors that blame this service's registration rather than the code: the
@@ -69,6 +109,7 @@ const reason = (failure: unknown): string => {
     return "did not answer in time"
   }
   if (failure instanceof Redirected) return "answered with a redirect, which is not followed"
+  if (failure instanceof TooLarge) return "answered more than 1 MiB"
   if (failure instanceof UnexpectedStatus) return `answered with status ${failure.status}`
   if (failure instanceof oauth.ResponseBodyError) {
     return clientFaults.has(failure.error)

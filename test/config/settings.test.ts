@@ -825,10 +825,12 @@ describe("parseSettings OAuth providers", () => {
   }
   const customProviders = (value: unknown) => ({ SERVICE_OAUTH_CUSTOM_PROVIDERS: JSON.stringify(value) })
 
-  it("reads OAUTH_CUSTOM_PROVIDERS with its defaults", () => {
+  it("reads OAUTH_CUSTOM_PROVIDERS with its defaults: PKCE on unless the entry says pkce: false", () => {
     const provider = settingsOf(customProviders([custom])).oauth.oauthProviders[0]
     expect(provider).toMatchObject({ name: "acme", kind: "custom", clientId: "acme-id", claims: {} })
-    expect(Option.getOrNull(provider?.pkce ?? Option.none())).toBe(false)
+    expect(Option.getOrNull(provider?.pkce ?? Option.none())).toBe(true)
+    const plain = settingsOf(customProviders([{ ...custom, pkce: false }])).oauth.oauthProviders[0]
+    expect(Option.getOrNull(plain?.pkce ?? Option.none())).toBe(false)
     expect(Option.getOrNull(provider?.scopes ?? Option.none())).toEqual([])
   })
 

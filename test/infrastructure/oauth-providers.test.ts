@@ -105,15 +105,17 @@ describe("authorization URL", () => {
       Effect.gen(function* () {
         for (const client of [
           yield* clientFor(baseConfig("google"), { pkce: false }),
-          yield* clientFor(baseConfig("custom", { pkce: Option.some(false) })),
-          yield* clientFor(baseConfig("custom", { pkce: Option.none() }))
+          yield* clientFor(baseConfig("custom", { pkce: Option.some(false) }))
         ]) {
           const params = (yield* authorizationParams(client)).searchParams
           expect([params.has("code_challenge"), params.has("code_challenge_method")]).toEqual([false, false])
         }
-        // A custom provider's flag does not follow OAUTH_PKCE_ENABLED.
-        const custom = yield* clientFor(baseConfig("custom"), { pkce: false })
-        expect((yield* authorizationParams(custom)).searchParams.get("code_challenge")).toBe(s256(VERIFIER))
+        // A custom provider's flag does not follow OAUTH_PKCE_ENABLED, and without one it uses PKCE.
+        for (const pkce of [Option.some(true), Option.none()]) {
+          const custom = yield* clientFor(baseConfig("custom", { pkce }), { pkce: false })
+          const params = (yield* authorizationParams(custom)).searchParams
+          expect([params.get("code_challenge"), params.get("code_challenge_method")]).toEqual([s256(VERIFIER), "S256"])
+        }
       })
   )
 
@@ -429,6 +431,31 @@ describe("code exchange and user info, against a fake provider", () => {
           expect(unknownToken._tag).toBe("OAuthProviderError")
         })
       )
+  )
+})
+
+describe("one bound for an exchange", () => {
+  it.scopedLive("reading the user goes on in the time the code exchange started; another token starts afresh", () =>
+    withFake((fake) =>
+      Effect.gen(function* () {
+        const client = yield* clientFor(fakeConfig(fake, "google"), { timeout: "300 millis" })
+        const code = fake.issueCode({
+          clientId: "client-google",
+          redirectUri: REDIRECT,
+          userinfo: googleUser,
+          codeChallenge: s256(VERIFIER)
+        })
+        const tokens = yield* client.exchangeCode({ code, redirectUri: REDIRECT, codeVerifier: VERIFIER })
+        yield* Effect.sleep("350 millis")
+        expect(yield* Effect.flip(client.userInfo(tokens.access_token))).toMatchObject({
+          _tag: "OAuthProviderError",
+          message: "The OAuth provider google did not answer in time."
+        })
+        // The same token, not as this client granted it: an exchange of its own, in time.
+        const info = yield* client.userInfo(Redacted.make(Redacted.value(tokens.access_token)))
+        expect(info.provider_user_id).toBe("1089")
+      })
+    )
   )
 })
 

@@ -31,6 +31,23 @@ export interface FakeGrant {
 /** How the next request, whichever it is, is answered instead. */
 export type FakeFailure = "hang" | "500" | "malformed" | "redirect"
 
+/**
+ * How the next request to a path is stretched: its own answer, its headers as soon as the route
+ * answers, then `padding` bytes of JSON whitespace written over `over` milliseconds (as fast as
+ * the client reads when 0), then the body.
+ */
+export interface Stretch {
+  readonly padding: number
+  readonly over: number
+}
+
+/** What a stretched answer came to: the bytes written, and whether the client hung up before its end. */
+export interface Stretched {
+  readonly path: string
+  readonly written: number
+  readonly hungUp: boolean
+}
+
 export interface TokenRequest {
   readonly path: string
   readonly clientAuthentication: "client_secret_basic" | "client_secret_post" | "none"
@@ -80,6 +97,48 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
   const tokenRequests: Array<TokenRequest> = []
   const paths: Array<string> = []
   let nextFailure: FakeFailure | undefined
+  const stretches = new Map<string, Stretch>()
+  const stretched: Array<Stretched> = []
+  const redirects = new Map<string, number>()
+
+  /** Until the socket takes more, or closes. */
+  const writable = (response: ServerResponse) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        response.off("drain", done).off("close", done)
+        resolve()
+      }
+      response.on("drain", done).on("close", done)
+    })
+
+  /**
+   * The answer's body held back behind the padding. Written as the socket takes it, so that a
+   * client that stops reading stops the writing, and what was written tells what it read.
+   */
+  const stretch = (path: string, { padding, over }: Stretch, response: ServerResponse) => {
+    const end = response.end.bind(response)
+    const record = { path, written: 0, hungUp: false }
+    stretched.push(record)
+    response.on("close", () => {
+      record.hungUp = !response.writableFinished
+    })
+    const chunk = 64 * 1024
+    const steps = Math.max(1, Math.ceil(padding / chunk))
+    const pause = over / steps
+    response.end = ((body?: unknown) => {
+      void (async () => {
+        for (let left = padding; left > 0 && !response.destroyed; left -= chunk) {
+          const size = Math.min(chunk, left)
+          record.written += size
+          const drained = response.write(" ".repeat(size))
+          if (!drained) await writable(response)
+          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause))
+        }
+        if (!response.destroyed) end(body as string)
+      })()
+      return response
+    }) as typeof response.end
+  }
 
   const token = async (kind: FakeKind, request: IncomingMessage, response: ServerResponse) => {
     const params = Object.fromEntries(new URLSearchParams(await readBody(request)))
@@ -157,6 +216,16 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
 
   const server = createServer((request, response) => {
     paths.push(request.url ?? "")
+    const path = request.url?.split("?")[0] ?? ""
+    const stretching = stretches.get(path)
+    stretches.delete(path)
+    if (stretching !== undefined) stretch(path, stretching, response)
+    const redirect = redirects.get(path)
+    redirects.delete(path)
+    if (redirect !== undefined) {
+      response.writeHead(redirect, { location: `http://127.0.0.1:${port}${request.url ?? ""}` })
+      return response.end()
+    }
     const failure = nextFailure
     nextFailure = undefined
     if (failure === "hang") return
@@ -198,6 +267,19 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
     failNext: (failure: FakeFailure) => {
       nextFailure = failure
     },
+    /** The next request to `path` (a path of `endpoints`, without origin) answers stretched. */
+    stretchNext: (path: string, how: Stretch) => {
+      stretches.set(path, how)
+    },
+    /**
+     * The next request to `path` is sent back to the same URL with `status` (307 keeps the method
+     * and body): a client that follows redirects gets the real answer on the second request.
+     */
+    redirectNext: (path: string, status = 307) => {
+      redirects.set(path, status)
+    },
+    /** Every stretched answer so far, oldest first. */
+    stretched: stretched as ReadonlyArray<Stretched>,
     tokenRequests: tokenRequests as ReadonlyArray<TokenRequest>,
     /** Every access token the fake issued, oldest first. */
     accessTokens: () => [...tokens.keys()],
