@@ -32,6 +32,11 @@ export const storeErrors = Metric.counter("portcullis_store_errors", {
   incremental: true
 })
 
+export const protectionsLocal = Metric.gauge("portcullis_protections_local", {
+  description:
+    "1 while the Redis of REDIS_URL is unusable, so that rate limits and lockout count in each process on its own; 0 otherwise."
+})
+
 export type SignInMethod = "password" | "passkey" | "oauth"
 
 /**

@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto"
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { type ConfigError, Duration, Effect, Layer, Metric, Option, Redacted } from "effect"
 import { AuthPolicy } from "../application/AuthPolicy.js"
+import { protectionsLocal } from "../application/metrics.js"
 import { OAuthProviders } from "../application/ports/OAuthProviders.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
 import { WebAuthn } from "../application/ports/WebAuthn.js"
@@ -142,20 +143,29 @@ export const migrate = (url: DatabaseUrl, options: SchemaOptions = {}) =>
     onSome: (sql) => Effect.map(sql.migrate(options), Option.some)
   })
 
-/** What every process of a deployment must agree on: in Redis when REDIS_URL is set, else in memory. */
+/**
+ * What every process of a deployment must agree on: in Redis when REDIS_URL is set, else in
+ * memory. The rate limits and lockout fall back to memory while Redis is unusable, never open;
+ * the blacklist fails closed.
+ */
 const sharedState = (redis: Option.Option<Layer.Layer<RedisClient.RedisClient>>) =>
   Option.match(redis, {
-    onNone: () => Layer.mergeAll(BlacklistMemory.layer, RateLimiterMemory.layer, AttemptCounterMemory.layer),
+    onNone: () =>
+      Layer.mergeAll(
+        BlacklistMemory.layer,
+        RateLimiterMemory.layer,
+        AttemptCounterMemory.layer,
+        // Nothing to fall back from, but the gauge is there for whoever watches it.
+        Layer.effectDiscard(Metric.set(protectionsLocal, 0))
+      ),
     onSome: (connection) =>
       imported(
         () =>
           Promise.all([
             import("../infrastructure/redis/BlacklistRedis.js"),
-            import("../infrastructure/redis/RateLimiterRedis.js"),
-            import("../infrastructure/redis/AttemptCounterRedis.js")
+            import("../infrastructure/redis/LocalFallback.js")
           ]),
-        ([blacklist, rateLimiter, attemptCounter]) =>
-          Layer.mergeAll(blacklist.layer, rateLimiter.layer, attemptCounter.layer)
+        ([blacklist, fallback]) => Layer.merge(blacklist.layer, fallback.protections)
       ).pipe(Layer.provide(connection))
   })
 

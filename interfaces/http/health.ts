@@ -8,6 +8,11 @@ export const health = featureApi(healthGroup, (handlers) =>
   Effect.map(Readiness, (readiness) =>
     handlers
       .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-      .handle("readyz", () => readiness.check.pipe(Effect.as({ status: "ready" as const })))
+      .handle("readyz", () =>
+        Effect.map(readiness.check, ({ protectionsLocal }) =>
+          // Still ready: requests are served, with the protections counted per process.
+          protectionsLocal ? { status: "ready" as const, protections: "local" as const } : { status: "ready" as const }
+        )
+      )
   )
 )

@@ -3,7 +3,9 @@ import { Duration, Effect, Layer, TestClock } from "effect"
 import { AttemptCounter, type LockoutRule } from "../../application/ports/AttemptCounter.js"
 import * as AttemptCounterMemory from "../../infrastructure/memory/AttemptCounterMemory.js"
 import * as AttemptCounterRedis from "../../infrastructure/redis/AttemptCounterRedis.js"
+import * as LocalFallback from "../../infrastructure/redis/LocalFallback.js"
 import { clientLayer, testRedisUrl } from "../support/redis.js"
+import { stoppedRedisClient } from "../support/stoppedRedis.js"
 
 const START = Date.UTC(2032, 1, 2, 3, 4, 5)
 const rule: LockoutRule = { maxAttempts: 3, duration: Duration.minutes(15) }
@@ -25,6 +27,20 @@ const adapters = [
   {
     name: "AttemptCounterRedis",
     layer: AttemptCounterRedis.layer.pipe(Layer.provide(clientLayer())),
+    skip: testRedisUrl === undefined,
+    sweeps: false
+  },
+  // The adapter the deployment uses with REDIS_URL: on Redis while it answers, in memory, never
+  // failing, while it is unusable.
+  {
+    name: "AttemptCounterRedis falling back to memory, Redis answering",
+    layer: LocalFallback.protections.pipe(Layer.provide(clientLayer())),
+    skip: testRedisUrl === undefined,
+    sweeps: false
+  },
+  {
+    name: "AttemptCounterRedis falling back to memory, Redis gone",
+    layer: LocalFallback.protections.pipe(Layer.provide(stoppedRedisClient)),
     skip: testRedisUrl === undefined,
     sweeps: false
   }

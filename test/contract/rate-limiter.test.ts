@@ -2,8 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, TestClock } from "effect"
 import { RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
 import * as RateLimiterMemory from "../../infrastructure/memory/RateLimiterMemory.js"
+import * as LocalFallback from "../../infrastructure/redis/LocalFallback.js"
 import * as RateLimiterRedis from "../../infrastructure/redis/RateLimiterRedis.js"
 import { clientLayer, testRedisUrl } from "../support/redis.js"
+import { stoppedRedisClient } from "../support/stoppedRedis.js"
 
 const START = Date.UTC(2032, 1, 2, 3, 4, 5)
 const twoPerMinute: RateLimitRule = { limit: 2, window: Duration.minutes(1) }
@@ -20,6 +22,20 @@ const adapters = [
   {
     name: "RateLimiterRedis",
     layer: RateLimiterRedis.layer.pipe(Layer.provide(clientLayer())),
+    skip: testRedisUrl === undefined,
+    sweeps: false
+  },
+  // The adapter the deployment uses with REDIS_URL: on Redis while it answers, in memory, never
+  // failing, while it is unusable.
+  {
+    name: "RateLimiterRedis falling back to memory, Redis answering",
+    layer: LocalFallback.protections.pipe(Layer.provide(clientLayer())),
+    skip: testRedisUrl === undefined,
+    sweeps: false
+  },
+  {
+    name: "RateLimiterRedis falling back to memory, Redis gone",
+    layer: LocalFallback.protections.pipe(Layer.provide(stoppedRedisClient)),
     skip: testRedisUrl === undefined,
     sweeps: false
   }

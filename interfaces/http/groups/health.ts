@@ -22,8 +22,21 @@ export const healthGroup = placed(
     .add(
       HttpApiEndpoint.get("readyz", "/readyz")
         .annotate(OpenApi.Summary, "Readiness")
-        .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }).annotations({ examples: [{ status: "ready" }] }))
+        .addSuccess(
+          Schema.Struct({
+            status: Schema.Literal("ready"),
+            protections: Schema.optional(
+              Schema.Literal("local").annotations({
+                description:
+                  "Present while the Redis of REDIS_URL is unusable: rate limits and lockout count in each process on its own."
+              })
+            )
+          }).annotations({ examples: [{ status: "ready" }, { status: "ready", protections: "local" }] })
+        )
         .addError(declared(StoreUnavailableError))
-        .annotate(OpenApi.Description, "200 when the database and the revocation store answer; 503 problem otherwise.")
+        .annotate(
+          OpenApi.Description,
+          "200 when the database answers, saying so when rate limits and lockout count per process because Redis is unusable; 503 problem otherwise."
+        )
     )
 )
