@@ -1,4 +1,4 @@
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders, providerClashes } from "../config/oauthProviders.js"
 import { PREFIX } from "../config/reader.js"
@@ -79,3 +79,19 @@ export const startupWarnings = (settings: Settings, deployment: Deployment): Rea
   ...metricsWarnings(settings),
   ...jwksWarnings(settings, deployment)
 ]
+
+/**
+ * REDIS_URL answers, or serve stops with RedisUnreachableError: a typo must not start a service
+ * whose processes each count rate limits and lockout on their own. Tried before anything is
+ * served, by the primary of several workers too, since a worker that cannot start is replaced
+ * for ever. Once started, a Redis gone is what the adapters fall back from.
+ */
+export const redisTrial = (settings: Settings) =>
+  Option.match(settings.storage.redisUrl, {
+    onNone: () => Effect.void,
+    onSome: (url) =>
+      Effect.flatMap(
+        Effect.promise(() => import("../infrastructure/redis/RedisClient.js")),
+        (client) => client.reachable({ url })
+      )
+  })

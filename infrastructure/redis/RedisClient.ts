@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Redacted, Runtime } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Redacted, Runtime } from "effect"
 import { Redis } from "ioredis"
 import { storeUnavailable } from "../../application/metrics.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** The key prefix of everything Portcullis keeps in Redis. */
 export const DEFAULT_PREFIX = "portcullis:"
@@ -16,6 +18,12 @@ export interface RedisClientOptions {
   /** How long a command may wait for its answer before it fails (ms). */
   readonly commandTimeoutMs?: number
 }
+
+/**
+ * REDIS_URL did not answer at start-up: serve stops rather than start with protections it cannot
+ * share. `reason` is the driver's.
+ */
+export class RedisUnreachableError extends Data.TaggedError("RedisUnreachableError")<{ readonly reason: string }> {}
 
 /** One Lua script, run by its SHA1 and sent whole only when Redis does not know it yet. */
 export type Script = (
@@ -54,6 +62,57 @@ export class RedisClient extends Context.Tag("infrastructure/RedisClient")<
   }
 >() {}
 
+const connection = (options: RedisClientOptions, retryStrategy: (times: number) => number | null) =>
+  new Redis(Redacted.value(options.url), {
+    connectTimeout: options.connectTimeoutMs ?? 2_000,
+    commandTimeout: options.commandTimeoutMs ?? 1_000,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy
+  })
+
+/** The first connection's outcome: none once ready, else the driver's first error. */
+const firstConnection = (redis: Redis) =>
+  Effect.async<Option.Option<string>>((resume) => {
+    const settle = (outcome: Option.Option<string>) => {
+      redis.off("ready", ready)
+      redis.off("error", failed)
+      resume(Effect.succeed(outcome))
+    }
+    const ready = () => settle(Option.none())
+    const failed = (error: unknown) => settle(Option.some(messageOf(error)))
+    redis.once("ready", ready)
+    redis.once("error", failed)
+  })
+
+/**
+ * Whether Redis answers now: one connection, made and closed, or RedisUnreachableError with the
+ * driver's reason, within the connect and command timeouts. Serve asks before it starts. The
+ * client does not: a Redis gone after the start is what its adapters fail closed or fall back
+ * from, and an operator's command does not need Redis to be up.
+ */
+export const reachable = (options: RedisClientOptions) =>
+  Effect.acquireUseRelease(
+    // Tried once: whoever restarts a refused start (an orchestrator) tries again.
+    Effect.sync(() => connection(options, () => null).on("error", () => undefined)),
+    (redis) =>
+      firstConnection(redis).pipe(
+        // A server that takes the connection and never answers fails no connect: bounded all the same.
+        Effect.timeoutTo({
+          duration: Duration.millis((options.connectTimeoutMs ?? 2_000) + (options.commandTimeoutMs ?? 1_000)),
+          onSuccess: (failure) => failure,
+          onTimeout: () => Option.some("it did not answer in time")
+        }),
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.void,
+            onSome: (reason) => Effect.fail(new RedisUnreachableError({ reason }))
+          })
+        )
+      ),
+    (redis) => Effect.sync(() => redis.disconnect())
+  )
+
 export const make = (options: RedisClientOptions) =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
@@ -61,17 +120,8 @@ export const make = (options: RedisClientOptions) =>
     const prefix = options.prefix ?? DEFAULT_PREFIX
 
     const redis = yield* Effect.acquireRelease(
-      Effect.sync(
-        () =>
-          new Redis(Redacted.value(options.url), {
-            connectTimeout: options.connectTimeoutMs ?? 2_000,
-            commandTimeout: options.commandTimeoutMs ?? 1_000,
-            maxRetriesPerRequest: 1,
-            enableOfflineQueue: false,
-            // Reconnect for ever, at most every two seconds.
-            retryStrategy: (times) => Math.min(times * 100, 2_000)
-          })
-      ),
+      // Reconnect for ever, at most every two seconds.
+      Effect.sync(() => connection(options, (times) => Math.min(times * 100, 2_000))),
       (redis) => Effect.promise(() => redis.quit().then(String, () => redis.disconnect()))
     )
 
@@ -79,11 +129,10 @@ export const make = (options: RedisClientOptions) =>
     redis.on("error", (error: unknown) => {
       if (!available) return
       available = false
-      const message = error instanceof Error ? error.message : String(error)
       log(
         Effect.logWarning(
-          "redis unavailable: single-use tokens (verify, reset) fail closed, rate limits and lockout fail open",
-          message
+          "redis unavailable: OAuth states and the passkey challenges kept there fail closed, rate limits and lockout count in each process on its own",
+          messageOf(error)
         )
       )
     })
@@ -93,26 +142,15 @@ export const make = (options: RedisClientOptions) =>
       log(Effect.logInfo("redis available again"))
     })
 
-    // Wait for the first connection, or its first failure: a Redis down at start-up is not a
-    // reason not to start, since the connection keeps being retried.
-    yield* Effect.async<void>((resume) => {
-      const done = () => {
-        redis.off("ready", done)
-        redis.off("error", done)
-        resume(Effect.void)
-      }
-      redis.once("ready", done)
-      redis.once("error", done)
-    })
+    // Waits for the first connection, or its first failure: the connection keeps being retried.
+    yield* firstConnection(redis)
 
     return RedisClient.of({
       redis,
       key: (part) => prefix + part,
       use: (operation, f) =>
         Effect.tryPromise({ try: () => f(redis), catch: (error) => error }).pipe(
-          Effect.tapError((error) =>
-            Effect.logDebug(`redis ${operation} failed`, error instanceof Error ? error.message : String(error))
-          ),
+          Effect.tapError((error) => Effect.logDebug(`redis ${operation} failed`, messageOf(error))),
           Effect.catchAll(() => storeUnavailable("redis"))
         )
     })

@@ -3,7 +3,7 @@ import { Effect, Layer, type Option } from "effect"
 import { database, resolveSecretKey } from "../../composition/adapters.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { service } from "../../composition/service.js"
-import { startupWarnings } from "../../composition/startup.js"
+import { redisTrial, startupWarnings } from "../../composition/startup.js"
 import { drainingServer, stoppedLine } from "./drain.js"
 import { boundHeapGrowth } from "./heapGrowth.js"
 import { loadDeployment } from "./loadDeployment.js"
@@ -26,6 +26,7 @@ export const serve = (config: Option.Option<string>) =>
       })
       return yield* Layer.build(portTrial(server.host, server.port)).pipe(
         Effect.zipRight(Layer.build(migrated)),
+        Effect.zipRight(redisTrial(settings)),
         Effect.scoped,
         Effect.mapError(startFailure(settings)),
         Effect.zipRight(superviseWorkers(server.workers, resolveSecretKey(settings))),
@@ -42,7 +43,8 @@ export const serve = (config: Option.Option<string>) =>
     )
     // Interruption (SIGTERM, SIGINT) reaches here once the launch's scope is closed: the server
     // has waited for its requests in flight, and the stores are closed.
-    const launched = Layer.launch(Service).pipe(
+    const launched = redisTrial(settings).pipe(
+      Effect.zipRight(Layer.launch(Service)),
       Effect.mapError(startFailure(settings)),
       Effect.onInterrupt(() => Effect.logInfo(stoppedLine(settings, http.drained()), { drained: http.drained() }))
     )

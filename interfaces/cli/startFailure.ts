@@ -62,10 +62,19 @@ const shownDatabase = (url: DatabaseUrl) => {
   }
 }
 
+/** Where REDIS_URL points, as it may be shown: scheme, host and port, never credentials. */
+const shownRedis = (url: Redacted.Redacted<string>) => {
+  const parsed = parsedUrl(Redacted.value(url))
+  return parsed === undefined ? "redis://…" : `${parsed.protocol}//${parsed.host}`
+}
+
 /** A driver's message with the database password masked, should a driver ever repeat it. */
-const withoutPassword = (text: string, url: DatabaseUrl) => {
-  if (url.kind !== "postgres") return text
-  const password = parsedUrl(Redacted.value(url.url))?.password ?? ""
+const withoutPassword = (text: string, url: DatabaseUrl) =>
+  url.kind === "postgres" ? withoutPasswordOf(text, url.url) : text
+
+/** A driver's message with the password of `url` masked, should a driver ever repeat it. */
+const withoutPasswordOf = (text: string, url: Redacted.Redacted<string>) => {
+  const password = parsedUrl(Redacted.value(url))?.password ?? ""
   if (password === "") return text
   let decoded = password
   try {
@@ -84,6 +93,11 @@ const sentence = (settings: Settings, failure: Failure): string => {
     case "SqlError": {
       const reason = messageOf(failure.cause) ?? messageOf(failure) ?? "the driver gave no reason"
       return `Cannot use the database of ${PREFIX}DATABASE_URL (${shownDatabase(database)}): ${withoutPassword(reason, database)}.`
+    }
+    case "RedisUnreachableError": {
+      const url = Option.getOrElse(settings.storage.redisUrl, () => Redacted.make(""))
+      const reason = withoutPasswordOf(String(fieldOf(failure, "reason") ?? "it did not answer"), url)
+      return `Cannot use the Redis of ${PREFIX}REDIS_URL (${shownRedis(url)}): ${reason}.`
     }
     case "MigrationError":
       return `Cannot migrate the database of ${PREFIX}DATABASE_URL (${shownDatabase(database)}): ${withoutPassword(String(failure.message), database)}.`

@@ -197,7 +197,7 @@ describe("a start-up that cannot go on ends in one sentence and exit code 1", ()
   })
 
   it("when the port is in use with several workers, before any is started (none would ever listen)", async () => {
-    // The primary never connects to Redis itself: an address is enough for the settings.
+    // The port is tried before Redis, which does not answer there either.
     const { port, refused } = await serveOnTakenPort({
       SERVICE_WORKERS: "2",
       SERVICE_REDIS_URL: "redis://127.0.0.1:1",
@@ -205,6 +205,30 @@ describe("a start-up that cannot go on ends in one sentence and exit code 1", ()
     })
     expect(refused.status).toBe(1)
     expectOneSentence(refused.stderr, inUse(port))
+  })
+
+  it.each([
+    ["one process", "1"],
+    ["several workers, before any is started", "2"]
+  ])("when REDIS_URL does not answer, naming it, at once, without its password (%s)", async (_, workers) => {
+    const redisPort = await freePort()
+    const started = Date.now()
+    const refused = await run(folder(), ["serve"], {
+      SERVICE_PORT: String(await freePort()),
+      SERVICE_WORKERS: workers,
+      SERVICE_SECRET_KEY: secretKey,
+      SERVICE_DATABASE_URL: `sqlite:${join(folder(), "portcullis.db")}`,
+      SERVICE_REDIS_URL: `redis://:Re5disPa55word@127.0.0.1:${redisPort}`
+    })
+    expect(refused.status).toBe(1)
+    expectOneSentence(
+      refused.stderr,
+      new RegExp(
+        `^Cannot use the Redis of SERVICE_REDIS_URL \\(redis://127\\.0\\.0\\.1:${redisPort}\\): connect ECONNREFUSED 127\\.0\\.0\\.1:${redisPort}\\.$`
+      )
+    )
+    expect(refused.stdout + refused.stderr).not.toContain("Pa55word")
+    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it("when the database cannot be reached, without its password", async () => {

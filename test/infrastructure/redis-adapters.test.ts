@@ -76,4 +76,22 @@ describe("a Redis that does not answer", () => {
       expect(Date.now() - started).toBeLessThan(5_000)
     })
   )
+
+  it.live("is not reachable: RedisUnreachableError at once, with the driver's reason and no password", () =>
+    Effect.gen(function* () {
+      const port = yield* Effect.promise(freePort)
+      const started = Date.now()
+      const refused = yield* Effect.flip(
+        RedisClient.reachable({ url: Redacted.make(`redis://:Re5dis-Pa55@127.0.0.1:${port}`) })
+      )
+      expect(refused).toEqual(
+        new RedisClient.RedisUnreachableError({ reason: `connect ECONNREFUSED 127.0.0.1:${port}` })
+      )
+      expect(Date.now() - started).toBeLessThan(3_000)
+    })
+  )
+})
+
+describe.skipIf(testRedisUrl === undefined)("a Redis that answers", () => {
+  it.live("is reachable", () => RedisClient.reachable({ url: Redacted.make(testRedisUrl ?? "") }))
 })
