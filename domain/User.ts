@@ -29,8 +29,33 @@ export const UserIdJson = Schema.transform(Schema.Union(Schema.Int, Schema.Strin
   }
 })
 
-/** An email address as it is compared: trimmed, Unicode-normalised (NFC) and lower-cased. */
-export const normaliseEmail = (value: string) => value.trim().normalize("NFC").toLowerCase()
+/**
+ * An email address as it is compared: trimmed, Unicode-normalised (NFC), and its ASCII letters
+ * lower-cased. Only ASCII: Unicode case mapping makes distinct characters equal (U+0130 LATIN
+ * CAPITAL LETTER I WITH DOT ABOVE lower-cases to `i` and a combining dot), and an address that a
+ * provider vouches for must reach the account of that very address, no other. Addresses stored
+ * before (lower-cased with Unicode rules) hold no ASCII capital, so they normalise to themselves
+ * and keep matching as typed.
+ */
+export const normaliseEmail = (value: string) =>
+  value
+    .trim()
+    .normalize("NFC")
+    .replace(/[A-Z]/g, (letter) => letter.toLowerCase())
+
+const asciiCount = (value: string) => {
+  let count = 0
+  for (const char of value) if (char.charCodeAt(0) < 0x80) count++
+  return count
+}
+
+/**
+ * Whether normalisation turns a character that is not ASCII into one that is: U+212A KELVIN
+ * SIGN is `K` once in NFC. Such an address is refused, so that nobody's address can be spelled
+ * with a look-alike that becomes it: a provider vouching for `\u212Aate@example.com` vouches for
+ * no account of `kate@example.com`.
+ */
+export const becomesAscii = (value: string): boolean => asciiCount(value.normalize("NFC")) > asciiCount(value)
 
 /**
  * One plain address, `local@domain` with a dot in the domain: no display name, no quotes,
@@ -44,11 +69,14 @@ const plainAddress = /^[^\s@"(),:;<>[\]\\]+@[^\s@"(),:;<>[\]\\.]+(\.[^\s@"(),:;<
  * `Alice@Example.com `, `alice@example.com` and its composed or decomposed Unicode spellings
  * are one account.
  */
-export const Email = Schema.transform(Schema.String, Schema.String, {
-  strict: true,
-  decode: normaliseEmail,
-  encode: (email) => email
-})
+export const Email = Schema.String.pipe(
+  Schema.filter((given) => !becomesAscii(given), {
+    message: () => "must not spell ASCII letters with other characters (such as U+212A KELVIN SIGN)"
+  }),
+  Schema.compose(
+    Schema.transform(Schema.String, Schema.String, { strict: true, decode: normaliseEmail, encode: (email) => email })
+  )
+)
   .pipe(
     Schema.maxLength(254, { message: () => "an email address has at most 254 characters" }),
     Schema.filter((email) => !hasControlCharacter(email), { message: () => "must not contain control characters" }),
