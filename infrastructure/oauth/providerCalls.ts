@@ -30,10 +30,6 @@ export const answerLimit = 1024 * 1024
 
 /** The body's bytes, given up (and the connection with it) as soon as they pass the limit. */
 const cappedBody = async (response: Response): Promise<Uint8Array<ArrayBuffer> | null> => {
-  if (Number(response.headers.get("content-length") ?? 0) > answerLimit) {
-    await response.body?.cancel().catch(() => undefined)
-    throw new TooLarge()
-  }
   if (response.body === null) return null
   const reader = response.body.getReader()
   const chunks: Array<Uint8Array> = []
