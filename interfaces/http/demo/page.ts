@@ -2,7 +2,8 @@ import { escapeHtml } from "../../../domain/Text.js"
 
 /**
  * The demo page: plain HTML, every script and style from /demo itself (its Content-Security-Policy
- * allows nothing else), the auth prefix handed to the script in a meta element.
+ * allows nothing else), the auth prefix handed to the script in a meta element. The "Sign in
+ * again" section shows only when adding a passkey is refused for an old sign-in.
  */
 export const demoPage = (authPrefix: string) => `<!doctype html>
 <html lang="en">
@@ -59,6 +60,18 @@ export const demoPage = (authPrefix: string) => `<!doctype html>
       <button id="sign-out" type="button">Sign out</button>
     </section>
 
+    <section id="reauth" aria-labelledby="reauth-heading" hidden>
+      <h2 id="reauth-heading">Sign in again</h2>
+      <p>Adding a way to sign in needs a recent sign-in. Confirm it is you, then add the passkey.</p>
+      <form id="reauth-form">
+        <label for="reauth-email">Email</label>
+        <input id="reauth-email" name="email" type="email" autocomplete="username" readonly>
+        <label for="reauth-password">Password</label>
+        <input id="reauth-password" name="password" type="password" autocomplete="current-password" required>
+        <button type="submit">Sign in again</button>
+      </form>
+    </section>
+
     <section aria-labelledby="add-heading">
       <h2 id="add-heading">Add a passkey</h2>
       <form id="add-passkey-form">
@@ -88,6 +101,7 @@ main { max-width: 40rem; margin: 0 auto; padding: 1rem; }
 section { background: #fff; border: 1px solid #ccc; border-radius: 6px; padding: 0 1rem 1rem; margin: 1rem 0; }
 label { display: block; margin-top: 0.5rem; }
 input { font: inherit; width: 100%; box-sizing: border-box; padding: 0.4rem; }
+input[readonly] { background: #eee; }
 button { font: inherit; margin-top: 0.75rem; padding: 0.4rem 0.9rem; cursor: pointer; }
 button:focus-visible, input:focus-visible { outline: 3px solid #005fcc; outline-offset: 2px; }
 #status:not(:empty) { padding: 0.5rem 1rem; border-radius: 6px; background: #e7f0fb; }

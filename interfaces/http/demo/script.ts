@@ -1,13 +1,16 @@
 /**
  * The demo page's script, served as /demo/demo.js (no inline script: the page's policy allows
  * only its own files). Plain browser JavaScript over the API and @simplewebauthn/browser. The
- * access token stays in this page's memory only; a reload signs the page out.
+ * access token stays in this page's memory only; a reload signs the page out. Adding a passkey
+ * with an old sign-in is answered ReauthenticationRequiredError: the page asks for the password
+ * again, swaps its session for the new one and lets the user retry.
  */
 export const demoScript = `"use strict";
 (function () {
   var prefix = document.querySelector('meta[name="portcullis-auth-prefix"]').content;
   var webauthn = window.SimpleWebAuthnBrowser;
   var accessToken = null;
+  var signedInEmail = null;
 
   function byId(id) { return document.getElementById(id); }
 
@@ -26,8 +29,27 @@ export const demoScript = `"use strict";
     var response = await fetch(prefix + path, init);
     var text = await response.text();
     var data = text ? JSON.parse(text) : null;
-    if (!response.ok) throw new Error((data && data.detail) || "The service answered " + response.status + ".");
+    if (!response.ok) {
+      var error = new Error((data && data.detail) || "The service answered " + response.status + ".");
+      // The problem's code tells a step-up apart from any other refusal.
+      error.code = data && data.code;
+      error.problem = data;
+      throw error;
+    }
     return data;
+  }
+
+  function duration(seconds) {
+    if (seconds % 60 === 0) return seconds === 60 ? "minute" : seconds / 60 + " minutes";
+    return seconds === 1 ? "second" : seconds + " seconds";
+  }
+
+  function askToSignInAgain(problem) {
+    var within = typeof problem.max_age === "number" ? " within the last " + duration(problem.max_age) : "";
+    byId("reauth-email").value = signedInEmail;
+    byId("reauth").hidden = false;
+    say("Adding a passkey needs a sign-in" + within + ", and yours is older. Sign in again, then add the passkey.", true);
+    byId("reauth-password").focus();
   }
 
   function withoutKey(options) {
@@ -77,7 +99,9 @@ export const demoScript = `"use strict";
 
   async function signedIn(login, how) {
     accessToken = login.access_token;
+    signedInEmail = login.user.email;
     byId("who").textContent = login.user.email;
+    byId("reauth").hidden = true;
     byId("signed-out").hidden = true;
     byId("signed-in").hidden = false;
     document.body.dataset.state = "signed-in";
@@ -87,6 +111,8 @@ export const demoScript = `"use strict";
 
   function signedOut(message) {
     accessToken = null;
+    signedInEmail = null;
+    byId("reauth").hidden = true;
     byId("signed-in").hidden = true;
     byId("signed-out").hidden = false;
     document.body.dataset.state = "signed-out";
@@ -121,15 +147,34 @@ export const demoScript = `"use strict";
   });
 
   onSubmit("add-passkey-form", async function () {
-    var options = await api("POST", "/passkeys/register/begin", undefined, true);
-    var credential = await webauthn.startRegistration({ optionsJSON: withoutKey(options) });
-    await api("POST", "/passkeys/register/complete", {
-      challenge_key: options.challenge_key,
-      credential: credential,
-      device_name: byId("device-name").value
-    }, true);
+    try {
+      var options = await api("POST", "/passkeys/register/begin", undefined, true);
+      var credential = await webauthn.startRegistration({ optionsJSON: withoutKey(options) });
+      await api("POST", "/passkeys/register/complete", {
+        challenge_key: options.challenge_key,
+        credential: credential,
+        device_name: byId("device-name").value
+      }, true);
+    } catch (error) {
+      // Begin or complete: the sign-in may grow too old during the ceremony itself.
+      if (error && error.code === "ReauthenticationRequiredError") return askToSignInAgain(error.problem);
+      throw error;
+    }
     say("Passkey added.");
     await refreshLists();
+  });
+
+  onSubmit("reauth-form", async function () {
+    var login = await api("POST", "/login", { email: signedInEmail, password: byId("reauth-password").value });
+    byId("reauth-password").value = "";
+    // The new session replaces the old one, which this page would otherwise leave open; if
+    // ending it fails, it simply runs out.
+    await api("POST", "/logout", undefined, true).catch(function () {});
+    accessToken = login.access_token;
+    byId("reauth").hidden = true;
+    say("Signed in again. Now add the passkey.");
+    await refreshLists();
+    byId("device-name").focus();
   });
 
   onSubmit("passkey-form", async function () {
