@@ -21,6 +21,7 @@ export const makeOutbox = () => {
     after_email_verify: record("after_email_verify"),
     send_verification_email: record("send_verification_email"),
     send_password_reset_email: record("send_password_reset_email"),
+    send_security_notice: record("send_security_notice"),
     after_oauth_login: record("after_oauth_login"),
     after_oauth_register: record("after_oauth_register"),
     after_oauth_link: record("after_oauth_link"),
