@@ -20,8 +20,8 @@ export type Attempt =
 /**
  * Sign-in attempts and lockouts per normalised login identifier, known to the user store or not.
  * Each operation is one call, so that an adapter on a shared store is atomic (a Redis script). A
- * store that does not answer fails with StoreUnavailableError; callers go on without it (lockout
- * fails open).
+ * store that does not answer fails with StoreUnavailableError. Lockout never fails open: the Redis
+ * adapter counts in the process while Redis is unusable, so it does not fail.
  */
 export class AttemptCounter extends Context.Tag("app/AttemptCounter")<
   AttemptCounter,

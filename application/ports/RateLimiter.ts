@@ -25,7 +25,8 @@ export interface RateLimitDecision {
  * Counts hits per key in a sliding window. One call per check, which decides and counts at once,
  * so that an adapter on a shared store (a Redis script over a sorted set) stays atomic when
  * several workers count the same key. A store that does not answer fails with
- * StoreUnavailableError; callers let the request through (rate limits fail open).
+ * StoreUnavailableError. Rate limits never fail open: the Redis adapter counts in the process
+ * while Redis is unusable, so it does not fail.
  */
 export class RateLimiter extends Context.Tag("app/RateLimiter")<
   RateLimiter,
