@@ -23,6 +23,7 @@ import { health } from "./health.js"
 import { hostedLayer, hostedPaths, noHostedPages } from "./hosted/hosted.js"
 import { METRICS_PATH, type MetricsText, metricsRoute, requestObserver } from "./metrics.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
+import { originCheck } from "./originCheck.js"
 import { rateLimits, unlimitedPaths } from "./rateLimits.js"
 import { routeTable } from "./routes.js"
 import { redactedSpanHeaders, redactSpanQuery } from "./tracing.js"
@@ -169,6 +170,9 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     ),
     Layer.provide(traced ? HttpApiBuilder.middleware(redactSpanQuery) : Layer.empty),
     Layer.provide(HttpApiBuilder.middleware(cacheableDocuments([docsPath, openApiPath]))),
+    // Cookie mode's Origin check wraps everything but the headers and the access log: a refused
+    // request waits for no hashing slot and is not counted (originCheck.ts).
+    Layer.provide(HttpApiBuilder.middleware(originCheck({ ...settings.cookies, publicUrl, corsOrigins }))),
     // A request refused for a full hashing queue is not counted by the rate limits.
     Layer.provide(
       HttpApiBuilder.middleware(hashingQueue(authPrefix, served.limits, settings.limits.hashingQueueLimit))

@@ -1,0 +1,52 @@
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Effect } from "effect"
+import { CsrfError } from "./errors.js"
+import { respond } from "./middleware.js"
+import { problemOf } from "./problems.js"
+
+/** The methods that change nothing (RFC 9110 safe methods): any page may send them. */
+const safeMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "TRACE"])
+
+// The detail names the rule, never the Origin sent.
+const foreignOrigin = problemOf(
+  new CsrfError({
+    message: "Requests that change something are accepted only from the service's own origin and CORS_ORIGINS."
+  })
+)
+
+export interface OriginOptions {
+  readonly tokenTransport: "bearer" | "cookie"
+  /** The origin of the service's own pages (the hosted pages, the demo). */
+  readonly publicUrl: URL
+  /** CORS_ORIGINS: the origins already serialized as browsers send them (config/forms.ts, `origin`). */
+  readonly corsOrigins: ReadonlyArray<string>
+}
+
+/**
+ * Cookie mode's Origin check (login CSRF defence). There the browser attaches the session cookie
+ * by itself, and a sign-in from a foreign page would plant the attacker's session in the
+ * victim's browser; SameSite=Lax does not stop a cross-site POST from a sibling subdomain, and
+ * the CSRF header guards only the requests that rely on the refresh cookie. So an unsafe request
+ * whose `Origin` is present and is neither PUBLIC_URL's origin nor one of CORS_ORIGINS (`null`,
+ * which sandboxed frames and some redirects send, included) is refused with 403 CsrfError, on
+ * every route. A request without Origin is no browser's cross-site request (browsers send it on
+ * every unsafe one), so non-browser clients are not affected. Bearer mode is the identity: a
+ * browser attaches no bearer token by itself.
+ *
+ * It runs before anything else the request meets but the response headers and the access log:
+ * a refused request reads no body, waits for no hashing slot, touches no store and is not counted
+ * by the rate limits, so a foreign page cannot spend its visitors' budgets (nor lock them out of
+ * signing in) by sending requests in their name.
+ */
+export const originCheck =
+  (options: OriginOptions) =>
+  (app: HttpApp.Default): HttpApp.Default => {
+    if (options.tokenTransport !== "cookie") return app
+    const allowed: ReadonlySet<string> = new Set([options.publicUrl.origin, ...options.corsOrigins])
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const origin = request.headers.origin
+      if (origin === undefined || safeMethods.has(request.method) || allowed.has(origin)) return app
+      return Effect.succeed(respond(foreignOrigin))
+    })
+  }
