@@ -1,4 +1,6 @@
+import { DateTime } from "effect"
 import { escapeHtml } from "./Text.js"
+import type { NoticeKind, SecurityNotice } from "./WaysIn.js"
 
 /** A message to one address, as plain text and as HTML (sent as multipart/alternative). */
 export interface MailMessage {
@@ -8,12 +10,19 @@ export interface MailMessage {
   readonly html: string
 }
 
-/** What a mail is for; also its templates' file names and the hosted page its link opens. */
+/** What a mail that carries a token is for; also the hosted page its link opens. */
 export const mailPurposes = ["verify-email", "reset-password"] as const
 export type MailPurpose = (typeof mailPurposes)[number]
 
 /**
- * A purpose's two templates. The text one begins with a `Subject: …` line, so that one file
+ * Every mail's templates, by their file names: the two token mails and the owner's notice of a
+ * change of their ways in (DECISIONS "Ways in").
+ */
+export const templateNames = [...mailPurposes, "security-notice"] as const
+export type TemplateName = (typeof templateNames)[number]
+
+/**
+ * A mail's two templates. The text one begins with a `Subject: …` line, so that one file
  * holds everything a reader of the plain mail sees.
  */
 export interface MailTemplate {
@@ -21,41 +30,73 @@ export interface MailTemplate {
   readonly html: string
 }
 
-export type MailTemplates = Readonly<Record<MailPurpose, MailTemplate>>
+export type MailTemplates = Readonly<Record<TemplateName, MailTemplate>>
 
 /** Replacements for some of the built-in templates, from a deployment's template folder. */
-export type MailTemplateReplacements = Readonly<Partial<Record<MailPurpose, Partial<MailTemplate>>>>
+export type MailTemplateReplacements = Readonly<Partial<Record<TemplateName, Partial<MailTemplate>>>>
 
-/** What a template may name, as `{{name}}`. */
-export const placeholderNames = ["link", "token", "product", "email"] as const
-type PlaceholderName = (typeof placeholderNames)[number]
+const tokenPlaceholders = ["link", "token", "product", "email"] as const
+/** A notice names no link and no token: it asks nothing of its reader, so it has nothing to click. */
+const noticePlaceholders = ["change", "summary", "when", "ip_address", "client", "product", "email"] as const
+
+/** What a mail's templates may name, as `{{name}}`. */
+export const placeholdersOf: Readonly<Record<TemplateName, ReadonlyArray<string>>> = {
+  "verify-email": tokenPlaceholders,
+  "reset-password": tokenPlaceholders,
+  "security-notice": noticePlaceholders
+}
 
 const placeholder = /\{\{\s*([^{}]*?)\s*\}\}/g
 const subjectLine = /^Subject:[ \t]*(.*?)[ \t]*\r?\n/
 
-const isPlaceholderName = (name: string): name is PlaceholderName =>
-  (placeholderNames as ReadonlyArray<string>).includes(name)
+/**
+ * What a template must name for its mail to serve: a token mail's reader needs the link or the
+ * token to finish, a notice's reader needs to learn what changed.
+ */
+const missingFault = (mail: TemplateName, names: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (mail === "security-notice") return names.includes("change") ? [] : ["does not name {{change}}"]
+  return names.includes("link") || names.includes("token") ? [] : ["names neither {{link}} nor {{token}}"]
+}
 
 /**
  * What is wrong with a template, one sentence each; empty when it is usable. A typo in a
- * placeholder would otherwise reach every reader as `{{lnik}}`, and a mail with neither the link
- * nor the token leaves its reader no way to finish.
+ * placeholder would otherwise reach every reader as `{{lnik}}`, and a mail without what it
+ * must say (the link or the token; the change) leaves its reader nothing to act on.
  */
-export const templateFaults = (part: keyof MailTemplate, template: string): ReadonlyArray<string> => {
+export const templateFaults = (
+  mail: TemplateName,
+  part: keyof MailTemplate,
+  template: string
+): ReadonlyArray<string> => {
+  const known = placeholdersOf[mail]
   const names = [...template.matchAll(placeholder)].map((match) => match[1] ?? "")
-  const unknown = [...new Set(names.filter((name) => !isPlaceholderName(name)))]
+  const unknown = [...new Set(names.filter((name) => !known.includes(name)))]
   return [
     ...(part === "text" && !subjectLine.test(template) ? ["does not begin with a 'Subject: …' line"] : []),
     ...unknown.map(
       (name) =>
-        `names {{${name}}}, which is not a placeholder; expected ${placeholderNames.map((n) => `{{${n}}}`).join(", ")}`
+        `names {{${name}}}, which is not a placeholder of ${mail}; expected ${known.map((n) => `{{${n}}}`).join(", ")}`
     ),
-    ...(names.includes("link") || names.includes("token") ? [] : ["names neither {{link}} nor {{token}}"])
+    ...missingFault(mail, names)
   ]
 }
 
-const fill = (template: string, values: Readonly<Record<PlaceholderName, string>>, encode: (text: string) => string) =>
-  template.replace(placeholder, (whole, name: string) => (isPlaceholderName(name) ? encode(values[name]) : whole))
+/** A mail to `to` from its templates and the values of its placeholders. */
+const render = (template: MailTemplate, to: string, values: Readonly<Record<string, string>>): MailMessage => {
+  const fill = (text: string, encode: (value: string) => string) =>
+    text.replace(placeholder, (whole, name: string) =>
+      Object.hasOwn(values, name) ? encode(values[name] ?? "") : whole
+    )
+  const asIs = (value: string) => value
+  const subject = subjectLine.exec(template.text)?.[1] ?? ""
+  return {
+    to,
+    // A header is one line, whatever a value holds.
+    subject: fill(subject, asIs).replace(/[\r\n]+/g, " "),
+    text: fill(template.text.replace(subjectLine, "").replace(/^(\r?\n)+/, ""), asIs),
+    html: fill(template.html, escapeHtml)
+  }
+}
 
 /** PUBLIC_URL/<path>?token=…, keeping any path PUBLIC_URL has. */
 export const mailLink = (publicUrl: URL, purpose: MailPurpose, token: string) => {
@@ -71,8 +112,8 @@ export interface MailContext {
 }
 
 /**
- * The mail of a purpose from its templates: the subject and text from the text template, the
- * HTML part from the HTML one, where every value is escaped.
+ * The mail of a purpose from its templates: the subject and text from the text template,
+ * the HTML part from the HTML one, where every value is escaped.
  */
 export const composeMail = (
   templates: MailTemplates,
@@ -80,22 +121,103 @@ export const composeMail = (
   purpose: MailPurpose,
   email: string,
   token: string
-): MailMessage => {
-  const values = { link: mailLink(context.publicUrl, purpose, token), token, product: context.product, email }
-  const { text, html } = templates[purpose]
-  const subject = subjectLine.exec(text)?.[1] ?? ""
-  const asIs = (value: string) => value
-  return {
-    to: email,
-    // A header is one line, whatever a value holds.
-    subject: fill(subject, values, asIs).replace(/[\r\n]+/g, " "),
-    text: fill(text.replace(subjectLine, "").replace(/^(\r?\n)+/, ""), values, asIs),
-    html: fill(html, values, escapeHtml)
+): MailMessage =>
+  render(templates[purpose], email, {
+    link: mailLink(context.publicUrl, purpose, token),
+    token,
+    product: context.product,
+    email
+  })
+
+/**
+ * A value of a notice on one line: a device name and a user agent are whatever the client sent,
+ * and a line break in one could make the text part say something the service did not.
+ */
+const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, " ").trim()
+
+const quoted = (name: string) => `\u201c${oneLine(name)}\u201d`
+
+/** A notice's short title (it names nothing a client chose: it goes into the subject) and its sentence. */
+const noticeWording: Readonly<
+  Record<NoticeKind, { readonly summary: string; readonly change: (subject: string) => string }>
+> = {
+  password_set: {
+    summary: "A password was set on your account",
+    change: () => "A password was set on your account, which had none until now."
+  },
+  password_changed: {
+    summary: "Your password was changed",
+    change: () => "The password of your account was changed."
+  },
+  password_reset: {
+    summary: "Your password was reset",
+    change: () => "The password of your account was reset, and every session was ended."
+  },
+  passkey_added: {
+    summary: "A passkey was added to your account",
+    change: (name) =>
+      oneLine(name) === ""
+        ? "A passkey was added to your account."
+        : `A passkey named ${quoted(name)} was added to your account.`
+  },
+  passkey_removed: {
+    summary: "A passkey was removed from your account",
+    change: (name) =>
+      oneLine(name) === ""
+        ? "A passkey was removed from your account."
+        : `The passkey named ${quoted(name)} was removed from your account.`
+  },
+  provider_linked: {
+    summary: "A sign-in provider was linked to your account",
+    change: (provider) =>
+      `Your account was linked to an account at ${quoted(provider)}: signing in through ${quoted(provider)} now opens it.`
+  },
+  provider_unlinked: {
+    summary: "A sign-in provider was unlinked from your account",
+    change: (provider) =>
+      `Your account was unlinked from its account at ${quoted(provider)}: signing in through ${quoted(provider)} no longer opens it.`
+  },
+  taken_over: {
+    summary: "Earlier ways to sign in were removed from your account",
+    change: (removed) =>
+      oneLine(removed) === "" || oneLine(removed) === "nothing"
+        ? "Your email address was confirmed. It had never been confirmed before, so every session started until then was ended."
+        : `Your email address was confirmed. It had never been confirmed before, so every way to sign in set up until then was removed (${oneLine(removed)}) and every session was ended.`
   }
+}
+
+/** When a change happened, to the second, in UTC: the same reading wherever the reader is. */
+const whenOf = (at: DateTime.Utc) => {
+  const iso = DateTime.formatIso(at)
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+}
+
+/**
+ * The owner's notice of a change of their ways in, from its templates: what changed, when, from
+ * which address and client. It carries no link and no token: the reader acts, if at all, by going
+ * to the service themselves.
+ */
+export const composeNotice = (
+  templates: MailTemplates,
+  context: MailContext,
+  email: string,
+  notice: SecurityNotice
+): MailMessage => {
+  const wording = noticeWording[notice.kind]
+  return render(templates["security-notice"], email, {
+    change: wording.change(notice.subject),
+    summary: wording.summary,
+    when: whenOf(notice.occurred_at),
+    ip_address: oneLine(notice.ip_address ?? "") || "unknown",
+    client: oneLine(notice.user_agent ?? "") || "unknown",
+    product: context.product,
+    email
+  })
 }
 
 /** The built-in templates with a deployment's replacements in place. */
 export const withReplacements = (builtIn: MailTemplates, replacements: MailTemplateReplacements): MailTemplates => ({
   "verify-email": { ...builtIn["verify-email"], ...replacements["verify-email"] },
-  "reset-password": { ...builtIn["reset-password"], ...replacements["reset-password"] }
+  "reset-password": { ...builtIn["reset-password"], ...replacements["reset-password"] },
+  "security-notice": { ...builtIn["security-notice"], ...replacements["security-notice"] }
 })

@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Option, Redacted } from "effect"
-import { type MailTemplate, type MailTemplateReplacements, mailPurposes, templateFaults } from "../../domain/Mail.js"
+import { type MailTemplate, type MailTemplateReplacements, templateFaults, templateNames } from "../../domain/Mail.js"
 import * as F from "../forms.js"
 import { PREFIX, type SettingsReader } from "../reader.js"
 
 const parts = ["text", "html"] as const satisfies ReadonlyArray<keyof MailTemplate>
 const extension = { text: "txt", html: "html" } as const
-const templateFiles = mailPurposes.flatMap((purpose) =>
-  parts.map((part) => ({ purpose, part, file: `${purpose}.${extension[part]}` }))
+const templateFiles = templateNames.flatMap((mail) =>
+  parts.map((part) => ({ mail, part, file: `${mail}.${extension[part]}` }))
 )
 const expectedFiles = `a folder holding any of ${templateFiles.map(({ file }) => file).join(", ")}`
 
@@ -44,7 +44,7 @@ const readTemplates = (read: SettingsReader, folder: string): MailTemplateReplac
   if (found.length === 0)
     read.problem(`${variable}=${JSON.stringify(folder)} holds no template; expected ${expectedFiles}`)
   const replacements: Record<string, Record<string, string>> = {}
-  for (const { purpose, part, file } of found) {
+  for (const { mail, part, file } of found) {
     let template: string
     try {
       template = readFileSync(join(resolve(folder), file), "utf8")
@@ -52,19 +52,19 @@ const readTemplates = (read: SettingsReader, folder: string): MailTemplateReplac
       read.problem(`${variable}: ${file} cannot be read (${reason(error)})`)
       continue
     }
-    const faults = templateFaults(part, template)
+    const faults = templateFaults(mail, part, template)
     for (const fault of faults) read.problem(`${variable}: ${file} ${fault}`)
-    if (faults.length === 0) replacements[purpose] = { ...replacements[purpose], [part]: template }
+    if (faults.length === 0) replacements[mail] = { ...replacements[mail], [part]: template }
   }
   return replacements
 }
 
-/** How the verification and reset mails go out: SMTP, the log, or not at all; and what they say. */
+/** How the verification and reset mails and the security notices go out: SMTP, the log, or not at all; and what they say. */
 export const readMail = (read: SettingsReader) => {
   const smtpUrl = read
     .optional("SMTP_URL", F.url("smtp:", "smtps:"), {
       secret: true,
-      doc: "The SMTP server for the verification and reset mails (`smtp://user:password@host:587`, `smtps://\u2026`)."
+      doc: "The SMTP server for the verification and reset mails and the security notices (`smtp://user:password@host:587`, `smtps://\u2026`)."
     })
     .pipe(Option.map((value) => Redacted.make(value.href)))
   const mailer = read.optional("MAILER", F.oneOf("smtp", "console"), {
@@ -74,7 +74,7 @@ export const readMail = (read: SettingsReader) => {
     read.problem(`${PREFIX}MAILER=smtp needs ${PREFIX}SMTP_URL; expected smtp://… or smtps://…`)
   }
   const mailTemplatesDir = read.optional("MAIL_TEMPLATES_DIR", F.text, {
-    doc: "A folder whose templates replace the built-in mails, file by file: `verify-email.txt`, `verify-email.html`, `reset-password.txt`, `reset-password.html` (placeholders `{{link}}`, `{{token}}`, `{{product}}`, `{{email}}`; a text template starts with a `Subject:` line). Read once at start-up; a fault in it stops start-up."
+    doc: "A folder whose templates replace the built-in mails, file by file: `verify-email.txt`, `verify-email.html`, `reset-password.txt`, `reset-password.html` (placeholders `{{link}}`, `{{token}}`, `{{product}}`, `{{email}}`; each names `{{link}}` or `{{token}}`), `security-notice.txt`, `security-notice.html` (placeholders `{{change}}`, `{{summary}}`, `{{when}}`, `{{ip_address}}`, `{{client}}`, `{{product}}`, `{{email}}`; each names `{{change}}`). A text template starts with a `Subject:` line. Read once at start-up; a fault in it stops start-up."
   })
   return {
     smtpUrl,

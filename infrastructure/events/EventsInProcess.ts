@@ -3,7 +3,13 @@ import { Events } from "../../application/ports/Events.js"
 import { Mailer } from "../../application/ports/Mailer.js"
 import type { EventHandlers } from "../../config/Deployment.js"
 import { AuthEvent } from "../../domain/Events.js"
-import { composeMail, type MailContext, type MailPurpose, type MailTemplates } from "../../domain/Mail.js"
+import {
+  composeMail,
+  composeNotice,
+  type MailContext,
+  type MailPurpose,
+  type MailTemplates
+} from "../../domain/Mail.js"
 import { PublicUser } from "../../domain/User.js"
 
 const encodeUser = Schema.encodeSync(PublicUser)
@@ -22,10 +28,13 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   after_oauth_unlink: ({ user, provider }) => [encodeUser(user), provider],
   send_verification_email: ({ email, token }) => [email, token],
   send_password_reset_email: ({ email, token }) => [email, token],
-  send_security_notice: ({ email, notice }) => [email, { ...notice, occurred_at: DateTime.formatIso(notice.occurred_at) }]
+  send_security_notice: ({ email, notice }) => [
+    email,
+    { ...notice, occurred_at: DateTime.formatIso(notice.occurred_at) }
+  ]
 })
 
-/** The mail each send event asks for. */
+/** The mail each token-carrying send event asks for. */
 const mailPurposeOf = {
   send_verification_email: "verify-email",
   send_password_reset_email: "reset-password"
@@ -33,7 +42,7 @@ const mailPurposeOf = {
 
 export interface EventsOptions {
   readonly handlers: EventHandlers
-  /** The templates of the two mails: the built-in ones with the deployment's replacements. */
+  /** The templates of the mails: the built-in ones with the deployment's replacements. */
   readonly templates: MailTemplates
   /** Base of the links in mails, and the product they name. */
   readonly mail: MailContext
@@ -41,8 +50,9 @@ export interface EventsOptions {
 
 /**
  * Runs the deployment's handler for each event in the background of the service, and gives the
- * two send events to the Mailer when one is provided and the deployment has no handler of its
- * own for them. Without either, a send event's token is dropped (start-up warns about it).
+ * send events (the two token mails, the security notice) to the Mailer when one is provided and
+ * the deployment has no handler of its own for them. Without either, a send event's token is
+ * dropped (start-up warns about it), and so is a notice.
  * Background fibers belong to the layer's scope: they end with the service.
  */
 export const make = (options: EventsOptions) =>
@@ -65,6 +75,8 @@ export const make = (options: EventsOptions) =>
           return mailer.value.send(
             composeMail(options.templates, options.mail, mailPurposeOf[event._tag], event.email, event.token)
           )
+        case "send_security_notice":
+          return mailer.value.send(composeNotice(options.templates, options.mail, event.email, event.notice))
         default:
           return undefined
       }

@@ -1,10 +1,10 @@
 import type { MailTemplates } from "../../domain/Mail.js"
 
 /**
- * The HTML part around a message: inline styles only (mail clients drop style sheets), one
- * column, the button a plain link so that it works in every client.
+ * The HTML page around a message: inline styles only (mail clients drop style sheets), one
+ * column on a card headed by the product's name.
  */
-const htmlMail = (title: string, intro: string, button: string, tokenLabel: string, outro: string) => `<!doctype html>
+const htmlFrame = (title: string, content: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -15,23 +15,42 @@ const htmlMail = (title: string, intro: string, button: string, tokenLabel: stri
 <div style="max-width:36rem;margin:0 auto;padding:1.5rem 1rem">
 <div style="background:#ffffff;border:1px solid #d0d0cc;border-radius:6px;padding:1.5rem">
 <p style="margin:0 0 1rem;font-weight:600">{{product}}</p>
-<h1 style="margin:0 0 1rem;font-size:1.35rem">${title}</h1>
-<p style="margin:0 0 1.5rem">${intro}</p>
-<p style="margin:0 0 1.5rem"><a href="{{link}}" style="display:inline-block;background:#005fcc;color:#ffffff;text-decoration:none;padding:0.6rem 1.1rem;border-radius:4px;font-weight:600">${button}</a></p>
-<p style="margin:0 0 0.5rem;font-size:0.9rem">If the button does not work, open this address:<br><a href="{{link}}" style="color:#005fcc;word-break:break-all">{{link}}</a></p>
-<p style="margin:1rem 0 0.25rem;font-size:0.9rem">${tokenLabel}</p>
-<p style="margin:0 0 1.5rem;font:0.85rem/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all">{{token}}</p>
-<p style="margin:0;font-size:0.9rem;color:#555555">${outro}</p>
+${content}
 </div>
 </div>
 </body>
 </html>
 `
 
+/** A mail that carries a token: the button a plain link, so that it works in every client. */
+const htmlMail = (title: string, intro: string, button: string, tokenLabel: string, outro: string) =>
+  htmlFrame(
+    title,
+    `<h1 style="margin:0 0 1rem;font-size:1.35rem">${title}</h1>
+<p style="margin:0 0 1.5rem">${intro}</p>
+<p style="margin:0 0 1.5rem"><a href="{{link}}" style="display:inline-block;background:#005fcc;color:#ffffff;text-decoration:none;padding:0.6rem 1.1rem;border-radius:4px;font-weight:600">${button}</a></p>
+<p style="margin:0 0 0.5rem;font-size:0.9rem">If the button does not work, open this address:<br><a href="{{link}}" style="color:#005fcc;word-break:break-all">{{link}}</a></p>
+<p style="margin:1rem 0 0.25rem;font-size:0.9rem">${tokenLabel}</p>
+<p style="margin:0 0 1.5rem;font:0.85rem/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all">{{token}}</p>
+<p style="margin:0;font-size:0.9rem;color:#555555">${outro}</p>`
+  )
+
+const row = (label: string, value: string) =>
+  `<tr><th scope="row" style="text-align:left;vertical-align:top;padding:0 1rem 0.35rem 0;font-weight:600;white-space:nowrap">${label}</th><td style="padding:0 0 0.35rem;word-break:break-word">${value}</td></tr>`
+
+/**
+ * What the owner of an account should do about a change they did not make. The notice links
+ * nowhere: the service cannot know the app's sign-in page, the hosted reset page needs a mailed
+ * token, and a reader taught that security notices carry no link is harder to phish.
+ */
+const notYou =
+  "If it was not you, reset your password straight away: ask for a password reset where you sign in to {{product}} (a reset ends every session). Then remove any passkey or linked sign-in you do not recognise."
+
 /**
  * The built-in mails. A deployment's MAIL_TEMPLATES_DIR replaces any of them file by file
- * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html). The bare token
- * stands on its own line, for clients that confirm through the API themselves.
+ * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html,
+ * security-notice.txt, security-notice.html). The bare token stands on its own line, for clients
+ * that confirm through the API themselves.
  */
 export const builtInTemplates: MailTemplates = {
   "verify-email": {
@@ -74,6 +93,37 @@ If you did not ask to reset your password, ignore this message; your password is
       "Choose a new password",
       "Or use this reset token:",
       "If you did not ask to reset your password, ignore this message; your password is unchanged."
+    )
+  },
+  "security-notice": {
+    text: `Subject: Security notice for {{product}}: {{summary}}
+
+{{change}}
+
+Account: {{email}}
+When: {{when}}
+IP address: {{ip_address}}
+Client: {{client}}
+
+If this was you, there is nothing to do.
+
+${notYou}
+
+This notice holds no link, on purpose: go to {{product}} yourself.
+`,
+    html: htmlFrame(
+      "Security notice",
+      `<h1 style="margin:0 0 1rem;font-size:1.35rem">{{summary}}</h1>
+<p style="margin:0 0 1rem">{{change}}</p>
+<table role="presentation" style="margin:0 0 1.5rem;border-collapse:collapse;font-size:0.95rem">
+${row("Account", "{{email}}")}
+${row("When", "{{when}}")}
+${row("IP address", "{{ip_address}}")}
+${row("Client", "{{client}}")}
+</table>
+<p style="margin:0 0 1rem">If this was you, there is nothing to do.</p>
+<p style="margin:0 0 1.5rem">${notYou}</p>
+<p style="margin:0;font-size:0.9rem;color:#555555">This notice holds no link, on purpose: go to {{product}} yourself.</p>`
     )
   }
 }

@@ -37,7 +37,7 @@ describe("MAIL_TEMPLATES_DIR", () => {
   it("a missing folder is one problem line naming the variable, the fault and the expected form", () => {
     const missing = join(tmpdir(), "portcullis-no-such-folder")
     expect(problemsOf(missing)).toEqual([
-      `SERVICE_MAIL_TEMPLATES_DIR=${JSON.stringify(missing)} cannot be read (ENOENT); expected a folder holding any of verify-email.txt, verify-email.html, reset-password.txt, reset-password.html`
+      `SERVICE_MAIL_TEMPLATES_DIR=${JSON.stringify(missing)} cannot be read (ENOENT); expected a folder holding any of verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, security-notice.txt, security-notice.html`
     ])
   })
 
@@ -56,8 +56,35 @@ describe("MAIL_TEMPLATES_DIR", () => {
   it("an unusable template is refused, one line per fault", () => {
     expect(problemsOf(folderWith({ "verify-email.txt": "Hello {{name}}" }))).toEqual([
       "SERVICE_MAIL_TEMPLATES_DIR: verify-email.txt does not begin with a 'Subject: …' line",
-      "SERVICE_MAIL_TEMPLATES_DIR: verify-email.txt names {{name}}, which is not a placeholder; expected {{link}}, {{token}}, {{product}}, {{email}}",
+      "SERVICE_MAIL_TEMPLATES_DIR: verify-email.txt names {{name}}, which is not a placeholder of verify-email; expected {{link}}, {{token}}, {{product}}, {{email}}",
       "SERVICE_MAIL_TEMPLATES_DIR: verify-email.txt names neither {{link}} nor {{token}}"
+    ])
+  })
+
+  it("reads the security notice's templates, which name the change and no link", () => {
+    const text = "Subject: {{summary}}\n\n{{change}} at {{when}} from {{ip_address}} ({{client}})\n"
+    const html = "<p>{{change}}</p>"
+    const resolved = parseSettings({
+      SERVICE_MAIL_TEMPLATES_DIR: folderWith({ "security-notice.txt": text, "security-notice.html": html })
+    })
+    expect(Either.isRight(resolved) && resolved.right.settings.mail.mailTemplates).toEqual({
+      "security-notice": { text, html }
+    })
+  })
+
+  it("a faulty security notice template is refused at start-up, one line per fault", () => {
+    expect(
+      problemsOf(
+        folderWith({
+          "security-notice.txt": "Subject: Reset here\n\n{{link}}\n",
+          "security-notice.html": "<p>{{summary}} {{token}}</p>"
+        })
+      )
+    ).toEqual([
+      "SERVICE_MAIL_TEMPLATES_DIR: security-notice.txt names {{link}}, which is not a placeholder of security-notice; expected {{change}}, {{summary}}, {{when}}, {{ip_address}}, {{client}}, {{product}}, {{email}}",
+      "SERVICE_MAIL_TEMPLATES_DIR: security-notice.txt does not name {{change}}",
+      "SERVICE_MAIL_TEMPLATES_DIR: security-notice.html names {{token}}, which is not a placeholder of security-notice; expected {{change}}, {{summary}}, {{when}}, {{ip_address}}, {{client}}, {{product}}, {{email}}",
+      "SERVICE_MAIL_TEMPLATES_DIR: security-notice.html does not name {{change}}"
     ])
   })
 

@@ -62,8 +62,29 @@ const everyEvent: ReadonlyArray<AuthEvent> = [
   AuthEvent.after_oauth_link({ user, provider: "github" }),
   AuthEvent.after_oauth_unlink({ user, provider: "github" }),
   AuthEvent.send_verification_email({ email: "a@example.com", token: "t" }),
-  AuthEvent.send_password_reset_email({ email: "a@example.com", token: "t" })
+  AuthEvent.send_password_reset_email({ email: "a@example.com", token: "t" }),
+  AuthEvent.send_security_notice({
+    email: "a@example.com",
+    notice: {
+      kind: "password_changed",
+      subject: "",
+      occurred_at: DateTime.unsafeMake("2026-01-02T03:04:05.000Z"),
+      ip_address: null,
+      user_agent: null
+    }
+  })
 ]
+
+const passkeyNotice = AuthEvent.send_security_notice({
+  email: "alice@example.com",
+  notice: {
+    kind: "passkey_added",
+    subject: "MacBook",
+    occurred_at: DateTime.unsafeMake("2026-01-02T03:04:05.000Z"),
+    ip_address: "203.0.113.7",
+    user_agent: "Firefox/140.0"
+  }
+})
 
 /** How many fibers emitting `events` starts. */
 const fibersStartedBy = (events: ReadonlyArray<AuthEvent>) =>
@@ -80,8 +101,8 @@ describe("in-process events", () => {
     return Effect.gen(function* () {
       expect(yield* run({}, fibersStartedBy(everyEvent))).toBe(0)
       expect(yield* run({ after_login: () => undefined }, fibersStartedBy(everyEvent))).toBe(1)
-      // With a mailer, the two send events are received and nothing else.
-      expect(yield* run({}, fibersStartedBy(everyEvent), recordingMailer(sent))).toBe(2)
+      // With a mailer, the three send events are received and nothing else.
+      expect(yield* run({}, fibersStartedBy(everyEvent), recordingMailer(sent))).toBe(3)
     })
   })
 
@@ -153,6 +174,55 @@ describe("in-process events", () => {
         yield* eventually(() => handled.length === 1 && sent.length === 1)
         expect(handled[0]).toEqual(["a@example.com", "t1"])
         expect(sent[0]?.subject).toBe("Confirm your email address for Portcullis")
+      }),
+      recordingMailer(sent)
+    )
+  })
+
+  it.live("gives a security notice to the mailer: the change, when, from where, and no link", () => {
+    const sent: Array<MailMessage> = []
+    return run(
+      {},
+      Effect.gen(function* () {
+        const events = yield* Events
+        yield* events.emit(passkeyNotice)
+        yield* eventually(() => sent.length === 1)
+        expect(sent[0]?.to).toBe("alice@example.com")
+        expect(sent[0]?.subject).toBe("Security notice for Portcullis: A passkey was added to your account")
+        expect(sent[0]?.text).toContain("A passkey named \u201cMacBook\u201d was added to your account.")
+        expect(sent[0]?.text).toContain(
+          "When: 2026-01-02 03:04:05 UTC\nIP address: 203.0.113.7\nClient: Firefox/140.0\n"
+        )
+        expect(sent[0]?.html).toContain("A passkey named \u201cMacBook\u201d was added to your account.")
+        expect(sent[0]?.text).not.toContain("auth.example.com")
+      }),
+      recordingMailer(sent)
+    )
+  })
+
+  it.live("a deployment's notice handler gets the address and the notice as JSON, and no notice is mailed", () => {
+    const sent: Array<MailMessage> = []
+    const handled: Array<ReadonlyArray<unknown>> = []
+    return run(
+      { send_security_notice: (...args) => void handled.push(args) },
+      Effect.gen(function* () {
+        const events = yield* Events
+        yield* events.emit(passkeyNotice)
+        yield* events.emit(AuthEvent.send_verification_email({ email: "alice@example.com", token: "t" }))
+        yield* eventually(() => handled.length === 1 && sent.length === 1)
+        expect(handled[0]).toEqual([
+          "alice@example.com",
+          {
+            kind: "passkey_added",
+            subject: "MacBook",
+            occurred_at: "2026-01-02T03:04:05.000Z",
+            ip_address: "203.0.113.7",
+            user_agent: "Firefox/140.0"
+          }
+        ])
+        expect(JSON.parse(JSON.stringify(handled[0]?.[1]))).toEqual(handled[0]?.[1])
+        // Only the verification mail went to the mailer.
+        expect(sent.map((message) => message.subject)).toEqual(["Confirm your email address for Portcullis"])
       }),
       recordingMailer(sent)
     )
