@@ -246,7 +246,8 @@ const events = (settings: Settings, deployment: Deployment) => {
 /**
  * The token signer of JWT_ALGORITHM, and the public keys it publishes: the private key and the
  * earlier public keys for the asymmetric algorithms (their presence is checked with the
- * settings), SECRET_KEY and nothing published for the HMACs.
+ * settings), SECRET_KEY and nothing published for the HMACs. Those keys sign access tokens only;
+ * every other token is signed with a key derived from SECRET_KEY, random for the run when unset.
  */
 const tokenSigner = ({ tokens }: Settings, secretKey: Redacted.Redacted<string>) => {
   const claims = { issuer: tokens.jwtIssuer, audience: tokens.jwtAudience, leewaySeconds: tokens.jwtLeewaySeconds }
@@ -263,7 +264,12 @@ const tokenSigner = ({ tokens }: Settings, secretKey: Redacted.Redacted<string>)
       imported(
         () => import("../infrastructure/crypto/TokenSignerAsymmetric.js"),
         (asymmetric) =>
-          asymmetric.layer({ signingKey: Redacted.value(signingKey), verifyKeys: tokens.jwtVerifyKeys, ...claims })
+          asymmetric.layer({
+            signingKey: Redacted.value(signingKey),
+            verifyKeys: tokens.jwtVerifyKeys,
+            secretKey,
+            ...claims
+          })
       )
   })
 }

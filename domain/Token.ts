@@ -71,7 +71,7 @@ export interface ClaimExpectations {
   readonly issuer: string
   readonly audience: Option.Option<string>
   readonly now: DateTime.Utc
-  /** Clock skew tolerated between machines, in seconds. */
+  /** Clock skew tolerated between machines, in seconds; never on the expiry of an exact lifetime. */
   readonly leewaySeconds: number
 }
 
@@ -79,10 +79,17 @@ export interface ClaimExpectations {
 const sessionPurposes: ReadonlySet<TokenPurpose> = new Set(["access", "refresh"])
 
 /**
+ * Purposes whose lifetime is exact: an OAuth state is good for OAUTH_STATE_EXPIRE_SECONDS and
+ * not a second more, for a state and its binding caught in flight are a sign-in to finish, and
+ * the window the deployment set is all the window it gets.
+ */
+const exactLifetimes: ReadonlySet<TokenPurpose> = new Set(["oauth_state", "oauth_link_state"])
+
+/**
  * The one rule for accepting a token whose signature is valid: right purpose, right issuer and
  * audience, a session for session tokens, not issued in the future, not expired. A token is
  * expired from the instant `exp + leeway` is reached (RFC 7519: the current time must be before
- * `exp`).
+ * `exp`); one of an exact lifetime from `exp` itself.
  */
 export const checkClaims = (
   payload: TokenPayload,
@@ -103,7 +110,8 @@ export const checkClaims = (
   if (payload.iat * 1000 > nowMillis + leewayMillis) {
     return Either.left(new TokenError({ message: "The token was issued in the future." }))
   }
-  if (nowMillis >= payload.exp * 1000 + leewayMillis) return Either.left(new TokenExpiredError())
+  const expiryLeewayMillis = exactLifetimes.has(payload.type) ? 0 : leewayMillis
+  if (nowMillis >= payload.exp * 1000 + expiryLeewayMillis) return Either.left(new TokenExpiredError())
   if (sessionPurposes.has(payload.type) && payload.family_id === null) {
     return Either.left(new TokenError({ message: "The token belongs to no session." }))
   }

@@ -1,10 +1,11 @@
 import { createPublicKey, type KeyObject, sign, verify } from "node:crypto"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Redacted } from "effect"
 import { calculateJwkThumbprint } from "jose"
 import { PublishedKeys } from "../../application/ports/PublishedKeys.js"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
 import type { AsymmetricAlgorithm, PublicJwk } from "../../domain/Jwks.js"
-import { acceptPayload, base64url, type ClaimOptions, invalid, segments, stampOf } from "./compactJwt.js"
+import { base64url, type ClaimOptions, segments } from "./compactJwt.js"
+import { ACCESS_TYP, type AccessHeaderType, type AccessKeys, accessHeaderTypes, signerOf } from "./tokenKeys.js"
 
 /** A key and the one algorithm it signs with. */
 export interface AlgorithmKey {
@@ -17,6 +18,8 @@ export interface SignerOptions extends ClaimOptions {
   readonly signingKey: AlgorithmKey
   /** Earlier public keys: their tokens are still accepted until they expire. */
   readonly verifyKeys: ReadonlyArray<AlgorithmKey>
+  /** The root of the keys of every token but access tokens (tokenKeys.ts). */
+  readonly secretKey: Redacted.Redacted<string>
 }
 
 /**
@@ -39,15 +42,17 @@ export const publicJwk = ({ algorithm, key }: AlgorithmKey): Effect.Effect<Publi
     return { ...(jwk as Omit<PublicJwk, "kid" | "alg" | "use">), kid, alg: algorithm, use: "sig" as const }
   })
 
-/** The exact protected header of a token signed by a key: its algorithm and its `kid`, nothing else. */
-const headerOf = (jwk: PublicJwk) => base64url(JSON.stringify({ alg: jwk.alg, typ: "JWT", kid: jwk.kid }))
+/** The exact protected header of a token signed by a key under one `typ`: its algorithm, `typ` and `kid`, nothing else. */
+const headerOf = (jwk: PublicJwk, typ: AccessHeaderType) =>
+  base64url(JSON.stringify({ alg: jwk.alg, typ, kid: jwk.kid }))
 
 /**
- * JWTs signed with a private key (EdDSA, ES256, RS256) through node:crypto, on the event loop:
- * a signature check is a few tens of microseconds for Ed25519 and ECDSA, and RSA verification is
- * cheaper still.
+ * JWTs whose access tokens are signed with a private key (EdDSA, ES256, RS256) through
+ * node:crypto, on the event loop: a signature check is a few tens of microseconds for Ed25519
+ * and ECDSA, and RSA verification is cheaper still. Every other token is signed with a key
+ * derived from SECRET_KEY (tokenKeys.ts), which the JWKS never publishes.
  *
- * Each key has one protected header, `{alg, typ, kid}`, and verification looks the token's
+ * Each key has its protected headers, `{alg, typ, kid}`, and verification looks the token's
  * header up byte for byte among them: the header chooses a key only together with that key's
  * own algorithm, so an unknown `kid`, a known `kid` with another `alg` (an HMAC keyed with the
  * public key's bytes, `none`), or any extra parameter finds nothing and is refused before any
@@ -57,44 +62,48 @@ export const make = (options: SignerOptions) =>
   Effect.gen(function* () {
     const signingJwk = yield* publicJwk(options.signingKey)
     const published: Array<PublicJwk> = [signingJwk]
-    const byHeader = new Map<string, AlgorithmKey>([[headerOf(signingJwk), options.signingKey]])
+    const byHeader = new Map<string, { readonly key: AlgorithmKey; readonly typ: AccessHeaderType }>()
+    const add = (jwk: PublicJwk, key: AlgorithmKey) => {
+      for (const typ of accessHeaderTypes) byHeader.set(headerOf(jwk, typ), { key, typ })
+    }
+    add(signingJwk, options.signingKey)
     for (const earlier of options.verifyKeys) {
       const jwk = yield* publicJwk(earlier)
-      const header = headerOf(jwk)
-      if (byHeader.has(header)) continue
+      if (byHeader.has(headerOf(jwk, ACCESS_TYP))) continue
       published.push(jwk)
-      byHeader.set(header, { algorithm: earlier.algorithm, key: publicHalf(earlier.key) })
+      add(jwk, { algorithm: earlier.algorithm, key: publicHalf(earlier.key) })
     }
 
-    const header = headerOf(signingJwk)
+    const header = headerOf(signingJwk, ACCESS_TYP)
     const signer = schemes[options.signingKey.algorithm]
     const signingKey = { key: options.signingKey.key, ...signer }
-    const stamp = stampOf(options)
 
-    /** Whether a token's header names one of the keys, and that key signed it. */
-    const isSigned = (token: string): boolean => {
-      const parts = segments(token)
-      const found = parts === undefined ? undefined : byHeader.get(parts.header)
-      if (parts === undefined || found === undefined) return false
-      const signature = Buffer.from(parts.signature, "base64url")
-      // Only the canonical spelling of a signature is accepted, so each token has one form.
-      if (signature.toString("base64url") !== parts.signature) return false
-      const scheme = schemes[found.algorithm]
-      return verify(scheme.hash, Buffer.from(parts.signingInput), { key: found.key, ...scheme }, signature)
+    const access: AccessKeys = {
+      sign: (payload) => {
+        const signingInput = `${header}.${base64url(payload)}`
+        return `${signingInput}.${sign(signer.hash, Buffer.from(signingInput), signingKey).toString("base64url")}`
+      },
+      signedUnder: (token) => {
+        const parts = segments(token)
+        const found = parts === undefined ? undefined : byHeader.get(parts.header)
+        if (parts === undefined || found === undefined) return undefined
+        const signature = Buffer.from(parts.signature, "base64url")
+        // Only the canonical spelling of a signature is accepted, so each token has one form.
+        if (signature.toString("base64url") !== parts.signature) return undefined
+        const scheme = schemes[found.key.algorithm]
+        const signed = verify(
+          scheme.hash,
+          Buffer.from(parts.signingInput),
+          { key: found.key.key, ...scheme },
+          signature
+        )
+        return signed ? found.typ : undefined
+      }
     }
 
-    return Context.make(
-      TokenSigner,
-      TokenSigner.of({
-        sign: (claims) =>
-          Effect.sync(() => {
-            const signingInput = `${header}.${base64url(JSON.stringify({ ...claims, ...stamp }))}`
-            return `${signingInput}.${sign(signer.hash, Buffer.from(signingInput), signingKey).toString("base64url")}`
-          }),
-        verify: (token, purpose) =>
-          isSigned(token) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
-      })
-    ).pipe(Context.add(PublishedKeys, PublishedKeys.of({ jwks: { keys: published } })))
+    return Context.make(TokenSigner, signerOf(access, options.secretKey, options)).pipe(
+      Context.add(PublishedKeys, PublishedKeys.of({ jwks: { keys: published } }))
+    )
   })
 
 export const layer = (options: SignerOptions) => Layer.effectContext(make(options))

@@ -1,9 +1,9 @@
 import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
 import { Effect, Layer, type Option, Redacted } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
-import type { TokenPurpose } from "../../domain/Token.js"
 import { remembered } from "../remembered.js"
-import { acceptPayload, base64url, invalid, segments, stampOf } from "./compactJwt.js"
+import { base64url, segments } from "./compactJwt.js"
+import { ACCESS_TYP, type AccessHeaderType, type AccessKeys, accessHeaderTypes, signerOf } from "./tokenKeys.js"
 
 export type HmacAlgorithm = "HS256" | "HS384" | "HS512"
 
@@ -18,15 +18,15 @@ export interface SignerOptions {
 const hashOf: Record<HmacAlgorithm, string> = { HS256: "sha256", HS384: "sha384", HS512: "sha512" }
 
 /**
- * JWTs (JWS compact serialization, RFC 7515) signed with an HMAC of SECRET_KEY through
- * node:crypto. The HMAC is computed on the event loop: it takes a few microseconds, where
- * WebCrypto (jose) costs each sign and verify a round trip through libuv's thread pool and about
- * 40 µs of the event loop's time to set up (BENCHMARKS.md).
+ * JWTs (JWS compact serialization, RFC 7515) whose access tokens are signed with an HMAC of
+ * SECRET_KEY through node:crypto, and every other token with a key derived from it (tokenKeys.ts).
+ * The HMAC is computed on the event loop: it takes a few microseconds, where WebCrypto (jose)
+ * costs each sign and verify a round trip through libuv's thread pool and about 40 µs of the
+ * event loop's time to set up (BENCHMARKS.md).
  *
- * Every token this signer issues carries the same protected header, so verification accepts
- * that header byte for byte and nothing else: a token cannot choose its algorithm (`none`,
- * another HMAC, a public-key one), add `crit` parameters or a `kid`. The signature is compared
- * in constant time, before the payload is even decoded.
+ * The access key accepts its own protected headers byte for byte and nothing else: a token
+ * cannot choose its algorithm (`none`, another HMAC, a public-key one), add `crit` parameters or
+ * a `kid`. The signature is compared in constant time, before the payload is even decoded.
  *
  * An access token is presented on every call for its life, so the signature its signing input
  * must carry is remembered once it has been seen to carry it (the last 4,096 access tokens): the
@@ -38,34 +38,32 @@ export const make = (options: SignerOptions) =>
   Effect.sync(() => {
     const key = createSecretKey(Buffer.from(Redacted.value(options.secretKey)))
     const hash = hashOf[options.algorithm]
-    const header = base64url(JSON.stringify({ alg: options.algorithm, typ: "JWT" }))
+    const headerOf = (typ: AccessHeaderType) => base64url(JSON.stringify({ alg: options.algorithm, typ }))
+    const headers = new Map(accessHeaderTypes.map((typ) => [headerOf(typ), typ]))
+    const header = headerOf(ACCESS_TYP)
     const mac = (signingInput: string) => createHmac(hash, key).update(signingInput).digest()
-    const stamp = stampOf(options)
     const accessSignatures = remembered<string, Buffer>(4096)
 
-    /** Whether a token's header is ours and its signature right. */
-    const isSigned = (token: string, purpose: TokenPurpose): boolean => {
-      const parts = segments(token)
-      if (parts === undefined || parts.header !== header) return false
-      const known = purpose === "access" ? accessSignatures.get(parts.signingInput) : undefined
-      // Compared as text: a signature in any other spelling than the canonical one (padding, stray
-      // characters that a lenient decoder would skip) is refused, so each token has one form.
-      const expected = known ?? Buffer.from(mac(parts.signingInput).toString("base64url"))
-      const signature = Buffer.from(parts.signature)
-      const signed = signature.length === expected.length && timingSafeEqual(signature, expected)
-      if (signed && known === undefined && purpose === "access") accessSignatures.set(parts.signingInput, expected)
-      return signed
+    const access: AccessKeys = {
+      sign: (payload) => {
+        const signingInput = `${header}.${base64url(payload)}`
+        return `${signingInput}.${mac(signingInput).toString("base64url")}`
+      },
+      signedUnder: (token, purpose) => {
+        const parts = segments(token)
+        const typ = parts === undefined ? undefined : headers.get(parts.header)
+        if (parts === undefined || typ === undefined) return undefined
+        const known = purpose === "access" ? accessSignatures.get(parts.signingInput) : undefined
+        // Compared as text: a signature in any other spelling than the canonical one (padding, stray
+        // characters that a lenient decoder would skip) is refused, so each token has one form.
+        const expected = known ?? Buffer.from(mac(parts.signingInput).toString("base64url"))
+        const signature = Buffer.from(parts.signature)
+        const signed = signature.length === expected.length && timingSafeEqual(signature, expected)
+        if (signed && known === undefined && purpose === "access") accessSignatures.set(parts.signingInput, expected)
+        return signed ? typ : undefined
+      }
     }
-
-    return TokenSigner.of({
-      sign: (claims) =>
-        Effect.sync(() => {
-          const signingInput = `${header}.${base64url(JSON.stringify({ ...claims, ...stamp }))}`
-          return `${signingInput}.${mac(signingInput).toString("base64url")}`
-        }),
-      verify: (token, purpose) =>
-        isSigned(token, purpose) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
-    })
+    return signerOf(access, options.secretKey, options)
   })
 
 export const layer = (options: SignerOptions) => Layer.effect(TokenSigner, make(options))

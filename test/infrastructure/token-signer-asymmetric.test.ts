@@ -1,6 +1,6 @@
 import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, DateTime, Duration, Effect, Option, TestClock } from "effect"
+import { Context, DateTime, Duration, Effect, Option, Redacted, TestClock } from "effect"
 import { calculateJwkThumbprint, createLocalJWKSet, type JWK, jwtVerify, SignJWT } from "jose"
 import { PublishedKeys } from "../../application/ports/PublishedKeys.js"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
@@ -10,6 +10,7 @@ import { type TokenClaims, tokenWindow } from "../../domain/Token.js"
 import * as TokenSignerAsymmetric from "../../infrastructure/crypto/TokenSignerAsymmetric.js"
 
 const ISSUER = "portcullis-test"
+const SECRET = "a-test-secret-key-of-at-least-32-bytes!!"
 const START = Date.UTC(2031, 4, 6, 7, 8, 9, 500)
 
 const keyPair = (algorithm: AsymmetricAlgorithm): TokenSignerAsymmetric.AlgorithmKey => {
@@ -29,6 +30,7 @@ const signerOf = (signingKey: TokenSignerAsymmetric.AlgorithmKey, verifyKeys: Re
     TokenSignerAsymmetric.make({
       signingKey,
       verifyKeys: verifyKeys.map(publicOf),
+      secretKey: Redacted.make(SECRET),
       issuer: ISSUER,
       audience: Option.none(),
       leewaySeconds: 10
@@ -75,7 +77,7 @@ describe("TokenSignerAsymmetric", () => {
           const { signer, jwks } = yield* signerOf(pair)
           const kid = yield* thumbprint(pair.key)
           const token = yield* signer.sign(yield* claimsNow)
-          expect(headerOf(token)).toEqual({ alg: algorithm, typ: "JWT", kid })
+          expect(headerOf(token)).toEqual({ alg: algorithm, typ: "at+jwt", kid })
           expect(yield* signer.verify(token, "access")).toMatchObject({ sub: "user-42", iss: ISSUER })
 
           expect(jwks.keys).toHaveLength(1)
@@ -92,7 +94,7 @@ describe("TokenSignerAsymmetric", () => {
           // jose's token, with our key and kid, through our verification.
           const byJose = yield* Effect.promise(() =>
             new SignJWT({ ...{ jti: "jti-7", type: "access", family_id: "family-7" }, iss: ISSUER })
-              .setProtectedHeader({ alg: algorithm, typ: "JWT", kid })
+              .setProtectedHeader({ alg: algorithm, typ: "at+jwt", kid })
               .setSubject("user-7")
               .setIssuedAt(Math.floor(START / 1000))
               .setExpirationTime(Math.floor(START / 1000) + 60)
@@ -121,14 +123,23 @@ describe("TokenSignerAsymmetric", () => {
         const publicPem = createPublicKey(pair.key).export({ format: "pem", type: "spki" }).toString()
         const publicJwk = jwks.keys[0]
         const forged = [
+          hmacWith(publicPem, { alg: "HS256", typ: "at+jwt", kid }),
           hmacWith(publicPem, { alg: "HS256", typ: "JWT", kid }),
           hmacWith(Buffer.from(publicJwk?.x ?? "", "base64url"), { alg: "HS256", typ: "JWT", kid }),
           hmacWith(JSON.stringify(publicJwk), { alg: "HS256", typ: "JWT", kid }),
+          `${base64url({ alg: "none", typ: "at+jwt", kid })}.${payload}.`,
           `${base64url({ alg: "none", typ: "JWT", kid })}.${payload}.`,
           `${base64url({ alg: "none" })}.${payload}.`
         ]
         for (const token of forged) {
           expect(yield* refusal(signer.verify(token, "access")), token).toBeInstanceOf(TokenError)
+        }
+        // The header of the service's own tokens (HS256, no kid), keyed with what the JWKS tells.
+        for (const secret of [publicPem, JSON.stringify(publicJwk), Buffer.from(publicJwk?.x ?? "", "base64url")]) {
+          const refreshClaims = { ...claims, type: "refresh" }
+          const input = `${base64url({ alg: "HS256", typ: "JWT" })}.${base64url(refreshClaims)}`
+          const token = `${input}.${createHmac("sha256", secret).update(input).digest("base64url")}`
+          expect(yield* refusal(signer.verify(token, "refresh")), token).toBeInstanceOf(TokenError)
         }
 
         // Another key signs with its own kid: unknown here. Another ES256 key signing under our kid: wrong alg.
@@ -145,8 +156,12 @@ describe("TokenSignerAsymmetric", () => {
 
         // The right key with a header that is not exactly ours (no kid, reordered, a key URL): refused too.
         for (const header of [
+          { alg: "EdDSA", typ: "at+jwt" },
           { alg: "EdDSA", typ: "JWT" },
+          { kid, alg: "EdDSA", typ: "at+jwt" },
           { kid, alg: "EdDSA", typ: "JWT" },
+          { alg: "EdDSA", typ: "at+JWT", kid },
+          { alg: "EdDSA", typ: "at+jwt", kid, jku: "https://attacker.example/jwks.json" },
           { alg: "EdDSA", typ: "JWT", kid, jku: "https://attacker.example/jwks.json" }
         ]) {
           const token = yield* Effect.promise(() => new SignJWT(claims).setProtectedHeader(header).sign(pair.key))

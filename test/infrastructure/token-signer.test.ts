@@ -257,7 +257,7 @@ describe("TokenSignerHmac", () => {
     })
   )
 
-  it.effect("accepts only its own header and the canonical spelling of the signature", () =>
+  it.effect("accepts only its own headers and the canonical spelling of the signature", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       const signer = yield* TokenSignerHmac.make(options())
@@ -270,15 +270,21 @@ describe("TokenSignerHmac", () => {
           const input = `${base64url(header)}.${base64url(claims)}`
           return `${input}.${createHmac("sha256", SECRET).update(input).digest("base64url")}`
         })
-      expect(yield* signer.verify(yield* withHeader({ alg: "HS256", typ: "JWT" }), "access")).toMatchObject({
-        jti: "jti-42"
-      })
+      // Its own header, and the one access tokens carried before the keys were separated.
+      for (const header of [
+        { alg: "HS256", typ: "at+jwt" },
+        { alg: "HS256", typ: "JWT" }
+      ]) {
+        expect(yield* signer.verify(yield* withHeader(header), "access")).toMatchObject({ jti: "jti-42" })
+      }
       for (const header of [
         { alg: "HS256" },
+        { typ: "at+jwt", alg: "HS256" },
         { typ: "JWT", alg: "HS256" },
-        { alg: "HS256", typ: "at+jwt" },
+        { alg: "HS256", typ: "application/at+jwt" },
+        { alg: "HS256", typ: "at+jwt", kid: "other" },
         { alg: "HS256", typ: "JWT", kid: "other" },
-        { alg: "HS256", typ: "JWT", crit: ["exp"], exp: 1 }
+        { alg: "HS256", typ: "at+jwt", crit: ["exp"], exp: 1 }
       ]) {
         expect(yield* refusal(signer.verify(yield* withHeader(header), "access"))).toBeInstanceOf(TokenError)
       }

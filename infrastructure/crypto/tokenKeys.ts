@@ -1,0 +1,94 @@
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto"
+import { Effect, type Redacted } from "effect"
+import { TokenSigner } from "../../application/ports/TokenSigner.js"
+import { TokenPurpose } from "../../domain/Token.js"
+import { deriveKey } from "./CryptographyNode.js"
+import { acceptPayload, base64url, type ClaimOptions, invalid, segments, stampOf } from "./compactJwt.js"
+
+/** The header `typ` of an access token (RFC 9068), which no other token carries. */
+export const ACCESS_TYP = "at+jwt"
+
+/**
+ * LEGACY, to be removed in a later version (with the `LEGACY_TYP` branch of `isSigned` below):
+ * before the keys were separated, every token (access, refresh, mailed, OAuth state) was signed
+ * with the published key under `typ: JWT`, its purpose in the `type` claim alone. Such tokens are
+ * still accepted for the purpose their `type` claim names (checkClaims) until they expire: at
+ * most REFRESH_TOKEN_EXPIRE_DAYS after the upgrade, for a refresh token. Once that time has
+ * passed on every deployment, drop this value from `accessHeaderTypes` and its branch.
+ */
+export const LEGACY_TYP = "JWT"
+
+/** The `typ` of each header the published keys sign under: an access key builds one header for each. */
+export const accessHeaderTypes = [ACCESS_TYP, LEGACY_TYP] as const
+export type AccessHeaderType = (typeof accessHeaderTypes)[number]
+
+/** The published keys of JWT_ALGORITHM (an HMAC of SECRET_KEY, or a private key and earlier public ones). */
+export interface AccessKeys {
+  /** An access token for a payload's text: the `at+jwt` header, signed with the signing key. */
+  readonly sign: (payload: string) => string
+  /** The `typ` of the header under which one of the keys signed the token, or nothing when none did. */
+  readonly signedUnder: (token: string, purpose: TokenPurpose) => AccessHeaderType | undefined
+}
+
+/** The purposes that only the service itself ever reads: every one but access. */
+const ownPurposes = TokenPurpose.literals.filter((purpose) => purpose !== "access")
+
+/** The one header of the tokens signed with a derived key. */
+const ownHeader = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }))
+
+/**
+ * A key for each purpose but access, derived from SECRET_KEY (HKDF-SHA256, the purpose in the
+ * info): a token of one purpose does not even verify under another's key, and neither the
+ * published key nor SECRET_KEY itself verifies any of them.
+ */
+const ownKeys = (secretKey: Redacted.Redacted<string>) => {
+  const keys = new Map<TokenPurpose, KeyObject>(
+    ownPurposes.map((purpose) => [purpose, createSecretKey(deriveKey(secretKey, `jwt/${purpose}/v1`))])
+  )
+  const mac = (key: KeyObject, signingInput: string) => createHmac("sha256", key).update(signingInput).digest()
+  return {
+    sign: (purpose: TokenPurpose, payload: string) => {
+      const key = keys.get(purpose) as KeyObject
+      const signingInput = `${ownHeader}.${base64url(payload)}`
+      return `${signingInput}.${mac(key, signingInput).toString("base64url")}`
+    },
+    isSigned: (token: string, purpose: TokenPurpose): boolean => {
+      const key = keys.get(purpose)
+      const parts = segments(token)
+      if (key === undefined || parts === undefined || parts.header !== ownHeader) return false
+      // Compared as text, so that only the canonical spelling of a signature is accepted.
+      const expected = Buffer.from(mac(key, parts.signingInput).toString("base64url"))
+      const signature = Buffer.from(parts.signature)
+      return signature.length === expected.length && timingSafeEqual(signature, expected)
+    }
+  }
+}
+
+/**
+ * The token signer of every purpose. Access tokens are signed with the published key under
+ * `typ: at+jwt` (RFC 9068), so an app verifying with the JWKS (or SECRET_KEY for an HMAC) sees
+ * access tokens only. Every other token is the service's own: HS256 under `typ: JWT`, with the
+ * key derived for its purpose. An access token is never accepted for another purpose, nor
+ * another purpose's token as an access token.
+ */
+export const signerOf = (access: AccessKeys, secretKey: Redacted.Redacted<string>, options: ClaimOptions) => {
+  const own = ownKeys(secretKey)
+  const stamp = stampOf(options)
+
+  const isSigned = (token: string, purpose: TokenPurpose): boolean => {
+    if (purpose !== "access" && own.isSigned(token, purpose)) return true
+    const typ = access.signedUnder(token, purpose)
+    // LEGACY_TYP: a token of before the separation, accepted for the purpose its claims name.
+    return typ === ACCESS_TYP ? purpose === "access" : typ === LEGACY_TYP
+  }
+
+  return TokenSigner.of({
+    sign: (claims) =>
+      Effect.sync(() => {
+        const payload = JSON.stringify({ ...claims, ...stamp })
+        return claims.type === "access" ? access.sign(payload) : own.sign(claims.type, payload)
+      }),
+    verify: (token, purpose) =>
+      isSigned(token, purpose) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
+  })
+}
