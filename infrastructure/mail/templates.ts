@@ -47,6 +47,12 @@ const notYou =
   "If it was not you, reset your password straight away: ask for a password reset where you sign in to {{product}} (a reset ends every session). Then remove any passkey or linked sign-in you do not recognise."
 
 /**
+ * Said rather than "this mail holds no link": a passkey's name is the client's text, and a mail
+ * client turns a name that looks like an address into a link the service never wrote.
+ */
+const noLink = "{{product}} never asks you to follow a link in a security notice: go to {{product}} yourself."
+
+/**
  * The built-in mails. A deployment's MAIL_TEMPLATES_DIR replaces any of them file by file
  * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html,
  * security-notice.txt, security-notice.html). The bare token stands on its own line, for clients
@@ -109,7 +115,7 @@ If this was you, there is nothing to do.
 
 ${notYou}
 
-This notice holds no link, on purpose: go to {{product}} yourself.
+${noLink}
 `,
     html: htmlFrame(
       "Security notice",
@@ -123,7 +129,7 @@ ${row("Client", "{{client}}")}
 </table>
 <p style="margin:0 0 1rem">If this was you, there is nothing to do.</p>
 <p style="margin:0 0 1.5rem">${notYou}</p>
-<p style="margin:0;font-size:0.9rem;color:#555555">This notice holds no link, on purpose: go to {{product}} yourself.</p>`
+<p style="margin:0;font-size:0.9rem;color:#555555">${noLink}</p>`
     )
   }
 }
