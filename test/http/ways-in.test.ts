@@ -1,9 +1,13 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, Redacted } from "effect"
+import { Accounts } from "../../application/Accounts.js"
 import { AuditLog } from "../../application/ports/AuditLog.js"
+import { PasskeyRepo } from "../../application/ports/PasskeyRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { Sessions } from "../../application/Sessions.js"
+import { WaysIn } from "../../application/WaysIn.js"
 import { UserId } from "../../domain/User.js"
+import { WayInChange } from "../../domain/WaysIn.js"
 import { call, expectProblem, login, me, password, refresh, register, signIn, uniqueEmail } from "../support/flows.js"
 import { makeOutbox } from "../support/Outbox.js"
 import { appWithProviders, person, signInThrough, through } from "../support/oauthFlows.js"
@@ -173,6 +177,45 @@ for (const backend of [...TestApp.backends, TestApp.sqliteFileBackend()]) {
           const types = yield* typesFor(session.userId)
           expect(types).toContain("oauth.auto_linked")
           expect(types.filter((type) => type.startsWith("takeover."))).toEqual([])
+        })
+      )
+
+      it.effect("a request authenticated before a change of the ways in adds nothing after it", () =>
+        Effect.gen(function* () {
+          const sessions = yield* Sessions
+          const accounts = yield* Accounts
+          const waysIn = yield* WaysIn
+          const passkeys = yield* PasskeyRepo
+          const email = uniqueEmail("in-flight")
+          expect((yield* register(email)).status).toBe(202)
+          const session = yield* signIn(email)
+          // The request's principal, read when it was authenticated.
+          const inFlight = yield* sessions.authenticate(session.access)
+
+          // Meanwhile the owner changes the password, which ends every other session.
+          const other = yield* signIn(email)
+          const changed = yield* call("POST", "/change-password", {
+            token: other.access,
+            json: { current_password: password, new_password: "the owner's new passphrase" }
+          })
+          expect(changed.status).toBe(200)
+
+          const refused = yield* Effect.flip(
+            accounts.changePassword(inFlight, Option.some(Redacted.make(password)), Redacted.make("planted passphrase"))
+          )
+          expect(refused._tag).toBe("CredentialsChangedError")
+          const planted = yield* Effect.flip(
+            waysIn.change(
+              inFlight.user,
+              WayInChange.PasskeyAdded({ passkey_id: "planted", device_name: "planted" }),
+              Effect.void,
+              { expectedVersion: inFlight.user.credential_version }
+            )
+          )
+          expect(planted._tag).toBe("CredentialsChangedError")
+          expect(yield* passkeys.countOf(inFlight.user.id)).toBe(0)
+          expect((yield* login(email, "planted passphrase")).status).toBe(401)
+          expect((yield* login(email, "the owner's new passphrase")).status).toBe(200)
         })
       )
 
