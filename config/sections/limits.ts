@@ -3,8 +3,9 @@ import type { SettingsReader } from "../reader.js"
 
 /**
  * The rate-limit buckets AUTH_RATE_LIMITS may name, with their default limits. A feature counts
- * its limited routes in these per client address (interfaces/http/features); change_password is
- * counted per signed-in user, by the use case.
+ * its limited routes in these per client address (interfaces/http/features); change_password
+ * (by the use case) and passkey_register (by the passkey handlers) are counted per signed-in
+ * user, since a stolen access token may come from any address.
  */
 export const rateLimitBuckets = {
   login: { count: 5, windowSeconds: 60 },
@@ -14,7 +15,9 @@ export const rateLimitBuckets = {
   passkey_auth: { count: 10, windowSeconds: 60 },
   refresh: { count: 30, windowSeconds: 60 },
   oauth_callback: { count: 10, windowSeconds: 60 },
-  change_password: { count: 5, windowSeconds: 60 }
+  oauth_authorize: { count: 30, windowSeconds: 60 },
+  change_password: { count: 5, windowSeconds: 60 },
+  passkey_register: { count: 10, windowSeconds: 60 }
 } satisfies Record<string, F.RateLimit>
 export type RateLimitBucket = keyof typeof rateLimitBuckets
 
@@ -35,9 +38,9 @@ export const readLimits = (read: SettingsReader) => ({
     doc: "Per-client rate limits on the sign-in routes."
   }),
   authRateLimits: read.setting("AUTH_RATE_LIMITS", bucketLimits, rateLimitBuckets, {
-    doc: 'A JSON object of `"<count>/<window>"` per bucket, window `second`, `minute`, `hour`, `day` or `<n>s`; a partial object keeps the other defaults. Counted per client address, change_password per signed-in user.',
+    doc: 'A JSON object of `"<count>/<window>"` per bucket, window `second`, `minute`, `hour`, `day` or `<n>s`; a partial object keeps the other defaults. Counted per client address, change_password and passkey_register per signed-in user.',
     shownDefault:
-      "login 5, register 3, password_reset 3, verify_email 3, passkey_auth 10, refresh 30, oauth_callback 10, change_password 5 per minute"
+      "login 5, register 3, password_reset 3, verify_email 3, passkey_auth 10, refresh 30, oauth_callback 10, oauth_authorize 30, change_password 5, passkey_register 10 per minute"
   }),
   /** Requests that may wait to hash a password (sign-in, registration) per process; past it, 503. */
   hashingQueueLimit: read.setting("HASHING_QUEUE_LIMIT", F.int(1, 100_000), 64, {

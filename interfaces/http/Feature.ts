@@ -16,9 +16,10 @@ const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
 
 export { API_ID, type ApiId } from "./Api.js"
 
-/** A route a rate-limit bucket counts: all limited routes are POST, their paths under the auth prefix. */
+/** A route a rate-limit bucket counts: its method, and its path under the auth prefix. */
 export interface LimitedRoute {
   readonly bucket: RateLimitBucket
+  readonly method: string
   readonly path: string
   /** It hashes a password for anyone who asks (sign-in, registration): its queue is bounded (HASHING_QUEUE_LIMIT). */
   readonly hashes?: true
@@ -68,7 +69,12 @@ export const limitedRoutes = <Group extends HttpApiGroup.HttpApiGroup.Any>(
       const bucket = Context.getOption(endpoint.annotations, RateLimitedRoute)
       if (Option.isNone(bucket)) return
       const hashes = Option.isSome(Context.getOption(endpoint.annotations, HashingRoute))
-      routes.push({ bucket: bucket.value, path: endpoint.path, ...(hashes ? { hashes } : {}) })
+      routes.push({
+        bucket: bucket.value,
+        method: endpoint.method,
+        path: endpoint.path,
+        ...(hashes ? { hashes } : {})
+      })
     }
   })
   return routes

@@ -1,6 +1,7 @@
-import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Duration, Effect, Metric, Option } from "effect"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Duration, Effect, Layer, Metric, Option } from "effect"
 import { type RateLimitDecision, RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
 import type { RateLimit } from "../../config/forms.js"
 import type { Settings } from "../../config/Settings.js"
@@ -14,21 +15,37 @@ import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
 import { targetPath } from "./requestShape.js"
 import { routePattern } from "./routePattern.js"
+import { CurrentPrincipal, PasskeyRegisterLimit } from "./security.js"
 
 /** Load balancers probe these from one address; throttling them would take the service out of rotation. */
 export const unlimitedPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
 
-/** All limited routes are POST: a request of any other method has no bucket. */
-const mayHaveBucket = (method: string) => method.toUpperCase() === "POST"
+/** The method a route is served under: the router answers HEAD with the GET route, so HEAD counts as GET. */
+const servedMethod = (method: string) => {
+  const upper = method.toUpperCase()
+  return upper === "HEAD" ? "GET" : upper
+}
+
+/** Whether a request of `method` may meet a bucket at all: most (GET /me) need no look at their path. */
+const methodsOf = (routes: ReadonlyArray<LimitedRoute>) => {
+  const methods = new Set(routes.map((route) => route.method.toUpperCase()))
+  return (method: string) => methods.has(servedMethod(method))
+}
 
 /**
  * Which bucket limits a request, if any, by method and normalised path (`routePath`), among the
  * limited routes of the features served.
  */
 export const bucketOf = (authPrefix: string, routes: ReadonlyArray<LimitedRoute>) => {
-  const table = routes.map((route) => ({ bucket: route.bucket, pattern: routePattern(authPrefix + route.path) }))
-  return (method: string, path: string): RateLimitBucket | undefined =>
-    mayHaveBucket(method) ? table.find((route) => route.pattern.test(path))?.bucket : undefined
+  const table = routes.map((route) => ({
+    bucket: route.bucket,
+    method: route.method.toUpperCase(),
+    pattern: routePattern(authPrefix + route.path)
+  }))
+  return (method: string, path: string): RateLimitBucket | undefined => {
+    const served = servedMethod(method)
+    return table.find((route) => route.method === served && route.pattern.test(path))?.bucket
+  }
 }
 
 /**
@@ -68,6 +85,7 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
   Effect.map(RateLimiter, (limiter) => {
     const { server, limits } = settings
     const routeBucket = bucketOf(server.authPrefix, routes)
+    const mayHaveBucket = methodsOf(routes)
     const globalRule = Option.map(limits.globalRateLimit, ruleOf)
     const bucketRules = new Map<RateLimitBucket, RateLimitRule>()
     for (const route of routes) bucketRules.set(route.bucket, ruleOf(limits.authRateLimits[route.bucket]))
@@ -130,7 +148,8 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
             if (tightest === undefined || decision.value.remaining < tightest.remaining) tightest = decision.value
           }
           const response = yield* app
-          return tightest === undefined
+          // A 429 from inside (a bucket counted per user) carries the headers of the limit that refused it.
+          return tightest === undefined || response.status === 429
             ? response
             : withHeaders(
                 response,
@@ -139,3 +158,65 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
         })
       })
   })
+
+/** The RateLimit-* headers a response carries: the tighter of those already set and `decision`'s. */
+const tighterHeaders = (response: HttpServerResponse.HttpServerResponse, decision: RateLimitDecision) => {
+  const set = response.headers["ratelimit-remaining"]
+  return set !== undefined && Number(set) <= decision.remaining
+    ? response
+    : withHeaders(response, rateLimitHeaders(decision.limit, decision.remaining, wholeSeconds(decision.resetAfter)))
+}
+
+/**
+ * A bucket counted per signed-in user rather than per client address (passkey_register), once
+ * the principal is known: a stolen access token can be used from any address, and each request
+ * it makes costs the service (a stored challenge). Refused: RateLimitedError (429, Retry-After
+ * and the RateLimit headers), not counted; allowed: the response carries the RateLimit headers,
+ * unless a tighter limit (GLOBAL_RATE_LIMIT) set its own. A rate limiter that fails lets the
+ * request through with a warning, as the address buckets do.
+ */
+const userLimit = (settings: Settings, bucket: RateLimitBucket) =>
+  Effect.map(RateLimiter, (limiter) => {
+    const { limits } = settings
+    if (!limits.authRateLimitEnabled) return (_userId: string): Effect.Effect<void, RateLimitedError> => Effect.void
+    const rule = ruleOf(limits.authRateLimits[bucket])
+    return (userId: string): Effect.Effect<void, RateLimitedError> =>
+      limiter.hit(`${bucket}:${userId}`, rule).pipe(
+        Effect.catchTag("StoreUnavailableError", (error) =>
+          Effect.as(Effect.logWarning("rate limit skipped: the rate limiter failed", error), undefined)
+        ),
+        Effect.flatMap((decision) => {
+          if (decision === undefined) return Effect.void
+          if (!decision.allowed) {
+            return Effect.zipRight(
+              Metric.increment(Metric.tagged(rateLimitRefusals, "bucket", bucket)),
+              Effect.fail(
+                new RateLimitedError({ limit: decision.limit, resetSeconds: wholeSeconds(decision.resetAfter) })
+              )
+            )
+          }
+          return HttpApp.appendPreResponseHandler((_request, response) =>
+            Effect.succeed(tighterHeaders(response, decision))
+          )
+        })
+      )
+  })
+
+/**
+ * The passkey_register middleware (security.ts) of the registration routes: it runs after
+ * Authentication and before the body is decoded, so invalid requests count too.
+ */
+export const passkeyRegisterLimit = (settings: Settings) =>
+  Layer.effect(
+    PasskeyRegisterLimit,
+    Effect.map(userLimit(settings, "passkey_register"), (limit) =>
+      Effect.flatMap(
+        Effect.serviceOption(CurrentPrincipal),
+        Option.match({
+          onSome: (principal) => limit(principal.user.id),
+          // Named after Authentication on an endpoint: a wiring fault, never a request let through uncounted.
+          onNone: () => Effect.dieMessage("PasskeyRegisterLimit ran before Authentication")
+        })
+      )
+    )
+  )

@@ -4,7 +4,7 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import { Context, type Effect, type Redacted, Schema } from "effect"
 import type { Principal } from "../../application/Sessions.js"
 import { AccessLevel, anyPermission, anyRole } from "../../domain/Access.js"
-import { AuthorizationError, StoreUnavailableError } from "../../domain/errors.js"
+import { AuthorizationError, RateLimitedError, StoreUnavailableError } from "../../domain/errors.js"
 import { declared, TokenFailure } from "./problemSchemas.js"
 
 /**
@@ -21,6 +21,16 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("htt
   failure: Schema.Union(TokenFailure, declared(StoreUnavailableError)),
   provides: CurrentPrincipal,
   security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/**
+ * The passkey_register bucket, counted per signed-in user (not per client address: a stolen
+ * access token may be used from anywhere) before the body is read, as every limited route counts
+ * valid and invalid requests alike. It needs the principal: on an endpoint, name it BEFORE
+ * Authentication, since a middleware named later wraps, and so runs before, those named earlier.
+ */
+export class PasskeyRegisterLimit extends HttpApiMiddleware.Tag<PasskeyRegisterLimit>()("http/PasskeyRegisterLimit", {
+  failure: declared(RateLimitedError)
 }) {}
 
 /** Every way an access level refuses a request: 401 for the token, 403 for the level. */

@@ -44,7 +44,9 @@ const rateLimitDefaults = {
   passkey_auth: { count: 10, windowSeconds: 60 },
   refresh: { count: 30, windowSeconds: 60 },
   oauth_callback: { count: 10, windowSeconds: 60 },
-  change_password: { count: 5, windowSeconds: 60 }
+  oauth_authorize: { count: 30, windowSeconds: 60 },
+  change_password: { count: 5, windowSeconds: 60 },
+  passkey_register: { count: 10, windowSeconds: 60 }
 }
 
 const goodKey = "k".repeat(32)

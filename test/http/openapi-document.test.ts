@@ -42,13 +42,15 @@ const storeless = new Set(["get /healthz", `get ${prefix}/.well-known/jwks.json`
 
 /**
  * The operations a rate-limit bucket counts, as the features declare them; change-password
- * counts per signed-in user, in its use case.
+ * counts per signed-in user in its use case, passkey registration in a middleware of its routes.
  */
 const limitedOperations = new Set([
   ...features
     .flatMap((feature) => feature.limits)
-    .map((route) => `post ${prefix}${route.path.replace(/:(\w+)/g, "{$1}")}`),
-  `post ${prefix}/change-password`
+    .map((route) => `${route.method.toLowerCase()} ${prefix}${route.path.replace(/:(\w+)/g, "{$1}")}`),
+  `post ${prefix}/change-password`,
+  `post ${prefix}/passkeys/register/begin`,
+  `post ${prefix}/passkeys/register/complete`
 ])
 
 /** The problem codes a response declares, from its schema's references. */

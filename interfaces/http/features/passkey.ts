@@ -1,10 +1,11 @@
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Passkeys } from "../../../application/Passkeys.js"
 import { CurrentPrincipal } from "../Authentication.js"
 import { clientInfo } from "../clientInfo.js"
 import { SessionTransport } from "../cookies.js"
 import { feature, featureApi, limitedRoutes, shapeOf, withUseCases } from "../Feature.js"
 import { passkeyGroup } from "../groups/passkey.js"
+import { passkeyRegisterLimit } from "../rateLimits.js"
 
 /**
  * Passwordless sign-in with passkeys (spec: passkey routes, rules 1–6), served when
@@ -37,6 +38,7 @@ export const passkey = feature({
             )
         })
       ),
-      Passkeys.Default
+      // The registration routes' per-user bucket (passkey_register), a middleware of theirs.
+      Layer.merge(Passkeys.Default, passkeyRegisterLimit(context.settings))
     )
 })

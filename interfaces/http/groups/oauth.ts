@@ -109,6 +109,7 @@ export const oauthGroup = (shape: ApiShape) =>
             OpenApi.Description,
             "Starts a sign-in: send the browser to authorization_url and keep the binding for the callback."
           )
+          .pipe(limited("oauth_authorize"))
       )
       .add(
         HttpApiEndpoint.post("callback", "/oauth/:provider/callback")
@@ -137,6 +138,7 @@ export const oauthGroup = (shape: ApiShape) =>
             )
           )
           .middleware(Authentication)
+          .pipe(limited("oauth_authorize"))
       )
       .add(
         HttpApiEndpoint.post("link", "/oauth/:provider/link/callback")

@@ -23,7 +23,7 @@ import { LoginResponse } from "../../../domain/Token.js"
 import { Email } from "../../../domain/User.js"
 import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
 import { declared } from "../problemSchemas.js"
-import { Authentication } from "../security.js"
+import { Authentication, PasskeyRegisterLimit } from "../security.js"
 
 const challengeKeyDescription = "Hand it back with the ceremony's answer; it is good once, for PASSKEY_CHALLENGE_TTL."
 
@@ -122,6 +122,8 @@ export const passkeyGroup = (shape: ApiShape) =>
             OpenApi.Description,
             "Options for navigator.credentials.create, the caller's passkeys excluded, and the challenge_key to complete with."
           )
+          // Named before Authentication, so that it runs after it (security.ts).
+          .middleware(PasskeyRegisterLimit)
           .middleware(Authentication)
       )
       .add(
@@ -134,6 +136,7 @@ export const passkeyGroup = (shape: ApiShape) =>
             OpenApi.Description,
             "Verifies the attestation (origin, RP ID, challenge, user verification) and stores the passkey."
           )
+          .middleware(PasskeyRegisterLimit)
           .middleware(Authentication)
       )
       .add(
