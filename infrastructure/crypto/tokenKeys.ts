@@ -37,14 +37,16 @@ const ownPurposes = TokenPurpose.literals.filter((purpose) => purpose !== "acces
 const ownHeader = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }))
 
 /**
- * A key for each purpose but access, derived from SECRET_KEY (HKDF-SHA256, the purpose in the
+ * The key of one purpose's tokens, derived from SECRET_KEY (HKDF-SHA256, the purpose in the
  * info): a token of one purpose does not even verify under another's key, and neither the
  * published key nor SECRET_KEY itself verifies any of them.
  */
+export const purposeKey = (secretKey: Redacted.Redacted<string>, purpose: TokenPurpose): KeyObject =>
+  createSecretKey(deriveKey(secretKey, `jwt/${purpose}/v1`))
+
+/** The service's own tokens: every purpose but access, each under its own key. */
 const ownKeys = (secretKey: Redacted.Redacted<string>) => {
-  const keys = new Map<TokenPurpose, KeyObject>(
-    ownPurposes.map((purpose) => [purpose, createSecretKey(deriveKey(secretKey, `jwt/${purpose}/v1`))])
-  )
+  const keys = new Map<TokenPurpose, KeyObject>(ownPurposes.map((purpose) => [purpose, purposeKey(secretKey, purpose)]))
   const mac = (key: KeyObject, signingInput: string) => createHmac("sha256", key).update(signingInput).digest()
   return {
     sign: (purpose: TokenPurpose, payload: string) => {
