@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { Context, Data, Duration, Effect, Layer, Option, Redacted, Runtime } from "effect"
+import { Context, Data, Effect, Layer, Option, Redacted, Runtime } from "effect"
 import { Redis } from "ioredis"
 import { storeUnavailable } from "../../application/metrics.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
@@ -87,7 +87,8 @@ const firstConnection = (redis: Redis) =>
 
 /**
  * Whether Redis answers now: one connection, made and closed, or RedisUnreachableError with the
- * driver's reason, within the connect and command timeouts. Serve asks before it starts. The
+ * driver's reason, within the connect and command timeouts (a server that takes the connection
+ * and never answers fails the driver's first command). Serve asks before it starts. The
  * client does not: a Redis gone after the start is what its adapters fail closed or fall back
  * from, and an operator's command does not need Redis to be up.
  */
@@ -96,19 +97,12 @@ export const reachable = (options: RedisClientOptions) =>
     // Tried once: whoever restarts a refused start (an orchestrator) tries again.
     Effect.sync(() => connection(options, () => null).on("error", () => undefined)),
     (redis) =>
-      firstConnection(redis).pipe(
-        // A server that takes the connection and never answers fails no connect: bounded all the same.
-        Effect.timeoutTo({
-          duration: Duration.millis((options.connectTimeoutMs ?? 2_000) + (options.commandTimeoutMs ?? 1_000)),
-          onSuccess: (failure) => failure,
-          onTimeout: () => Option.some("it did not answer in time")
-        }),
-        Effect.flatMap(
-          Option.match({
-            onNone: () => Effect.void,
-            onSome: (reason) => Effect.fail(new RedisUnreachableError({ reason }))
-          })
-        )
+      Effect.flatMap(
+        firstConnection(redis),
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: (reason) => Effect.fail(new RedisUnreachableError({ reason }))
+        })
       ),
     (redis) => Effect.sync(() => redis.disconnect())
   )

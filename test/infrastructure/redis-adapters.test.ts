@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer, type Server } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { AttemptCounter } from "../../application/ports/AttemptCounter.js"
@@ -89,6 +90,31 @@ describe("a Redis that does not answer", () => {
       )
       expect(Date.now() - started).toBeLessThan(3_000)
     })
+  )
+})
+
+describe("a server that takes the connection and never answers", () => {
+  it.live("is not reachable either: RedisUnreachableError once the connect and command timeouts have passed", () =>
+    Effect.gen(function* () {
+      const silent = yield* Effect.acquireRelease(
+        Effect.async<Server>((resume) => {
+          const server = createServer(() => undefined)
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.sync(() => server.close())
+      )
+      const { port } = silent.address() as AddressInfo
+      const started = Date.now()
+      const refused = yield* Effect.flip(
+        RedisClient.reachable({
+          url: Redacted.make(`redis://127.0.0.1:${port}`),
+          connectTimeoutMs: 300,
+          commandTimeoutMs: 200
+        })
+      )
+      expect(refused).toEqual(new RedisClient.RedisUnreachableError({ reason: "Command timed out" }))
+      expect(Date.now() - started).toBeLessThan(2_000)
+    }).pipe(Effect.scoped)
   )
 })
 
