@@ -1087,6 +1087,11 @@ export interface Rules {
   readonly operations: ReadonlyArray<Operation>
   /** CORS_ORIGINS: preflights from these are answered 204 on any route. */
   readonly corsOrigins: ReadonlyArray<string>
+  /**
+   * Cookie mode: the origins whose unsafe requests are served (PUBLIC_URL's and CORS_ORIGINS);
+   * one from any other Origin is refused 403 before its body is looked at.
+   */
+  readonly cookieOrigins?: ReadonlyArray<string>
   /** Field and parameter names and schema literals: the service names these itself. */
   readonly vocabulary: ReadonlySet<string>
 }
@@ -1223,13 +1228,24 @@ export const violations = (
   )
   const hasBody = sent.body !== undefined && sent.body.length > 0
   if (declared.length > 0 && hasBody && !isJsonType(header(sent.headers, "content-type"))) {
-    if (![411, 413, 415, 429].includes(status)) {
+    if (![411, 413, 415, 429].includes(status) && !(status === 403 && refusedOrigin(rules, sent))) {
       found.push(
         `a body with Content-Type ${header(sent.headers, "content-type") ?? "absent"} answered ${status}, not 415`
       )
     }
   }
   return found
+}
+
+/** Whether cookie mode refuses the request for its Origin (interfaces/http/originCheck.ts). */
+const refusedOrigin = (rules: Rules, sent: Ready) => {
+  const origin = header(sent.headers, "origin")
+  return (
+    rules.cookieOrigins !== undefined &&
+    origin !== undefined &&
+    !["GET", "HEAD", "OPTIONS", "TRACE"].includes(sent.method.toUpperCase()) &&
+    !rules.cookieOrigins.includes(origin)
+  )
 }
 
 const parsed = (body: Buffer): unknown => {

@@ -148,7 +148,12 @@ export const fuzzDriver = (concurrency: number) =>
       origins: [publicUrl.origin, ...corsOrigins],
       password
     }
-    const rules: Rules = { operations, corsOrigins, vocabulary: vocabularyOf(document) }
+    const rules: Rules = {
+      operations,
+      corsOrigins,
+      vocabulary: vocabularyOf(document),
+      ...(app.settings.cookies.tokenTransport === "cookie" ? { cookieOrigins: [publicUrl.origin, ...corsOrigins] } : {})
+    }
     const sessions = yield* pool
     const http = client(app.url, concurrency)
     yield* Effect.addFinalizer(() => Effect.sync(http.close))
