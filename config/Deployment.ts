@@ -13,7 +13,7 @@ type Handler<Args extends ReadonlyArray<unknown>> = (...args: Args) => void | Pr
 /**
  * Handlers a deployment registers by event name, called with the spec's arguments in order.
  * They run after the request has been answered; a handler that throws or rejects is logged and
- * changes nothing. A handler for one of the two send events replaces the built-in mailer for it.
+ * changes nothing. A handler for one of the send events (the two token mails, the security notice) replaces the built-in mailer for it.
  */
 export interface EventHandlers {
   readonly after_register?: Handler<[user: UserJson]>

@@ -180,7 +180,7 @@ const noticeWording: Readonly<
   taken_over: {
     summary: "Earlier ways to sign in were removed from your account",
     change: (removed) =>
-      oneLine(removed) === "" || oneLine(removed) === "nothing"
+      oneLine(removed) === ""
         ? "Your email address was confirmed. It had never been confirmed before, so every session started until then was ended."
         : `Your email address was confirmed. It had never been confirmed before, so every way to sign in set up until then was removed (${oneLine(removed)}) and every session was ended.`
   }

@@ -238,7 +238,7 @@ const describeEviction = (removed: Eviction): string =>
       ? []
       : [removed.passkeys.length === 1 ? "a passkey" : `${removed.passkeys.length} passkeys`]),
     ...removed.providers.map((provider) => `the linked ${provider} account`)
-  ].join(", ") || "nothing"
+  ].join(", ")
 
 /** Whether a proof of the address takes the account over: it never proved its address itself. */
 export const evictsOnProof = (account: { readonly is_verified: boolean }): boolean => !account.is_verified

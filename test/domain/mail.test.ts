@@ -186,7 +186,7 @@ describe("security notices", () => {
 
   it("a passkey without a name and a takeover that removed nothing still read as sentences", () => {
     expect(compose(notice("passkey_added", " ")).text.split("\n")[0]).toBe("A passkey was added to your account.")
-    expect(compose(notice("taken_over", "nothing")).text.split("\n")[0]).toBe(
+    expect(compose(notice("taken_over", "")).text.split("\n")[0]).toBe(
       "Your email address was confirmed. It had never been confirmed before, so every session started until then was ended."
     )
   })

@@ -149,6 +149,8 @@ describe("what each change does", () => {
     expect(noticeOf(WayInChange.TakenOver({ removed }))?.subject).toBe(
       "the password, 2 passkeys, the linked github account"
     )
+    const nothing = { password: false, passkeys: [], providers: [] }
+    expect(noticeOf(WayInChange.TakenOver({ removed: nothing }))?.subject).toBe("")
   })
 })
 
