@@ -29,12 +29,17 @@ const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyA
     return [`${PREFIX}MAILER=console: mails, tokens included, are written to the log instead of being sent`]
   }
   if (Option.isSome(mailer(settings))) return []
-  return sendEvents
-    .filter((name) => deployment.events?.[name] === undefined)
-    .map(
-      (name) =>
-        `${name} has no handler and no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console): its tokens are generated and dropped`
-    )
+  const noMailer = `no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console)`
+  return [
+    ...sendEvents
+      .filter((name) => deployment.events?.[name] === undefined)
+      .map((name) => `${name} has no handler and ${noMailer}: its tokens are generated and dropped`),
+    ...(settings.accounts.securityNotices && deployment.events?.send_security_notice === undefined
+      ? [
+          `send_security_notice has no handler and ${noMailer}: owners are not told when a way to sign in to their account is added or removed`
+        ]
+      : [])
+  ]
 }
 
 /** OAuth states are burned through the blacklist: without it, a state can be replayed. */
