@@ -46,7 +46,7 @@ export const readStorage = (read: SettingsReader) => ({
   redisUrl: read
     .optional("REDIS_URL", F.url("redis:", "rediss:"), {
       secret: true,
-      doc: "Redis for rate limits, lockout counters, revocations and single-use tokens, under `portcullis:`; needed by several workers. A cache: losing it never reopens a closed door."
+      doc: "Redis for rate limits, lockout counters, revocations and single-use tokens, under `portcullis:`; needed by several workers. Must answer when `serve` starts. A cache: losing it never reopens a closed door (rate limits and lockout then count in each process)."
     })
     .pipe(Option.map((value) => Redacted.make(value.href))),
   userIdType: read.setting("USER_ID_TYPE", F.oneOf("uuid", "integer", "string"), "uuid", {
