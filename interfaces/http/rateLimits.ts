@@ -71,8 +71,9 @@ const ruleOf = (limit: RateLimit): RateLimitRule => ({
 })
 
 /**
- * Rate limits, ahead of everything else a request meets but the response headers, body checks
- * and decoding included: every request to a limited route counts, valid or not, until the limit.
+ * Rate limits, ahead of everything else a request meets but the response headers, cookie mode's
+ * Origin check and the hashing queue, body checks and decoding included: every request to a
+ * limited route counts, valid or not, until the limit.
  *
  * The client is the request's `remoteAddress`, which the outermost middleware resolved (trusted
  * proxy headers, else the socket). Each request to a limited route of a served feature counts against (bucket, client), IPv6 clients
@@ -214,7 +215,7 @@ export const passkeyRegisterLimit = (settings: Settings) =>
         Effect.serviceOption(CurrentPrincipal),
         Option.match({
           onSome: (principal) => limit(principal.user.id),
-          // Named after Authentication on an endpoint: a wiring fault, never a request let through uncounted.
+          // Only if an endpoint names it after Authentication: a wiring fault, never a request let through uncounted.
           onNone: () => Effect.dieMessage("PasskeyRegisterLimit ran before Authentication")
         })
       )
