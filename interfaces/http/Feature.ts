@@ -128,7 +128,7 @@ export const withUseCases = <R, A, RU>(
  */
 export const assembleApi = (
   parts: ReadonlyArray<FeatureApi<unknown>>,
-  options: { readonly publicUrl: URL; readonly globallyLimited: DocumentOptions["globallyLimited"] }
+  options: Pick<DocumentOptions, "globallyLimited" | "originChecked"> & { readonly publicUrl: URL }
 ): PortcullisApi => {
   let api: PortcullisApi = baseApi
   for (const part of parts) api = api.add(part.group)
@@ -141,7 +141,8 @@ export const assembleApi = (
       documentProblems({
         version: packageVersion,
         publicUrl: options.publicUrl.origin,
-        globallyLimited: options.globallyLimited
+        globallyLimited: options.globallyLimited,
+        originChecked: options.originChecked
       })
     )
 }

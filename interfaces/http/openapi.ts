@@ -86,7 +86,12 @@ const retryAfter = header("Seconds to wait before trying again.")
 
 /** The headers that come with a status, whichever route answers it. */
 const headersOf: Readonly<Record<string, Json>> = {
-  "401": { "WWW-Authenticate": header('`Bearer`, or `Bearer error="invalid_token"`.', { type: "string" }) },
+  "401": {
+    "WWW-Authenticate": header(
+      '`Bearer`, `Bearer error="invalid_token"`, or, to add a way in on an old sign-in, `Bearer error="insufficient_user_authentication", error_description="…", max_age=<seconds>` (RFC 9470).',
+      { type: "string" }
+    )
+  },
   "423": { "Retry-After": retryAfter },
   "429": {
     "Retry-After": retryAfter,
@@ -128,21 +133,26 @@ export interface DocumentOptions {
   readonly publicUrl: string
   /** Whether GLOBAL_RATE_LIMIT counts the requests to a path, which may then answer 429 whatever their route. */
   readonly globallyLimited: (path: string) => boolean
+  /** Cookie mode: every unsafe request from a foreign Origin is refused with 403 CsrfError, whatever its route. */
+  readonly originChecked: boolean
 }
+
+const unsafeMethods = new Set(["post", "put", "patch", "delete"])
 
 /**
  * Makes the generated OpenAPI document say what the service answers. HttpApi documents a 400
  * HttpApiDecodeError on every route, but Portcullis renders every decoding failure as a 422
  * ValidationError problem, and every error as application/problem+json, with the headers that
  * belong to its status and an example; the refusals made before any route runs (411, 413, 415
- * and 500 on every route, 429 on the paths a global rate limit counts) are listed too.
+ * and 500 on every route, 429 on the paths a global rate limit counts, 403 on every unsafe route
+ * in cookie mode) are listed too.
  */
 export const documentProblems =
   (options: DocumentOptions) =>
   (spec: Json): Json => {
     const paths = (spec.paths ?? {}) as Record<string, Record<string, Json>>
     for (const [path, operations] of Object.entries(paths)) {
-      for (const operation of Object.values(operations)) {
+      for (const [method, operation] of Object.entries(operations)) {
         const responses = (operation.responses ?? {}) as Record<string, Json>
         for (const [status, response] of Object.entries(responses)) {
           if (Number(status) < 400) continue
@@ -165,6 +175,15 @@ export const documentProblems =
         }
         if (options.globallyLimited(path) && responses["429"] === undefined) {
           responses["429"] = problemResponse(["RateLimitedError"], titleOf("RateLimitedError"), 429)
+        }
+        if (options.originChecked && unsafeMethods.has(method)) {
+          const content = (responses["403"]?.content ?? {}) as Record<string, { schema?: Json }>
+          const forbidden = content["application/problem+json"]?.schema
+          const codes = ((forbidden?.anyOf ?? (forbidden === undefined ? [] : [forbidden])) as ReadonlyArray<Json>)
+            .map(codeOfRef)
+            .filter((code): code is ProblemCode => code !== undefined)
+          const all = [...new Set<ProblemCode>([...codes, "CsrfError"])]
+          responses["403"] = problemResponse(all, [...new Set(all.map(titleOf))].join("; "), 403)
         }
       }
     }

@@ -92,7 +92,8 @@ export interface Served<P extends FeatureApi<unknown>> {
 export const servedApi = (served: Served<FeatureApi<unknown>>, settings: Settings) =>
   assembleApi([...served.parts, health], {
     publicUrl: settings.server.publicUrl,
-    globallyLimited: (path) => Option.isSome(settings.limits.globalRateLimit) && !unlimitedPaths.has(path)
+    globallyLimited: (path) => Option.isSome(settings.limits.globalRateLimit) && !unlimitedPaths.has(path),
+    originChecked: settings.cookies.tokenTransport === "cookie"
   })
 
 /**
