@@ -154,6 +154,28 @@ describe("checkClaims", () => {
       })
     )
 
+    it.effect("OAuth states have an exact lifetime: valid 1 ms before exp, expired at exp, whatever the leeway", () =>
+      Effect.gen(function* () {
+        for (const purpose of ["oauth_state", "oauth_link_state"] as const) {
+          const state = payload({ type: purpose, family_id: null })
+          yield* at(EXP - 1)
+          expect(Either.isRight(yield* check(state, { purpose })), purpose).toBe(true)
+          yield* at(EXP - 0.001)
+          expect(Either.isRight(yield* check(state, { purpose })), purpose).toBe(true)
+          yield* TestClock.adjust(Duration.millis(1))
+          expect(failureOf(yield* check(state, { purpose })), purpose).toBeInstanceOf(TokenExpiredError)
+          yield* at(EXP + 1)
+          expect(failureOf(yield* check(state, { purpose })), purpose).toBeInstanceOf(TokenExpiredError)
+        }
+        // The leeway still forgives the other purposes' expiry, and a state's issue in the future.
+        for (const purpose of ["access", "refresh", "verify_email", "password_reset"] as const) {
+          expect(Either.isRight(yield* check(payload({ type: purpose }), { purpose })), purpose).toBe(true)
+        }
+        yield* at(IAT - 29)
+        expect(Either.isRight(yield* check(payload({ type: "oauth_state" }), { purpose: "oauth_state" }))).toBe(true)
+      })
+    )
+
     it.effect("with no leeway: valid 1 ms before exp, expired at exp", () =>
       Effect.gen(function* () {
         yield* at(EXP - 0.001)

@@ -97,6 +97,35 @@ describe("OAuth state, binding and redirect rules", () => {
       })
     )
 
+    it.effect("a state lives OAUTH_STATE_EXPIRE_SECONDS exactly: a second past it is refused, leeway or not", () =>
+      Effect.gen(function* () {
+        const app = yield* TestApp.TestApp
+        const lifetime = app.settings.oauth.oauthStateExpireSeconds
+        expect(app.settings.tokens.jwtLeewaySeconds).toBeGreaterThan(2)
+        const signer = yield* TokenSigner
+        /** The flow's own state, as if issued `age` seconds ago (whole seconds, as tokens count them). */
+        const issuedAgo = (state: string, age: number) => {
+          const claims = claimsOf(state)
+          const iat = Math.floor(Date.now() / 1000) - age
+          return signer.sign({ ...claims, jti: `${claims.jti}-${age}`, iat, exp: iat + lifetime })
+        }
+        // One to two seconds past its end, well within JWT_LEEWAY_SECONDS.
+        const late = yield* begin("google")
+        const lateState = yield* issuedAgo(late.state, lifetime + 1)
+        const refused = expectProblem(
+          yield* callback("google", { code: yield* approve(late, person()), state: lateState, binding: late.binding }),
+          400,
+          "OAuthError"
+        )
+        expect(refused.detail).toBe("The OAuth state is invalid or has expired; start again.")
+        // One to two seconds before its end.
+        const inTime = yield* begin("google")
+        const inTimeState = yield* issuedAgo(inTime.state, lifetime - 2)
+        const code = yield* approve(inTime, person())
+        expect((yield* callback("google", { code, state: inTimeState, binding: inTime.binding })).status).toBe(200)
+      })
+    )
+
     it.effect("the state carries the SHA-256 of the binding and a nonce, never the binding or the PKCE verifier", () =>
       Effect.gen(function* () {
         const started = yield* begin("google")
