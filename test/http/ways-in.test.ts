@@ -1,5 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import { decodeJwt } from "jose"
 import { Accounts } from "../../application/Accounts.js"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import { PasskeyRepo } from "../../application/ports/PasskeyRepo.js"
@@ -177,6 +178,35 @@ for (const backend of [...TestApp.backends, TestApp.sqliteFileBackend()]) {
           const types = yield* typesFor(session.userId)
           expect(types).toContain("oauth.auto_linked")
           expect(types.filter((type) => type.startsWith("takeover."))).toEqual([])
+        })
+      )
+
+      it.effect("a provider vouching for a look-alike of an address reaches no account of it", () =>
+        Effect.gen(function* () {
+          const local = `kate-${Math.random().toString(36).slice(2, 10)}`
+          const email = `${local}@example.com`
+          expect((yield* register(email)).status).toBe(202)
+          const session = yield* signIn(email)
+          // U+212A KELVIN SIGN, which NFC turns into `K`, and Unicode lower-casing into `k`.
+          const lookAlike = `\u212A${local.slice(1)}@example.com`
+          expectProblem(yield* through("google", person("kelvin", { email: lookAlike })), 400, "OAuthError")
+          expect(yield* linkedProviders(session.access)).toEqual([])
+          expect((yield* me(session.access)).status).toBe(200)
+        })
+      )
+
+      it.effect("the sign-in's time stays in the access tokens a refresh issues", () =>
+        Effect.gen(function* () {
+          const email = uniqueEmail("auth-time")
+          expect((yield* register(email)).status).toBe(202)
+          const session = yield* signIn(email)
+          const signedIn = decodeJwt(session.access).auth_time
+          expect(signedIn).toEqual(expect.any(Number))
+          yield* Effect.sleep("1100 millis")
+          const renewed = (yield* refresh(session.refresh)).body as { access_token: string }
+          const claims = decodeJwt(renewed.access_token)
+          expect(claims.auth_time).toBe(signedIn)
+          expect(claims.iat).toBeGreaterThan(signedIn as number)
         })
       )
 
