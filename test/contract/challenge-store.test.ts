@@ -3,6 +3,7 @@ import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import { ChallengeStore } from "../../application/ports/ChallengeStore.js"
 import * as ChallengeStoreMemory from "../../infrastructure/memory/ChallengeStoreMemory.js"
 import * as ChallengeStoreRedis from "../../infrastructure/redis/ChallengeStoreRedis.js"
+import { RedisClient } from "../../infrastructure/redis/RedisClient.js"
 import { clientLayer, testRedisUrl } from "../support/redis.js"
 
 const START = Date.UTC(2032, 1, 2, 3, 4, 5)
@@ -135,6 +136,25 @@ for (const adapter of adapters) {
         )
       )
 
+      // The test above ends its lifetime on the sweeper's minute, where the sweep alone would drop
+      // it; this one ends between sweeps, so only take's own check of the lifetime answers.
+      it.effect("a challenge of PASSKEY_CHALLENGE_TTL seconds is gone from its end, between two sweeps", () =>
+        withStore((store) =>
+          Effect.gen(function* () {
+            const ttl = Duration.seconds(10)
+            yield* store.put("passkey:reg:a", "a", ttl)
+            yield* store.put("passkey:reg:b", "b", ttl)
+            yield* store.put("passkey:reg:c", "c", ttl)
+            yield* TestClock.adjust(Duration.millis(9_999))
+            expect(yield* store.take("passkey:reg:a")).toEqual(Option.some("a"))
+            yield* TestClock.adjust(Duration.millis(1))
+            expect(yield* store.take("passkey:reg:b")).toEqual(Option.none())
+            yield* TestClock.adjust(Duration.seconds(1))
+            expect(yield* store.take("passkey:reg:c")).toEqual(Option.none())
+          })
+        )
+      )
+
       // Once expired, take answers none whether or not the entry is still held. To see whether
       // the sweeper dropped it, the tests move the TestClock back into its lifetime: an entry
       // still held answers again, a swept one does not.
@@ -166,3 +186,32 @@ for (const adapter of adapters) {
     })
   })
 }
+
+/**
+ * PASSKEY_CHALLENGE_TTL is exact (DECISIONS: OAuth configuration). Redis keeps the lifetime to the
+ * millisecond (SET PX), never rounded up to whole seconds, and its timer, not the TestClock, ends
+ * it: so real time, measured from the moment the put was answered (Redis started the lifetime
+ * before that moment).
+ */
+describe.skipIf(testRedisUrl === undefined)("ChallengeStoreRedis: the lifetime is exact", () => {
+  const sleepUntil = (at: number) => realSleep(Duration.millis(Math.max(0, at - Date.now())))
+
+  it.live("a challenge is there 200 ms before its end and gone 10 ms after it; Redis holds it to the millisecond", () =>
+    Effect.gen(function* () {
+      const store = yield* ChallengeStore
+      const client = yield* RedisClient
+      const ttl = Duration.millis(1_500)
+      yield* store.put("passkey:auth:before", "before", ttl)
+      yield* store.put("passkey:auth:after", "after", ttl)
+      const answered = Date.now()
+      const left = yield* Effect.promise(() => client.redis.pttl(client.key("passkey:auth:after")))
+      expect(left).toBeGreaterThan(1_300)
+      expect(left).toBeLessThanOrEqual(1_500)
+
+      yield* sleepUntil(answered + 1_300)
+      expect(yield* store.take("passkey:auth:before")).toEqual(Option.some("before"))
+      yield* sleepUntil(answered + 1_510)
+      expect(yield* store.take("passkey:auth:after")).toEqual(Option.none())
+    }).pipe(Effect.provide(ChallengeStoreRedis.layer.pipe(Layer.provideMerge(clientLayer()))))
+  )
+})
