@@ -5,6 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOAuthProvider, fakeOAuthProvider } from "../support/FakeOAuthProvider.js"
 import { killAll, type RunningServer, startServer } from "../support/processes.js"
 import { startSmtpSink } from "../support/SmtpSink.js"
+import {
+  type CreationOptionsLike,
+  type RequestOptionsLike,
+  SoftwareAuthenticator
+} from "../support/SoftwareAuthenticator.js"
 
 /**
  * The takeover and the sign-in race of DECISIONS "Ways in", on the production shape: one
@@ -36,6 +41,7 @@ const ownUrl = () => {
 const password = "correct horse battery staple"
 const REDIRECT = "https://app.example/oauth/callback"
 const client = { id: "google-client", secret: "google secret" }
+const github = { id: "github-client", secret: "github secret" }
 const ROUNDS = 6
 const SIGN_INS = 8
 const SPREAD = 4
@@ -53,9 +59,10 @@ describe.skipIf(!enabled)("ways in with two workers on PostgreSQL and Redis", ()
 
   beforeAll(async () => {
     await withAdmin(`CREATE DATABASE ${database}`)
-    fake = await Effect.runPromise(Scope.extend(fakeOAuthProvider([client]), scope))
+    fake = await Effect.runPromise(Scope.extend(fakeOAuthProvider([client, github]), scope))
     smtp = await startSmtpSink()
     const google = fake.endpoints("google")
+    const githubAt = fake.endpoints("github")
     server = await startServer({
       SERVICE_SECRET_KEY: "ways-in-workers-secret-key-of-at-least-32-bytes",
       SERVICE_DATABASE_URL: ownUrl(),
@@ -72,7 +79,19 @@ describe.skipIf(!enabled)("ways in with two workers on PostgreSQL and Redis", ()
       SERVICE_OAUTH_GOOGLE_REDIRECT_URIS: REDIRECT,
       SERVICE_OAUTH_GOOGLE_AUTHORIZATION_ENDPOINT: google.authorization,
       SERVICE_OAUTH_GOOGLE_TOKEN_ENDPOINT: google.token,
-      SERVICE_OAUTH_GOOGLE_USERINFO_ENDPOINT: google.userinfo
+      SERVICE_OAUTH_GOOGLE_USERINFO_ENDPOINT: google.userinfo,
+      SERVICE_OAUTH_GITHUB_CLIENT_ID: github.id,
+      SERVICE_OAUTH_GITHUB_CLIENT_SECRET: github.secret,
+      SERVICE_OAUTH_GITHUB_REDIRECT_URIS: REDIRECT,
+      SERVICE_OAUTH_GITHUB_AUTHORIZATION_ENDPOINT: githubAt.authorization,
+      SERVICE_OAUTH_GITHUB_TOKEN_ENDPOINT: githubAt.token,
+      SERVICE_OAUTH_GITHUB_USERINFO_ENDPOINT: githubAt.userinfo,
+      SERVICE_OAUTH_GITHUB_EMAILS_ENDPOINT: githubAt.emails ?? "",
+      SERVICE_PASSKEY_ENABLED: "true",
+      SERVICE_PASSKEY_RP_ID: "localhost",
+      SERVICE_PASSKEY_RP_NAME: "Portcullis tests",
+      SERVICE_PASSKEY_ORIGINS: "http://localhost:8000",
+      SERVICE_PASSKEY_CHALLENGE_BACKEND: "redis"
     })
   }, 60_000)
 
@@ -114,6 +133,37 @@ describe.skipIf(!enabled)("ways in with two workers on PostgreSQL and Redis", ()
       })
     )
     return replies.filter((reply) => reply.status === 200).map((reply) => String(reply.body.access_token))
+  }
+
+  /** A GitHub account of the squatter's own (its own address): a sign-in, or with a token a link. */
+  const throughGithub = async (who: { readonly id: number; readonly email: string }, token?: string) => {
+    const flow = token === undefined ? "/oauth/github" : "/oauth/github/link"
+    const auth = token === undefined ? {} : { token }
+    const started = await call("GET", `${flow}/authorize?redirect_uri=${encodeURIComponent(REDIRECT)}`, auth)
+    expect(started.status).toBe(200)
+    const url = new URL(String(started.body.authorization_url))
+    const challenge = url.searchParams.get("code_challenge")
+    const code = fake.issueCode({
+      clientId: github.id,
+      redirectUri: REDIRECT,
+      userinfo: { id: who.id, login: "squatter", name: "Squatter", avatar_url: null },
+      emails: [{ email: who.email, primary: true, verified: true }],
+      ...(challenge === null ? {} : { codeChallenge: challenge })
+    })
+    return call("POST", `${flow}/callback`, {
+      body: { code, state: url.searchParams.get("state"), binding: started.body.binding },
+      ...auth
+    })
+  }
+
+  const passkeySignIn = async (authenticator: SoftwareAuthenticator) => {
+    const begun = await call("POST", "/passkeys/authenticate/begin")
+    expect(begun.status).toBe(200)
+    const options = begun.body as unknown as RequestOptionsLike & { challenge_key: string }
+    const credential = authenticator.authenticate(options)
+    return call("POST", "/passkeys/authenticate/complete", {
+      body: { challenge_key: options.challenge_key, credential }
+    })
   }
 
   /** The owner signing in with Google, which vouches for `email`. */
@@ -173,6 +223,37 @@ describe.skipIf(!enabled)("ways in with two workers on PostgreSQL and Redis", ()
       expect(reset.status).toBe(200)
       expect(await alive(tokens)).toBe(0)
     }
+  }, 120_000)
+
+  it("the owner's takeover removes the squatter's passkey and linked provider, on either worker", async () => {
+    const victim = newEmail("victim")
+    await register(victim)
+    const token = String((await login(victim)).body.access_token)
+    const authenticator = new SoftwareAuthenticator()
+    const begun = await call("POST", "/passkeys/register/begin", { token })
+    expect(begun.status).toBe(200)
+    const options = begun.body as unknown as CreationOptionsLike & { challenge_key: string }
+    const added = await call("POST", "/passkeys/register/complete", {
+      token,
+      body: { challenge_key: options.challenge_key, credential: authenticator.register(options), device_name: "key" }
+    })
+    expect(added.status).toBe(201)
+    const own = { id: 700_000 + Math.floor(Math.random() * 100_000), email: newEmail("squatter") }
+    expect((await throughGithub(own, token)).status).toBe(200)
+    expect((await passkeySignIn(authenticator)).status).toBe(200)
+
+    const owner = await ownerSignIn(victim)
+    expect(owner.status).toBe(200)
+    const ownerId = (owner.body.user as { id: string }).id
+    // Each answered by whichever worker takes it: none reaches the owner's account.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      expect((await passkeySignIn(authenticator)).status).toBe(401)
+      expect((await login(victim)).status).toBe(401)
+      const elsewhere = await throughGithub(own)
+      expect(elsewhere.status).toBe(200)
+      expect((elsewhere.body.user as { id: string }).id).not.toBe(ownerId)
+    }
+    expect((await call("GET", "/me", { token })).status).toBe(401)
   }, 120_000)
 
   it("the owner's takeover leaves a squatter racing it no session and no passkey or password", async () => {
