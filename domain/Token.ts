@@ -85,6 +85,10 @@ const sessionPurposes: ReadonlySet<TokenPurpose> = new Set(["access", "refresh"]
  */
 const exactLifetimes: ReadonlySet<TokenPurpose> = new Set(["oauth_state", "oauth_link_state"])
 
+/** The refusal of a token of another purpose than the one expected, which names the expected one. */
+export const wrongPurpose = (expected: TokenPurpose) =>
+  new TokenError({ message: `Expected a token of type ${expected}.` })
+
 /**
  * The one rule for accepting a token whose signature is valid: right purpose, right issuer and
  * audience, a session for session tokens, not issued in the future, not expired. A token is
@@ -95,9 +99,7 @@ export const checkClaims = (
   payload: TokenPayload,
   expect: ClaimExpectations
 ): Either.Either<TokenPayload, TokenError | TokenExpiredError> => {
-  if (payload.type !== expect.purpose) {
-    return Either.left(new TokenError({ message: `Expected a token of type ${expect.purpose}.` }))
-  }
+  if (payload.type !== expect.purpose) return Either.left(wrongPurpose(expect.purpose))
   if (payload.iss !== expect.issuer) return Either.left(new TokenError({ message: "Unknown token issuer." }))
   if (Option.isSome(expect.audience)) {
     const audiences = payload.aud === undefined ? [] : typeof payload.aud === "string" ? [payload.aud] : payload.aud

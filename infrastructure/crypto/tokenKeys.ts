@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto"
-import { Effect, type Redacted } from "effect"
+import { Effect, type Redacted, Schema } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
-import { TokenPurpose } from "../../domain/Token.js"
+import { TokenPurpose, wrongPurpose } from "../../domain/Token.js"
 import { deriveKey } from "./CryptographyNode.js"
 import { acceptPayload, base64url, type ClaimOptions, invalid, segments, stampOf } from "./compactJwt.js"
 
@@ -28,6 +28,23 @@ export interface AccessKeys {
   readonly sign: (payload: string) => string
   /** The `typ` of the header under which one of the keys signed the token, or nothing when none did. */
   readonly signedUnder: (token: string, purpose: TokenPurpose) => AccessHeaderType | undefined
+}
+
+const isPurpose = Schema.is(TokenPurpose)
+
+/** The purpose a token's claims name, unverified; nothing when it names none. */
+const claimedPurpose = (token: string): TokenPurpose | undefined => {
+  const parts = segments(token)
+  if (parts === undefined) return undefined
+  try {
+    const claims: unknown = JSON.parse(
+      Buffer.from(parts.signingInput.slice(parts.header.length + 1), "base64url").toString()
+    )
+    const type = typeof claims === "object" && claims !== null ? (claims as { type?: unknown }).type : undefined
+    return isPurpose(type) ? type : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** The purposes that only the service itself ever reads: every one but access. */
@@ -84,13 +101,25 @@ export const signerOf = (access: AccessKeys, secretKey: Redacted.Redacted<string
     return typ === ACCESS_TYP ? purpose === "access" : typ === LEGACY_TYP
   }
 
+  /**
+   * Whether a refused token is a genuine one of another purpose: signed for the purpose its claims
+   * name. Asked of refused tokens only, so that a client that sends its refresh token where its
+   * access token belongs is told which one was expected; a forgery is only ever invalid.
+   */
+  const ofAnotherPurpose = (token: string, purpose: TokenPurpose): boolean => {
+    const claimed = claimedPurpose(token)
+    return claimed !== undefined && claimed !== purpose && isSigned(token, claimed)
+  }
+
   return TokenSigner.of({
     sign: (claims) =>
       Effect.sync(() => {
         const payload = JSON.stringify({ ...claims, ...stamp })
         return claims.type === "access" ? access.sign(payload) : own.sign(claims.type, payload)
       }),
-    verify: (token, purpose) =>
-      isSigned(token, purpose) ? acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options) : invalid
+    verify: (token, purpose) => {
+      if (isSigned(token, purpose)) return acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options)
+      return ofAnotherPurpose(token, purpose) ? Effect.fail(wrongPurpose(purpose)) : invalid
+    }
   })
 }

@@ -163,7 +163,10 @@ for (const [name, make] of Object.entries(kinds)) {
           for (const purpose of purposes) {
             const token = yield* signer.sign(yield* claimsOf(purpose))
             for (const other of purposes.filter((each) => each !== purpose)) {
-              expect(yield* refusal(signer.verify(token, other)), `${purpose} as ${other}`).toBeInstanceOf(TokenError)
+              const refused = yield* refusal(signer.verify(token, other))
+              expect(refused, `${purpose} as ${other}`).toBeInstanceOf(TokenError)
+              // A genuine token of another purpose is told apart from a forgery, for the client's sake.
+              expect(refused.message).toBe(`Expected a token of type ${other}.`)
             }
           }
           // The key alone refuses: claims of one purpose under another purpose's key are not its token.
@@ -171,10 +174,14 @@ for (const [name, make] of Object.entries(kinds)) {
             const claims = yield* claimsOf(purpose)
             expect(yield* signer.verify(underPurposeKey(purpose, claims), purpose)).toMatchObject({ type: purpose })
             for (const other of purposes.filter((each) => each !== purpose)) {
-              const forged = underPurposeKey(other, claims)
-              expect(yield* refusal(signer.verify(forged, purpose)), `${other}'s key`).toBeInstanceOf(TokenError)
+              const refused = yield* refusal(signer.verify(underPurposeKey(other, claims), purpose))
+              expect(refused, `${other}'s key`).toBeInstanceOf(TokenError)
+              expect(refused.message).toBe("The token is invalid.")
             }
           }
+          // A forgery that claims another purpose is only invalid: its claims are not believed.
+          const forged = `${(yield* signer.sign(yield* claimsOf("refresh"))).slice(0, -4)}AAAA`
+          expect((yield* refusal(signer.verify(forged, "access"))).message).toBe("The token is invalid.")
         })
     )
 
