@@ -49,13 +49,7 @@ export class OAuthFlow extends Effect.Service<OAuthFlow>()("app/OAuthFlow", {
     const identify = Effect.fnUntraced(function* (name: string, callback: Callback, flow: Flow) {
       const provider = yield* providerNamed(name)
       const { claims, codeVerifier } = yield* states.accept(provider.name, callback, flow)
-      const tokens = yield* provider.exchangeCode({
-        code: callback.code,
-        redirectUri: claims.redirect_uri,
-        codeVerifier
-      })
-      const info = yield* provider.userInfo(tokens.access_token)
-      return { tokens, info }
+      return yield* provider.identify({ code: callback.code, redirectUri: claims.redirect_uri, codeVerifier })
     })
 
     /** The provider's tokens sealed for storage, with the email it gave, for display only. */

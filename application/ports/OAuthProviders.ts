@@ -30,6 +30,12 @@ export interface CodeExchange {
   readonly codeVerifier: string
 }
 
+/** What one exchange with a provider brings: the tokens it granted, and whose they are. */
+export interface ProviderIdentity {
+  readonly tokens: ProviderTokens
+  readonly info: OAuthUserInfo
+}
+
 /**
  * One configured provider. Failures: OAuthError when the request is refused (a redirect URI
  * outside the allow-list, a code the provider refuses); OAuthProviderError when the provider
@@ -40,9 +46,11 @@ export interface OAuthProviderClient {
   readonly name: string
   /** The URL to send the browser to, with the provider's scopes and the state. */
   readonly authorizationUrl: (request: AuthorizationRequest) => Effect.Effect<string, OAuthError>
-  readonly exchangeCode: (exchange: CodeExchange) => Effect.Effect<ProviderTokens, OAuthError | OAuthProviderError>
-  /** Who the access token belongs to, from the provider's user info endpoint(s). */
-  readonly userInfo: (accessToken: Redacted.Redacted<string>) => Effect.Effect<OAuthUserInfo, OAuthProviderError>
+  /**
+   * The code exchanged for tokens, then who they belong to (the provider's user info
+   * endpoint(s)): one exchange with the provider, bounded as one.
+   */
+  readonly identify: (exchange: CodeExchange) => Effect.Effect<ProviderIdentity, OAuthError | OAuthProviderError>
 }
 
 /** The OAuth providers the deployment configured, by name. */

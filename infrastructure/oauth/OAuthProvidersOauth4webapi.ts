@@ -1,7 +1,13 @@
 import { Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as oauth from "oauth4webapi"
-import { type OAuthProviderClient, OAuthProviders } from "../../application/ports/OAuthProviders.js"
+import {
+  type CodeExchange,
+  type OAuthProviderClient,
+  OAuthProviders,
+  type ProviderTokens
+} from "../../application/ports/OAuthProviders.js"
 import { OAuthError, OAuthProviderError } from "../../domain/errors.js"
+import type { OAuthUserInfo } from "../../domain/OAuth.js"
 import type { OAuthProviderRegistration } from "../../domain/OAuthProvider.js"
 import { boundedFetch, providerFailure, tokenFailure, UnexpectedStatus } from "./providerCalls.js"
 import { kinds, type UserInfoSource } from "./providerKinds.js"
@@ -15,6 +21,21 @@ export interface Options {
    * user, their answers' bodies included. 10 seconds by default.
    */
   readonly timeout?: Duration.DurationInput
+}
+
+/**
+ * A provider's client as this adapter builds it: the port's, and the exchange's two steps apart,
+ * each given up at the `deadline` it is handed (its exchange's), or at one of its own without one.
+ */
+export interface ProviderClient extends OAuthProviderClient {
+  readonly exchangeCode: (
+    exchange: CodeExchange,
+    deadline?: AbortSignal
+  ) => Effect.Effect<ProviderTokens, OAuthError | OAuthProviderError>
+  readonly userInfo: (
+    accessToken: Redacted.Redacted<string>,
+    deadline?: AbortSignal
+  ) => Effect.Effect<OAuthUserInfo, OAuthProviderError>
 }
 
 /** Settings accept plain http only on these hosts, for local development and tests. */
@@ -48,7 +69,7 @@ const judgeable = async (response: Response): Promise<Response> => {
   return new Response(JSON.stringify(granted), { status: typeof granted.error === "string" ? 400 : 200, headers })
 }
 
-const client = (config: OAuthProviderRegistration, options: Options, timeout: Duration.Duration) => {
+const client = (config: OAuthProviderRegistration, options: Options, timeout: Duration.Duration): ProviderClient => {
   const kind = kinds[config.kind]
   const endpoint = (override: Option.Option<string>, fallback: Option.Option<string>, what: string) =>
     Option.getOrThrowWith(
@@ -82,12 +103,7 @@ const client = (config: OAuthProviderRegistration, options: Options, timeout: Du
       ? Effect.void
       : Effect.fail(new OAuthError({ message: "The redirect_uri is not allowed for this provider." }))
 
-  /**
-   * Each exchange's deadline, by the access token it granted: reading the user goes on in the
-   * time the code exchange started, so that a provider answering each call slowly cannot stretch
-   * the exchange past one bound. A token this client did not grant starts an exchange of its own.
-   */
-  const deadlines = new WeakMap<Redacted.Redacted<string>, AbortSignal>()
+  /** A new exchange's deadline: every call of the exchange is given up when it fires. */
   const deadline = () => AbortSignal.timeout(Duration.toMillis(timeout))
 
   const transport = (url: string, signal: AbortSignal) => {
@@ -166,6 +182,40 @@ const client = (config: OAuthProviderRegistration, options: Options, timeout: Du
     mapUserInfo: config.mapUserInfo
   })
 
+  const exchangeCode: ProviderClient["exchangeCode"] = ({ code, redirectUri, codeVerifier }, bound) =>
+    Effect.gen(function* () {
+      yield* checkRedirect(redirectUri)
+      if (code === "") return yield* new OAuthError({ message: "The authorization code is missing." })
+      const granted = yield* call("token", tokenFailure, bound ?? deadline(), async (signal) => {
+        const callback = oauth.validateAuthResponse(
+          server,
+          registration,
+          new URLSearchParams({ code }),
+          oauth.skipStateCheck
+        )
+        const response = await oauth.authorizationCodeGrantRequest(
+          server,
+          registration,
+          clientAuthentication,
+          callback,
+          redirectUri,
+          pkce ? codeVerifier : oauth.nopkce,
+          transport(tokenEndpoint, signal)
+        )
+        return oauth.processAuthorizationCodeResponse(server, registration, await judgeable(response))
+      })
+      return {
+        access_token: Redacted.make(granted.access_token),
+        ...(granted.refresh_token === undefined ? {} : { refresh_token: Redacted.make(granted.refresh_token) }),
+        ...(granted.expires_in === undefined ? {} : { expires_in: granted.expires_in })
+      }
+    })
+
+  const userInfo: ProviderClient["userInfo"] = (accessToken, bound) =>
+    Effect.suspend(() => kind.userInfo(userInfoSource(Redacted.value(accessToken), bound ?? deadline()))).pipe(
+      Effect.map((fields) => ({ provider: config.name, ...fields }))
+    )
+
   return {
     name: config.name,
 
@@ -186,59 +236,36 @@ const client = (config: OAuthProviderRegistration, options: Options, timeout: Du
         return url.href
       }),
 
-    exchangeCode: ({ code, redirectUri, codeVerifier }) =>
-      Effect.gen(function* () {
-        yield* checkRedirect(redirectUri)
-        if (code === "") return yield* new OAuthError({ message: "The authorization code is missing." })
-        const exchange = deadline()
-        const granted = yield* call("token", tokenFailure, exchange, async (signal) => {
-          const callback = oauth.validateAuthResponse(
-            server,
-            registration,
-            new URLSearchParams({ code }),
-            oauth.skipStateCheck
-          )
-          const response = await oauth.authorizationCodeGrantRequest(
-            server,
-            registration,
-            clientAuthentication,
-            callback,
-            redirectUri,
-            pkce ? codeVerifier : oauth.nopkce,
-            transport(tokenEndpoint, signal)
-          )
-          return oauth.processAuthorizationCodeResponse(server, registration, await judgeable(response))
-        })
-        const accessToken = Redacted.make(granted.access_token)
-        deadlines.set(accessToken, exchange)
-        return {
-          access_token: accessToken,
-          ...(granted.refresh_token === undefined ? {} : { refresh_token: Redacted.make(granted.refresh_token) }),
-          ...(granted.expires_in === undefined ? {} : { expires_in: granted.expires_in })
-        }
+    // One deadline for the whole exchange, started with it and handed to each step: a provider
+    // answering each call slowly cannot stretch the exchange past one bound.
+    identify: (exchange) =>
+      Effect.suspend(() => {
+        const bound = deadline()
+        return Effect.flatMap(exchangeCode(exchange, bound), (tokens) =>
+          Effect.map(userInfo(tokens.access_token, bound), (info) => ({ tokens, info }))
+        )
       }),
 
-    userInfo: (accessToken) =>
-      Effect.suspend(() =>
-        kind.userInfo(userInfoSource(Redacted.value(accessToken), deadlines.get(accessToken) ?? deadline()))
-      ).pipe(Effect.map((fields) => ({ provider: config.name, ...fields })))
-  } satisfies OAuthProviderClient
+    exchangeCode,
+    userInfo
+  }
 }
 
 /**
  * The configured providers, over oauth4webapi. Every call goes through one fetch that never
  * follows a redirect and reads at most 1 MiB of an answer; an exchange (code, then user) is given
  * up once the timeout has passed. A provider without an endpoint it needs (a custom one missing
- * from its settings) stops the layer: settings never produce one.
+ * from its settings) stops the layer: settings never produce one. Its clients are the port's
+ * and more (`ProviderClient`); the layer offers only the port.
  */
 export const make = (options: Options) =>
   Effect.sync(() => {
     const timeout = Duration.decode(options.timeout ?? Duration.seconds(10))
     const clients = new Map(options.providers.map((config) => [config.name, client(config, options, timeout)] as const))
-    return OAuthProviders.of({
+    return {
       names: options.providers.map((config) => config.name),
-      get: (name) => Option.fromNullable(clients.get(name))
-    })
+      get: (name: string) => Option.fromNullable(clients.get(name))
+    }
   })
 
 export const layer = (options: Options) => Layer.effect(OAuthProviders, make(options))

@@ -58,7 +58,7 @@ const authorizationParams = (client: OAuthProviderClient, redirectUri = REDIRECT
     .authorizationUrl({ state: "signed.state.token", redirectUri, codeVerifier: VERIFIER })
     .pipe(Effect.map((url) => new URL(url)))
 
-/** The fake approves a sign-in, then the client exchanges the code and reads the user. */
+/** The fake approves a sign-in, then the client exchanges the code and reads the user: one exchange. */
 const signIn = (
   fake: FakeOAuthProvider,
   kind: FakeKind,
@@ -67,9 +67,12 @@ const signIn = (
 ) =>
   Effect.gen(function* () {
     const code = fake.issueCode({ clientId: `client-${kind}`, redirectUri: REDIRECT, ...grant })
-    const tokens = yield* client.exchangeCode({ code, redirectUri: REDIRECT, codeVerifier: VERIFIER })
-    return { tokens, info: yield* client.userInfo(tokens.access_token) }
+    return yield* client.identify({ code, redirectUri: REDIRECT, codeVerifier: VERIFIER })
   })
+
+/** The path of the kind's endpoint on the fake, as its failures and stretches are keyed. */
+const pathOf = (fake: FakeOAuthProvider, kind: FakeKind, endpoint: "token" | "userinfo") =>
+  new URL(fake.endpoints(kind)[endpoint]).pathname
 
 const withFake = <A, E>(body: (fake: FakeOAuthProvider) => Effect.Effect<A, E>) =>
   Effect.flatMap(fakeOAuthProvider(KINDS.map((kind) => ({ id: `client-${kind}`, secret: secretOf(kind) }))), body).pipe(
@@ -435,24 +438,28 @@ describe("code exchange and user info, against a fake provider", () => {
 })
 
 describe("one bound for an exchange", () => {
-  it.scopedLive("reading the user goes on in the time the code exchange started; another token starts afresh", () =>
+  const bound = 1_000
+  /** An answer trickling over most of the bound: within it alone, past it after another such. */
+  const slowly = { padding: 2_000, over: bound * 0.7 }
+
+  it.scopedLive("reading the user goes on in the time the code exchange started; another exchange starts afresh", () =>
     withFake((fake) =>
       Effect.gen(function* () {
-        const client = yield* clientFor(fakeConfig(fake, "google"), { timeout: "300 millis" })
-        const code = fake.issueCode({
+        const client = yield* clientFor(fakeConfig(fake, "google"), { timeout: bound })
+        const grant = {
           clientId: "client-google",
           redirectUri: REDIRECT,
           userinfo: googleUser,
           codeChallenge: s256(VERIFIER)
-        })
-        const tokens = yield* client.exchangeCode({ code, redirectUri: REDIRECT, codeVerifier: VERIFIER })
-        yield* Effect.sleep("350 millis")
-        expect(yield* Effect.flip(client.userInfo(tokens.access_token))).toMatchObject({
+        }
+        fake.stretchNext(pathOf(fake, "google", "token"), slowly)
+        fake.stretchNext(pathOf(fake, "google", "userinfo"), slowly)
+        const exchange = { code: fake.issueCode(grant), redirectUri: REDIRECT, codeVerifier: VERIFIER }
+        expect(yield* Effect.flip(client.identify(exchange))).toMatchObject({
           _tag: "OAuthProviderError",
           message: "The OAuth provider google did not answer in time."
         })
-        // The same token, not as this client granted it: an exchange of its own, in time.
-        const info = yield* client.userInfo(Redacted.make(Redacted.value(tokens.access_token)))
+        const { info } = yield* client.identify({ ...exchange, code: fake.issueCode(grant) })
         expect(info.provider_user_id).toBe("1089")
       })
     )
@@ -469,16 +476,10 @@ describe("a provider failing", () => {
           emails: githubEmails,
           codeChallenge: s256(VERIFIER)
         }
-        if (step === "token") fake.failNext(failure)
+        fake.failNextAt(pathOf(fake, kind, step), failure)
         const code = fake.issueCode({ clientId: `client-${kind}`, redirectUri: REDIRECT, ...grant })
         const started = Date.now()
-        const error = yield* Effect.flip(
-          Effect.gen(function* () {
-            const tokens = yield* client.exchangeCode({ code, redirectUri: REDIRECT, codeVerifier: VERIFIER })
-            if (step === "userinfo") fake.failNext(failure)
-            return yield* client.userInfo(tokens.access_token)
-          })
-        )
+        const error = yield* Effect.flip(client.identify({ code, redirectUri: REDIRECT, codeVerifier: VERIFIER }))
         expect(fake.paths).not.toContain("/elsewhere")
         expect(error.message).not.toContain(secretOf(kind))
         return { error, elapsed: Date.now() - started }

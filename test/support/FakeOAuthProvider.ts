@@ -97,6 +97,7 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
   const tokenRequests: Array<TokenRequest> = []
   const paths: Array<string> = []
   let nextFailure: FakeFailure | undefined
+  const failuresAt = new Map<string, FakeFailure>()
   const stretches = new Map<string, Stretch>()
   const stretched: Array<Stretched> = []
   const redirects = new Map<string, number>()
@@ -226,8 +227,10 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
       response.writeHead(redirect, { location: `http://127.0.0.1:${port}${request.url ?? ""}` })
       return response.end()
     }
-    const failure = nextFailure
-    nextFailure = undefined
+    // A failure meant for this path comes first, and leaves the next request's for another.
+    const failure = failuresAt.get(path) ?? nextFailure
+    if (failuresAt.has(path)) failuresAt.delete(path)
+    else nextFailure = undefined
     if (failure === "hang") return
     if (failure === "500") return json(response, 500, { error: "server_error" })
     if (failure === "malformed") {
@@ -266,6 +269,13 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
     },
     failNext: (failure: FakeFailure) => {
       nextFailure = failure
+    },
+    /**
+     * The next request to `path` (a path of `endpoints`, without origin) is answered with
+     * `failure`: one step of an exchange fails while the steps before it answer.
+     */
+    failNextAt: (path: string, failure: FakeFailure) => {
+      failuresAt.set(path, failure)
     },
     /** The next request to `path` (a path of `endpoints`, without origin) answers stretched. */
     stretchNext: (path: string, how: Stretch) => {
