@@ -131,7 +131,7 @@ export const TokenPair = Schema.Struct({
   // Cut short: a whole signed token in the document would be one anybody could try.
   examples: [
     {
-      access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9…",
+      access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9…",
       refresh_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0eXBlIjoicmVmcmVzaCJ9…",
       token_type: "bearer",
       expires_in: 900

@@ -114,7 +114,7 @@ const readSigningKeys = (read: SettingsReader, jwtAlgorithm: JwtAlgorithm) => {
 export const readTokens = (read: SettingsReader) => {
   /** None: a random key is generated at start-up (tokens then do not survive a restart). */
   const secretKey = read.secret("SECRET_KEY", {
-    doc: "The signing secret of the HS algorithms, and the root of the CSRF and sealing keys; at least 32 bytes (`portcullis secret` prints one). Unset: a random key per run, with a warning, so tokens do not survive a restart."
+    doc: "The signing secret of access tokens under the HS algorithms, and the root of the keys of refresh, mail and OAuth-state tokens (under every algorithm), CSRF and sealing; at least 32 bytes (`portcullis secret` prints one). Unset: a random key per run, with a warning, so tokens do not survive a restart."
   })
   if (Option.isSome(secretKey) && Buffer.byteLength(Redacted.value(secretKey.value)) < 32) {
     read.problem(
@@ -125,7 +125,7 @@ export const readTokens = (read: SettingsReader) => {
     read.warn(`${PREFIX}SECRET_KEY is not set: a random key is used, so tokens do not survive a restart`)
   }
   const jwtAlgorithm = read.setting("JWT_ALGORITHM", algorithm, "HS256", {
-    doc: "How tokens are signed: `HS256`, `HS384`, `HS512` with SECRET_KEY; `EdDSA` (Ed25519), `ES256` (P-256), `RS256` (RSA, 2048 bits or more) with JWT_PRIVATE_KEY, publishing the public keys at `{auth_prefix}/.well-known/jwks.json`."
+    doc: "How access tokens are signed: `HS256`, `HS384`, `HS512` with SECRET_KEY; `EdDSA` (Ed25519), `ES256` (P-256), `RS256` (RSA, 2048 bits or more) with JWT_PRIVATE_KEY, publishing the public keys at `{auth_prefix}/.well-known/jwks.json`."
   })
   const { jwtPrivateKey, jwtVerifyKeys } = readSigningKeys(read, jwtAlgorithm)
   /** When false, access tokens live until they expire: logout ends only the refresh side. */

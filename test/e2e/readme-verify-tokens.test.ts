@@ -69,7 +69,7 @@ describe("the README's 'How apps verify tokens' example", () => {
     expect(checked.stderr).toBe("")
     expect(checked.status).toBe(0)
     expect(checked.stdout).toContain(`user ${old.user.id}`)
-    // A refresh token is signed with the same key, and the example refuses it.
+    // A refresh token is not signed with the published key: the example refuses it.
     expect((await verifyElsewhere(before.url, old.refresh_token)).status).not.toBe(0)
     await before.stop()
 
