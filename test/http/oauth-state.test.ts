@@ -339,7 +339,7 @@ describe("OAuth callback rate limit", () => {
         const limited = yield* callback("discord", body)
         expectProblem(limited, 429, "RateLimitedError")
         expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0)
-        // authorize is not a limited route.
+        // authorize counts in a bucket of its own (oauth_authorize), not in this one.
         expect((yield* authorize("google")).status).toBe(200)
       })
     )
