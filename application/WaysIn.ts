@@ -1,7 +1,8 @@
 import { DateTime, Effect, Option } from "effect"
-import { Actor, type AuditDetails } from "../domain/Audit.js"
+import { Actor, type AuditDetails, type AuditEventType } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { CredentialsChangedError, LastSignInMethodError, ReauthenticationRequiredError } from "../domain/errors.js"
+import { PasskeyId } from "../domain/Passkey.js"
 import type { FamilyId } from "../domain/Session.js"
 import type { User, UserId } from "../domain/User.js"
 import {
@@ -163,20 +164,22 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
           if (!(yield* removeIt)) return yield* Effect.fail(notFound())
         }),
         { actor: Actor.user(principal.user.id), details }
-        // Only an account deleted meanwhile fails to move its version here.
-      ).pipe(Effect.catchTag("CredentialsChangedError", () => Effect.fail(notFound())))
+      ).pipe(
+        // Without an expected version, only an account deleted meanwhile fails to move it.
+        Effect.catchTag("CredentialsChangedError", () => Effect.fail(notFound()))
+      )
 
     /** Every way in of an unproven registrant removed, each recorded, then the account verified. */
     const evict = (userId: UserId, eviction: Eviction, proof: AddressProof) =>
       Effect.gen(function* () {
-        const recorded = (type: Parameters<typeof audit.append>[0]["type"], details: AuditDetails) =>
+        const recorded = (type: AuditEventType, details: AuditDetails) =>
           audit.append({ type, user_id: userId, details: { ...details, proof } })
         if (eviction.password) {
           yield* users.clearPassword(userId)
           yield* recorded("takeover.password_cleared", {})
         }
         for (const id of eviction.passkeys) {
-          yield* passkeys.deleteOfUser(userId, id as Parameters<typeof passkeys.deleteOfUser>[1])
+          yield* passkeys.deleteOfUser(userId, PasskeyId.make(id))
           yield* recorded("takeover.passkey_removed", { passkey_id: id })
         }
         for (const provider of eviction.providers) {
