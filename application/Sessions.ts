@@ -155,13 +155,15 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       const started = yield* tx.transaction(
         Effect.gen(function* () {
           if (!(yield* users.holdCredentials(user.id, user.credential_version))) return false
-          yield* families.startFamily(family, stored)
+          // The entry before the session: a store without rollback (memory) then starts no
+          // session that its log could not record.
           yield* audit.append({
             type: "sign_in.succeeded",
             user_id: user.id,
             actor: Actor.user(user.id),
             details: { ...signIn, family_id: familyId }
           })
+          yield* families.startFamily(family, stored)
           return true
         })
       )

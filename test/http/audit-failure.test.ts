@@ -10,14 +10,21 @@ import * as TestApp from "../support/TestApp.js"
 
 const unavailable = Effect.fail(new StoreUnavailableError({ store: "database" }))
 
-/** The memory log with one of its two ways of writing broken. */
-const brokenLog = (broken: "append" | "appendWith") =>
+/**
+ * The memory log, whose writes all fail while `outage.on`: the log's table refusing rows. A
+ * refused appendWith runs nothing, as a SQL transaction whose entry failed leaves nothing
+ * (test/contract/audit-log.test.ts shows it of the SQL stores); a use case's own transaction
+ * (Transaction) fails with its entry's append the same way.
+ */
+const flakyLog = (outage: { on: boolean }) =>
   Layer.effect(
     AuditLog,
     Effect.map(AuditLogMemory.make, (log) =>
-      // A refused appendWith runs nothing, as a SQL transaction whose entry failed leaves nothing
-      // (test/contract/audit-log.test.ts shows it of the SQL stores).
-      AuditLog.of({ ...log, [broken]: () => unavailable })
+      AuditLog.of({
+        ...log,
+        append: (entry) => (outage.on ? unavailable : log.append(entry)),
+        appendWith: (action, entry) => (outage.on ? unavailable : log.appendWith(action, entry))
+      })
     )
   )
 
@@ -28,33 +35,32 @@ const superuser = Effect.gen(function* () {
 })
 
 describe("when the audit log cannot record what protects", () => {
-  layer(TestApp.layer("memory:", {}, { overrides: brokenLog("append") }), { excludeTestServices: true })((it) => {
+  const outage = { on: false }
+  layer(TestApp.layer("memory:", {}, { overrides: flakyLog(outage) }), { excludeTestServices: true })((it) => {
     it.effect("the action stands: logout ends the session, and a failed sign-in is still a plain 401", () =>
       Effect.gen(function* () {
         const user = yield* signUp("protected")
         const other = yield* signIn(user.email)
+        outage.on = true
         expect((yield* call("POST", "/sessions/revoke-others", { token: user.access })).status).toBe(200)
         expectProblem(yield* me(other.access), 401, "TokenBlacklistedError")
         expect((yield* call("POST", "/logout", { token: user.access })).status).toBe(204)
         expectProblem(yield* me(user.access), 401, "TokenBlacklistedError")
         expectProblem(yield* login(user.email, "wrong password"), 401, "AuthenticationError")
-      })
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            outage.on = false
+          })
+        )
+      )
     )
   })
 })
 
 describe("when the audit log cannot record what grants", () => {
   const outage = { on: false }
-  const FlakyLog = Layer.effect(
-    AuditLog,
-    Effect.map(AuditLogMemory.make, (log) =>
-      AuditLog.of({
-        ...log,
-        appendWith: (action, entry) => (outage.on ? unavailable : log.appendWith(action, entry))
-      })
-    )
-  )
-  layer(TestApp.layer("memory:", {}, { overrides: FlakyLog }), { excludeTestServices: true })((it) => {
+  layer(TestApp.layer("memory:", {}, { overrides: flakyLog(outage) }), { excludeTestServices: true })((it) => {
     it.effect("nothing is granted unrecorded: a role assignment and a sign-in answer 503 and change nothing", () =>
       Effect.gen(function* () {
         const admin = yield* superuser

@@ -13,6 +13,7 @@ const row = (overrides: Record<string, unknown> = {}): Record<string, unknown> =
   is_verified: 0,
   is_superuser: 0,
   created_at: 1_741_944_413_000,
+  credential_version: 0,
   fields: "{}",
   roles: "[]",
   ...overrides
@@ -46,7 +47,8 @@ describe("usersFromRows", () => {
       ["fields", '{"nickname":"ada"}'],
       ["hashed_password", null],
       ["email", "lovelace@example.com"],
-      ["created_at", 1_741_944_414_000]
+      ["created_at", 1_741_944_414_000],
+      ["credential_version", 1]
     ] as const) {
       const after = userOf(decode, row({ [column]: value }))
       expect(after, column).not.toBe(before)
