@@ -89,6 +89,29 @@ for (const backend of databases) {
       )
     )
 
+    it.effect("moves the credential version on, compared and set when a version is expected", () =>
+      run(
+        Effect.gen(function* () {
+          const users = yield* UserRepo
+          const created = yield* users.create(newUser("versioned@example.com"))
+          expect(created.credential_version).toBe(0)
+          expect(yield* users.holdCredentials(created.id, 0)).toBe(true)
+          expect(yield* users.changeCredentials(created.id)).toBe(true)
+          const moved = found(yield* users.findById(created.id))
+          expect(moved.credential_version).toBe(1)
+          expect(yield* users.holdCredentials(created.id, 0)).toBe(false)
+          expect(yield* users.holdCredentials(created.id, 1)).toBe(true)
+          // A change expecting the old version loses; one expecting the current one wins.
+          expect(yield* users.changeCredentials(created.id, 0)).toBe(false)
+          expect(yield* users.changeCredentials(created.id, 1)).toBe(true)
+          expect(found(yield* users.findById(created.id)).credential_version).toBe(2)
+          const nobody = UserId.make("00000000-0000-4000-8000-000000000000")
+          expect(yield* users.changeCredentials(nobody)).toBe(false)
+          expect(yield* users.holdCredentials(nobody, 0)).toBe(false)
+        })
+      )
+    )
+
     it.effect("keeps a user without a password and each flag as given", () =>
       run(
         Effect.gen(function* () {
