@@ -19,6 +19,7 @@ import { Lockout } from "./Lockout.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { RateLimiter, type RateLimitRule } from "./ports/RateLimiter.js"
+import { Transaction } from "./ports/Transaction.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
 import { spans } from "./spans.js"
@@ -46,6 +47,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const limiter = yield* RateLimiter
     const policy = yield* AuthPolicy
     const audit = yield* Audit
+    const tx = yield* Transaction
     const waysIn = yield* WaysIn
 
     const acceptablePassword = (password: Redacted.Redacted<string>) => checkPassword(policy.passwordPolicy, password)
@@ -205,15 +207,19 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     ) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
-      return yield* audit.recordWith(
-        users.create({
-          email,
-          hashed_password: Option.some(hashed),
-          is_active: true,
-          is_verified: true,
-          is_superuser: true
-        }),
-        (user) => ({ type: "user.created", user_id: user.id, details: { is_superuser: true } })
+      // The entry names the user the store creates, so it comes second: a store without rollback
+      // (memory) keeps a superuser whose entry failed.
+      return yield* tx.transaction(
+        Effect.tap(
+          users.create({
+            email,
+            hashed_password: Option.some(hashed),
+            is_active: true,
+            is_verified: true,
+            is_superuser: true
+          }),
+          (user) => audit.append({ type: "user.created", user_id: user.id, details: { is_superuser: true } })
+        )
       )
     })
 
@@ -230,8 +236,12 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           ? yield* waysIn
               .change(found.value, WayInChange.Deactivated(), write, { details: { ...flags } })
               .pipe(Effect.catchTag("CredentialsChangedError", () => Effect.succeedNone))
-          : yield* audit.recordWith(write, (user) =>
-              Option.isNone(user) ? null : { type: "user.updated", user_id: found.value.id, details: { ...flags } }
+          : yield* tx.transaction(
+              Effect.zipRight(
+                audit.append({ type: "user.updated", user_id: found.value.id, details: { ...flags } }),
+                // Deleted since it was found: its entry is undone with the transaction.
+                Effect.filterOrFail(write, Option.isSome, () => new UserNotFoundError())
+              )
             )
       if (Option.isNone(updated)) return yield* new UserNotFoundError()
       return toPublicUser(updated.value)

@@ -1,9 +1,12 @@
 import { Effect, Option } from "effect"
 import type { PermissionName } from "../domain/Access.js"
+import type { AuditEventType } from "../domain/Audit.js"
 import { UserNotFoundError } from "../domain/errors.js"
-import { type Email, type PublicUser, type RoleName, toPublicUser, type UserId } from "../domain/User.js"
+import { type Email, type PublicUser, type RoleName, toPublicUser, type User, type UserId } from "../domain/User.js"
 import { Audit } from "./Audit.js"
 import { RoleRepo } from "./ports/RoleRepo.js"
+import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
+import { Transaction } from "./ports/Transaction.js"
 import { type UserQuery, UserRepo } from "./ports/UserRepo.js"
 import { spans } from "./spans.js"
 
@@ -27,40 +30,56 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     const users = yield* UserRepo
     const roles = yield* RoleRepo
     const audit = yield* Audit
+    const tx = yield* Transaction
+
+    /**
+     * A change of a user's roles and its entry, committed together; an unknown user is recorded
+     * nothing. The entry goes first (Audit), and a user deleted between the read and the write
+     * undoes it with the rest.
+     */
+    const changeRoles = (
+      userId: UserId,
+      type: AuditEventType,
+      role: RoleName,
+      write: Effect.Effect<Option.Option<User>, StoreUnavailableError>
+    ) =>
+      tx.transaction(
+        Effect.gen(function* () {
+          if (Option.isNone(yield* users.findById(userId))) return yield* new UserNotFoundError()
+          yield* audit.append({ type, user_id: userId, details: { role } })
+          const updated = yield* write
+          if (Option.isNone(updated)) return yield* new UserNotFoundError()
+          return toPublicUser(updated.value)
+        })
+      )
 
     /** Gives a user a role, creating the role on first use; answers the updated user. */
     const assignRole = span("Admin.assignRole")(function* (userId: UserId, role: RoleName) {
-      const updated = yield* audit.recordWith(users.assignRole(userId, role), (user) =>
-        Option.isNone(user) ? null : { type: "role.assigned", user_id: userId, details: { role } }
-      )
-      if (Option.isNone(updated)) return yield* new UserNotFoundError()
-      return toPublicUser(updated.value)
+      return yield* changeRoles(userId, "role.assigned", role, users.assignRole(userId, role))
     })
 
     /** Takes a role from a user; a role the user does not hold is no error. */
     const removeRole = span("Admin.removeRole")(function* (userId: UserId, role: RoleName) {
-      const updated = yield* audit.recordWith(users.removeRole(userId, role), (user) =>
-        Option.isNone(user) ? null : { type: "role.removed", user_id: userId, details: { role } }
-      )
-      if (Option.isNone(updated)) return yield* new UserNotFoundError()
-      return toPublicUser(updated.value)
+      return yield* changeRoles(userId, "role.removed", role, users.removeRole(userId, role))
     })
 
-    /** Grants a permission to a role, creating the role on first use. */
+    /** Grants a permission to a role, creating the role on first use; committed with its entry. */
     const assignPermission = span("Admin.assignPermission")(function* (role: RoleName, permission: PermissionName) {
-      yield* audit.recordWith(roles.assignPermission(role, permission), () => ({
-        type: "permission.assigned",
-        user_id: null,
-        details: { role, permission }
-      }))
+      yield* tx.transaction(
+        Effect.all([
+          audit.append({ type: "permission.assigned", user_id: null, details: { role, permission } }),
+          roles.assignPermission(role, permission)
+        ])
+      )
     })
 
     const removePermission = span("Admin.removePermission")(function* (role: RoleName, permission: PermissionName) {
-      yield* audit.recordWith(roles.removePermission(role, permission), () => ({
-        type: "permission.removed",
-        user_id: null,
-        details: { role, permission }
-      }))
+      yield* tx.transaction(
+        Effect.all([
+          audit.append({ type: "permission.removed", user_id: null, details: { role, permission } }),
+          roles.removePermission(role, permission)
+        ])
+      )
     })
 
     /** A role's permissions in name order; an unknown role has none. */

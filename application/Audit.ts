@@ -46,12 +46,12 @@ export interface AuditEvent {
  * - `record`, for what protects (a sign-out, a revocation, a lockout, a refused sign-in): the
  *   action has happened and stands whatever the log does; an entry that cannot be written is
  *   logged as an error, its fields with it, and the request goes on.
- * - `recordWith`, for what grants or changes a credential (a sign-in, a role, a password, a
- *   linked provider, a passkey): the action's writes and the entry commit in one transaction, so
- *   nothing is granted unrecorded; when the entry cannot be written the action is undone and the
- *   request fails as an unavailable store (503).
- * - `append`, the same inside a transaction the use case opened itself (Transaction): the
- *   entry's failure is the transaction's.
+ * - `append`, for what grants or changes a credential (a sign-in, a role, a password, a linked
+ *   provider, a passkey): the use case runs it in the transaction of the change it describes
+ *   (Transaction), so nothing is granted unrecorded. The entry's failure is the transaction's:
+ *   the change is undone and the request fails as an unavailable store (503). It goes before the
+ *   change's own writes, so that a store without rollback (memory) makes no change its log
+ *   could not record.
  */
 export class Audit extends Effect.Service<Audit>()("app/Audit", {
   effect: Effect.gen(function* () {
@@ -85,13 +85,6 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
         )
       )
 
-    /** `event` answers null when the action turned out to change nothing (an unknown user): nothing to record. */
-    const recordWith = <A, E, R>(action: Effect.Effect<A, E, R>, event: (result: A) => AuditEvent | null) =>
-      log.appendWith(action, (result) => {
-        const happened = event(result)
-        return happened === null ? Effect.succeed(null) : entryOf(happened)
-      })
-
     const append = (event: AuditEvent) => Effect.flatMap(entryOf(event), log.append)
 
     /** A page of the log, newest first, and the cursor of the next. */
@@ -103,6 +96,6 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
       return yield* log.deleteBefore(retentionCutoff(yield* DateTime.now, retentionDays))
     })
 
-    return { record, recordWith, append, list, sweep } as const
+    return { record, append, list, sweep } as const
   })
 }) {}

@@ -9,6 +9,7 @@ import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
+import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { spans } from "./spans.js"
 
@@ -25,6 +26,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
     const audit = yield* Audit
+    const tx = yield* Transaction
 
     /** Sends a verification token to the user's address, unless it is verified already. */
     const send = span("Verification.send")(function* (user: User) {
@@ -48,12 +50,17 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
       if (found.value.is_verified) {
         return yield* new TokenBlacklistedError({ message: "The token has already been used." })
       }
-      const verified = yield* audit.recordWith(users.setFlags(found.value.id, { is_verified: true }), () => ({
-        type: "email.verified",
-        user_id: found.value.id,
-        actor: Actor.user(found.value.id),
-        details: { email: found.value.email }
-      }))
+      const [, verified] = yield* tx.transaction(
+        Effect.all([
+          audit.append({
+            type: "email.verified",
+            user_id: found.value.id,
+            actor: Actor.user(found.value.id),
+            details: { email: found.value.email }
+          }),
+          users.setFlags(found.value.id, { is_verified: true })
+        ])
+      )
       const user = Option.getOrElse(verified, () => found.value)
       yield* events.emit(AuthEvent.after_email_verify({ user: toPublicUser(user) }))
     })

@@ -12,10 +12,6 @@ export const make = Effect.sync(() => {
     })
   return AuditLog.of({
     append,
-    appendWith: (action, entry) =>
-      Effect.tap(action, (result) =>
-        Effect.flatMap(entry(result), (recorded) => (recorded === null ? Effect.void : append(recorded)))
-      ),
     list: (query) =>
       Effect.sync(() => {
         const page: Array<AuditRecord> = []

@@ -1,13 +1,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Schema } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
-import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } from "../../domain/Audit.js"
 import { UserId } from "../../domain/User.js"
 import { SqlInt, SqlMillis } from "./columns.js"
-import { boundedCall, unavailable } from "./failures.js"
-import { transactionOf } from "./statements.js"
+import { unavailable } from "./failures.js"
 
 const decodeRows = Schema.decodeUnknown(
   Schema.Array(
@@ -27,7 +24,6 @@ const decodeRows = Schema.decodeUnknown(
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const inTransaction = yield* transactionOf(sql)
 
   const insert = (entry: AuditEntry) =>
     sql`INSERT INTO audit_events
@@ -40,23 +36,6 @@ export const make = Effect.gen(function* () {
 
   return AuditLog.of({
     append: (entry) => insert(entry).pipe(Effect.asVoid, unavailable),
-
-    appendWith: <A, E, R>(action: Effect.Effect<A, E, R>, entry: (result: A) => Effect.Effect<AuditEntry | null>) => {
-      const recorded: Effect.Effect<A, E | StoreUnavailableError, R> = inTransaction((execute) =>
-        Effect.tap(action, (result) =>
-          Effect.flatMap(entry(result), (made) => (made === null ? Effect.void : Effect.asVoid(execute(insert(made)))))
-        )
-      ).pipe(
-        // The action's own failures pass through as they are; the entry's write, or the commit, is the store's.
-        Effect.catchIf(
-          (error): error is SqlError => error instanceof SqlError,
-          (error) => unavailable(Effect.fail(error))
-        )
-      )
-      // The whole transaction is bounded, not only the action's own calls: its BEGIN, the entry's
-      // INSERT and the COMMIT would otherwise wait for as long as a frozen database does.
-      return boundedCall(recorded)
-    },
 
     list: (query) =>
       sql`SELECT id, occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, ${details}

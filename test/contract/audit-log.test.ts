@@ -1,22 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Option } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
-import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { PermissionName } from "../../domain/Access.js"
-import type { AuditEntry } from "../../domain/Audit.js"
-import { Email, RoleName, UserId } from "../../domain/User.js"
+import { Email, UserId } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
 import { auditEntry as entry } from "../support/sessionRecords.js"
 
 const alice = UserId.make("alice-id")
 const bob = UserId.make("bob-id")
 
-const role = Schema.decodeSync(RoleName)("auditors")
-const permission = Schema.decodeSync(PermissionName)("audit:read")
-
 for (const backend of databases) {
-  const run = <A, E>(effect: Effect.Effect<A, E, AuditLog | UserRepo | RoleRepo>) =>
+  const run = <A, E>(effect: Effect.Effect<A, E, AuditLog | UserRepo>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`AuditLog contract (${backend.name})`, () => {
@@ -98,56 +92,6 @@ for (const backend of databases) {
           ])
         })
       )
-    )
-
-    it.effect("appendWith commits the action and its entry; an entry answering null records nothing", () =>
-      run(
-        Effect.gen(function* () {
-          const log = yield* AuditLog
-          const roles = yield* RoleRepo
-          const answer = yield* log.appendWith(Effect.as(roles.assignPermission(role, permission), "done"), (result) =>
-            Effect.succeed(entry("permission.assigned", null, 1_000, { result }))
-          )
-          expect(answer).toBe("done")
-          expect(yield* roles.permissionsOf(role)).toEqual([permission])
-          expect((yield* log.list({ limit: 10 })).map((record) => record.details)).toEqual([{ result: "done" }])
-          yield* log.appendWith(roles.removePermission(role, permission), () => Effect.succeed(null))
-          expect(yield* roles.permissionsOf(role)).toEqual([])
-          expect(yield* log.list({ limit: 10 })).toHaveLength(1)
-        })
-      )
-    )
-
-    it.effect("appendWith leaves neither the action nor the entry when the action fails", () =>
-      run(
-        Effect.gen(function* () {
-          const log = yield* AuditLog
-          const failed = yield* log
-            .appendWith(Effect.fail("refused" as const), () => Effect.succeed(entry("role.assigned", alice, 1)))
-            .pipe(Effect.flip)
-          expect(failed).toBe("refused")
-          expect(yield* log.list({ limit: 10 })).toEqual([])
-        })
-      )
-    )
-
-    it.effect.skipIf(backend.name === "memory")(
-      "appendWith undoes the action when its entry cannot be written (one transaction)",
-      () =>
-        run(
-          Effect.gen(function* () {
-            const log = yield* AuditLog
-            const roles = yield* RoleRepo
-            // A NULL event type breaks the table's NOT NULL: the store refuses the entry.
-            const unwritable = { ...entry("permission.assigned", null, 1), type: null } as unknown as AuditEntry
-            const failure = yield* log
-              .appendWith(roles.assignPermission(role, permission), () => Effect.succeed(unwritable))
-              .pipe(Effect.flip)
-            expect(failure._tag).toBe("StoreUnavailableError")
-            expect(yield* roles.permissionsOf(role)).toEqual([])
-            expect(yield* log.list({ limit: 10 })).toEqual([])
-          })
-        )
     )
   })
 }

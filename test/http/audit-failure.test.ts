@@ -2,19 +2,22 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { AuditLog } from "../../application/ports/AuditLog.js"
+import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { Email } from "../../domain/User.js"
 import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
+import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
 import { call, expectProblem, login, me, password, signIn, signUp, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
 const unavailable = Effect.fail(new StoreUnavailableError({ store: "database" }))
 
 /**
- * The memory log, whose writes all fail while `outage.on`: the log's table refusing rows. A
- * refused appendWith runs nothing, as a SQL transaction whose entry failed leaves nothing
- * (test/contract/audit-log.test.ts shows it of the SQL stores); a use case's own transaction
- * (Transaction) fails with its entry's append the same way.
+ * The memory log, whose writes all fail while `outage.on`: the log's table refusing rows. A use
+ * case's transaction (Transaction) then fails with its entry's append; the memory store has no
+ * rollback, so what it asserts unchanged holds because the entry is appended before the change's
+ * writes, as a SQL transaction whose entry failed leaves nothing (test/contract/transaction.test.ts
+ * shows it of the SQL stores).
  */
 const flakyLog = (outage: { on: boolean }) =>
   Layer.effect(
@@ -22,8 +25,19 @@ const flakyLog = (outage: { on: boolean }) =>
     Effect.map(AuditLogMemory.make, (log) =>
       AuditLog.of({
         ...log,
-        append: (entry) => (outage.on ? unavailable : log.append(entry)),
-        appendWith: (action, entry) => (outage.on ? unavailable : log.appendWith(action, entry))
+        append: (entry) => (outage.on ? unavailable : log.append(entry))
+      })
+    )
+  )
+
+/** Role grants whose permission writes fail while `outage.on`, after the use case appended their entry. */
+const flakyGrants = (outage: { on: boolean }) =>
+  Layer.effect(
+    RoleRepo,
+    Effect.map(RoleRepoMemory.make, (roles) =>
+      RoleRepo.of({
+        ...roles,
+        assignPermission: (role, permission) => (outage.on ? unavailable : roles.assignPermission(role, permission))
       })
     )
   )
@@ -84,3 +98,32 @@ describe("when the audit log cannot record what grants", () => {
     )
   })
 })
+
+for (const backend of TestApp.backends.filter(({ name }) => name !== "memory")) {
+  describe(`when a grant's own write fails after its entry (${backend.name})`, () => {
+    const outage = { on: false }
+    layer(TestApp.layer(backend, {}, { overrides: flakyGrants(outage) }), { excludeTestServices: true })((it) => {
+      it.effect("the entry is undone with it: the log records no grant that did not happen", () =>
+        Effect.gen(function* () {
+          const admin = yield* superuser
+          outage.on = true
+          const granted = yield* call("POST", "/admin/assign-permission", {
+            token: admin.access,
+            json: { role: "auditor", permission: "audit:read" }
+          })
+          expectProblem(granted, 503, "ServiceUnavailableError")
+          outage.on = false
+          const log = yield* call("GET", "/admin/audit?type=permission.assigned", { token: admin.access })
+          expect(log.status).toBe(200)
+          expect((log.body as { events: Array<unknown> }).events).toEqual([])
+        }).pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              outage.on = false
+            })
+          )
+        )
+      )
+    })
+  })
+}
