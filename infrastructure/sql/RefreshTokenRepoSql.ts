@@ -6,8 +6,7 @@ import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
-import { boundedCall, isForeignKeyViolation, unavailable } from "./failures.js"
-import { readerOf, transactionOf } from "./statements.js"
+import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
 import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
 const Millis = SqlMillis
@@ -35,8 +34,7 @@ class FamilyEnded {
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const read = yield* readerOf
-  const inTransaction = yield* transactionOf(sql)
+  const inTransaction = transaction(sql)
 
   const insertToken = (token: StoredRefreshToken) =>
     sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
@@ -45,13 +43,13 @@ export const make = Effect.gen(function* () {
 
   return RefreshTokenRepo.of({
     startFamily: (family, first) =>
-      inTransaction((execute) =>
+      inTransaction(
         Effect.zipRight(
-          execute(sql`INSERT INTO token_families
+          sql`INSERT INTO token_families
               (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at)
             VALUES (${family.family_id}, ${family.user_id}, ${family.ip_address}, ${family.user_agent},
-              ${family.created_at.epochMillis}, ${family.last_used_at.epochMillis}, ${family.expires_at.epochMillis})`),
-          execute(insertToken(first))
+              ${family.created_at.epochMillis}, ${family.last_used_at.epochMillis}, ${family.expires_at.epochMillis})`,
+          insertToken(first)
         )
       ).pipe(
         Effect.asVoid,
@@ -65,32 +63,32 @@ export const make = Effect.gen(function* () {
       ),
 
     findByDigest: (digest) =>
-      read(sql`SELECT ${tokenWithFamilyColumns(sql)}
+      sql`SELECT ${tokenWithFamilyColumns(sql)}
         FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
-        WHERE t.digest = ${digest}`).pipe(Effect.flatMap(firstTokenWithFamily), unavailable),
+        WHERE t.digest = ${digest}`.pipe(Effect.flatMap(firstTokenWithFamily), unavailable),
 
     // A compare-and-swap on both dialects. On PostgreSQL (READ COMMITTED) a racing UPDATE of the
     // same token waits for the first one's transaction, then re-checks `rotated_at IS NULL` on the
     // committed row and claims nothing: exactly one winner. The family row is updated under the
     // same re-check, so a session ended while this rotation ran makes it roll back and lose.
     rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
-      inTransaction((execute) =>
+      inTransaction(
         Effect.gen(function* () {
-          const claimed = yield* execute(sql<{ readonly family_id: string }>`UPDATE refresh_tokens
+          const claimed = yield* sql<{ readonly family_id: string }>`UPDATE refresh_tokens
               SET rotated_at = ${now.epochMillis}, sealed_successor = ${nullable(sealedSuccessor)}
               WHERE digest = ${presented} AND rotated_at IS NULL
                 AND EXISTS (SELECT 1 FROM token_families f
                   WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
-              RETURNING family_id`)
+              RETURNING family_id`
           const family = claimed[0]?.family_id
           if (family === undefined) return false
-          yield* execute(insertToken(successor))
-          const touched = yield* execute(sql`UPDATE token_families
+          yield* insertToken(successor)
+          const touched = yield* sql`UPDATE token_families
               SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
                 ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
                 user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
               WHERE family_id = ${family} AND revoked_at IS NULL
-              RETURNING family_id`)
+              RETURNING family_id`
           if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
           return true
         })

@@ -3,9 +3,8 @@ import { Effect, Either, Layer, Option, Schema } from "effect"
 import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { SqlInt } from "./columns.js"
 import { unavailable } from "./failures.js"
-import { compiledOnce, readerOf } from "./statements.js"
 import { tokenWithFamily, tokenWithFamilyColumns, tokenWithFamilyNames } from "./tokenRows.js"
-import { userColumns, usersFromRows } from "./userRows.js"
+import { userColumns, userOfRow } from "./userRows.js"
 
 /** The session's state beside the user's columns: 1 live, 0 ended, null when the family does not exist. */
 const decodeSessionLive = Schema.decodeUnknownEither(Schema.NullOr(SqlInt))
@@ -18,40 +17,28 @@ const split = (row: Readonly<Record<string, unknown>>, names: ReadonlySet<string
   return [chosen, rest] as const
 }
 
-/**
- * The user and the state of the family, or a refresh token with its family and user, each in one
- * statement. On the embedded database's file they run on the direct connection (SqliteDirect);
- * elsewhere through the client.
- */
+/** The user and the state of the family, or a refresh token with its family and user, each in one statement. */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const read = yield* readerOf
   const columns = userColumns(sql)
-  const userOf = usersFromRows()
   // Every authenticated request runs the first, every refresh the second.
-  const holderOf = compiledOnce(
-    sql,
-    2,
-    (userId: string, familyId: string) => sql`SELECT ${columns},
+  const holderOf = (userId: string, familyId: string) =>
+    sql`SELECT ${columns},
           (SELECT CASE WHEN f.revoked_at IS NULL THEN 1 ELSE 0 END FROM token_families f WHERE f.family_id = ${familyId})
             AS session_live
         FROM users u WHERE u.id = ${userId}`
-  )
-  const presentedOf = compiledOnce(
-    sql,
-    1,
-    (digest: string) => sql`SELECT ${tokenWithFamilyColumns(sql)}, ${columns}
+  const presentedOf = (digest: string) =>
+    sql`SELECT ${tokenWithFamilyColumns(sql)}, ${columns}
         FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
           LEFT JOIN users u ON u.id = f.user_id
         WHERE t.digest = ${digest}`
-  )
   return TokenHolders.of({
     find: (userId, familyId) =>
-      read(holderOf(userId, familyId)).pipe(
+      holderOf(userId, familyId).pipe(
         Effect.flatMap((rows) => {
           if (rows[0] === undefined) return Either.right(Option.none())
           const { session_live, ...row } = rows[0]
-          return Either.zipWith(userOf(row), decodeSessionLive(session_live), (user, live) =>
+          return Either.zipWith(userOfRow(row), decodeSessionLive(session_live), (user, live) =>
             Option.some({ user, sessionEnded: live !== 1 })
           )
         }),
@@ -61,13 +48,13 @@ export const make = Effect.gen(function* () {
     // The user is joined, not required: the token is answered whatever became of its user, as
     // the two reads this one replaces answered it.
     presented: (digest) =>
-      read(presentedOf(digest)).pipe(
+      presentedOf(digest).pipe(
         Effect.flatMap((rows) => {
           if (rows[0] === undefined) return Effect.succeedNone
           const [token, user] = split(rows[0], tokenWithFamilyNames)
           return Effect.zipWith(
             tokenWithFamily(token),
-            user.id === null ? Effect.succeedNone : Effect.map(userOf(user), Option.some),
+            user.id === null ? Effect.succeedNone : Effect.map(userOfRow(user), Option.some),
             (found, owner) => Option.some({ ...found, user: owner })
           )
         }),

@@ -11,8 +11,7 @@ import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlInt } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
-import { readerOf } from "./statements.js"
-import { UserRow, userColumns, usersFromRows } from "./userRows.js"
+import { UserRow, userColumns, userOfRow } from "./userRows.js"
 
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
 
@@ -28,13 +27,11 @@ const decodeLastValue = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ last_v
 export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, "idType"> = {}) {
   const sql = yield* SqlClient.SqlClient
   const idType = options.idType ?? "uuid"
-  const read = yield* readerOf
   const select = sql`SELECT ${userColumns(sql)} FROM users u`
-  const userOf = usersFromRows()
   const one = (where: Fragment) =>
-    read(sql`${select} WHERE ${where}`).pipe(
+    sql`${select} WHERE ${where}`.pipe(
       Effect.flatMap((rows) =>
-        rows[0] === undefined ? Either.right(Option.none()) : Either.map(userOf(rows[0]), Option.some)
+        rows[0] === undefined ? Either.right(Option.none()) : Either.map(userOfRow(rows[0]), Option.some)
       ),
       unavailable
     )

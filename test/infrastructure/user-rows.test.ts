@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { User } from "../../domain/User.js"
 import { remembered } from "../../infrastructure/remembered.js"
-import { usersFromRows } from "../../infrastructure/sql/userRows.js"
+import { userOfRow } from "../../infrastructure/sql/userRows.js"
 
 /** A users row as SQLite answers it: flags as 0/1, the instant in milliseconds, roles and fields as JSON text. */
 const row = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -19,61 +19,18 @@ const row = (overrides: Record<string, unknown> = {}): Record<string, unknown> =
   ...overrides
 })
 
-const userOf = (decode: ReturnType<typeof usersFromRows>, columns: Record<string, unknown>): User =>
-  Either.getOrThrow(decode(columns))
-
-describe("usersFromRows", () => {
+describe("userOfRow", () => {
   it("decodes a row into the stored user", () => {
-    const user = userOf(usersFromRows(), row({ roles: '["editor"]', is_verified: 1 }))
+    const user = Either.getOrThrow(userOfRow(row({ roles: '["editor"]', is_verified: 1 })))
     expect(user).toBeInstanceOf(User)
     expect(user).toMatchObject({ email: "ada@example.com", is_active: true, is_verified: true, roles: ["editor"] })
     expect(user.created_at.epochMillis).toBe(1_741_944_413_000)
   })
 
-  it("answers the same user again for a row read again with the same values, without decoding it again", () => {
-    const decode = usersFromRows()
-    const first = userOf(decode, row())
-    expect(userOf(decode, row())).toBe(first)
-  })
-
-  it("decodes afresh a row that changed in any column, so that what the database holds now is what is answered", () => {
-    const decode = usersFromRows()
-    const before = userOf(decode, row())
-    for (const [column, value] of [
-      ["is_active", 0],
-      ["is_verified", 1],
-      ["is_superuser", 1],
-      ["roles", '["admin"]'],
-      ["fields", '{"nickname":"ada"}'],
-      ["hashed_password", null],
-      ["email", "lovelace@example.com"],
-      ["created_at", 1_741_944_414_000],
-      ["credential_version", 1]
-    ] as const) {
-      const after = userOf(decode, row({ [column]: value }))
-      expect(after, column).not.toBe(before)
-      expect(userOf(decode, row()), column).not.toBe(after)
-    }
-    expect(userOf(decode, row({ is_active: 0 })).is_active).toBe(false)
-    expect(userOf(decode, row({ roles: '["admin"]' })).roles).toEqual(["admin"])
-  })
-
-  it("tells rows of different users apart, and a row with a column more or less from the one kept", () => {
-    const decode = usersFromRows()
-    const ada = userOf(decode, row())
-    const grace = userOf(decode, row({ id: "0195a3c2-7b1e-7c3a-9d4f-2a6b8c0e1f38", email: "grace@example.com" }))
-    expect(grace.email).toBe("grace@example.com")
-    expect(userOf(decode, row())).toBe(ada)
+  it("refuses a row it cannot decode, or that lacks a column", () => {
+    expect(Either.isLeft(userOfRow(row({ roles: "not json" })))).toBe(true)
     const { fields: _, ...fewer } = row()
-    expect(Either.isLeft(decode(fewer))).toBe(true)
-    expect(userOf(decode, { ...row(), extra: 1 })).not.toBe(ada)
-  })
-
-  it("refuses a row it cannot decode, and keeps nothing of it", () => {
-    const decode = usersFromRows()
-    expect(Either.isLeft(decode(row({ roles: "not json" })))).toBe(true)
-    expect(Either.isLeft(decode(row({ roles: "not json" })))).toBe(true)
-    expect(userOf(decode, row()).roles).toEqual([])
+    expect(Either.isLeft(userOfRow(fewer))).toBe(true)
   })
 })
 

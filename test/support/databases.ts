@@ -24,12 +24,8 @@ export interface Database {
 export const sqliteWithClient = (options: UserRepoOptions = {}) =>
   sqlRepositories(options).pipe(Layer.provideMerge(SqliteDatabase.layer(":memory:", options)), Layer.provide(quiet))
 
-/**
- * The SQLite repositories over a migrated file of their own (removed after), its client reachable
- * for checks; `syncLog`, given the log's path, syncs the direct connection's log (by default, the
- * disk's own sync through a descriptor kept open).
- */
-export const sqliteFileWithClient = (options: UserRepoOptions = {}, syncLog?: (path: string) => Promise<void>) =>
+/** The SQLite repositories over a migrated file of their own (removed after), its client reachable for checks. */
+export const sqliteFileWithClient = (options: UserRepoOptions = {}) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -38,22 +34,16 @@ export const sqliteFileWithClient = (options: UserRepoOptions = {}, syncLog?: (p
       ),
       (folder) =>
         sqlRepositories(options).pipe(
-          Layer.provideMerge(
-            SqliteDatabase.layer(
-              join(folder, "portcullis.db"),
-              options,
-              syncLog === undefined ? undefined : (path) => Effect.succeed(() => syncLog(path))
-            )
-          ),
+          Layer.provideMerge(SqliteDatabase.layer(join(folder, "portcullis.db"), options)),
           Layer.provide(quiet)
         )
     )
   )
 
-/** A SQLite database in a file of its own, where the hot reads have a connection of their own. */
+/** A SQLite database in a file of its own (WAL, synchronous=FULL), as `serve` opens one. */
 export const sqliteFile: Database = { name: "sqlite file", skip: false, repositories: sqliteFileWithClient }
 
-/** PostgreSQL in a schema of its own, when TEST_DATABASE_URL is set; the hot reads go to its pool directly. */
+/** PostgreSQL in a schema of its own, when TEST_DATABASE_URL is set. */
 export const postgresql: Database = {
   name: "postgresql",
   skip: Postgres.noPostgres,
@@ -61,8 +51,8 @@ export const postgresql: Database = {
 }
 
 /**
- * Memory, SQLite in memory and in a file (whose hot reads have a connection of their own), and
- * PostgreSQL (each in a schema of its own) when TEST_DATABASE_URL is set.
+ * Memory, SQLite in memory and in a file, and PostgreSQL (each in a schema of its own) when
+ * TEST_DATABASE_URL is set.
  */
 export const databases: ReadonlyArray<Database> = [
   { name: "memory", skip: false, repositories: memoryRepositories },
