@@ -1,7 +1,10 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from "node:fs"
 import { dirname } from "node:path"
+import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Cause, type ConfigError, Effect, Layer, Option } from "effect"
 import * as Migrations from "./migrations.js"
@@ -36,17 +39,54 @@ const unusable = (filename: string): string | undefined => {
 export const PREPARED_STATEMENT_TTL = "5 seconds"
 
 /**
- * One better-sqlite3 connection in WAL mode (the client's default), refused when the file cannot be opened.
- * What the checks above cannot foresee (a folder of /proc, a file that is no database) the driver
- * throws, and the client lets it through as a defect: it becomes the same failure as theirs, so
- * that start-up tells it in a sentence rather than a stack.
+ * @effect/sql's client of one better-sqlite3 connection (in WAL mode, SqliteClient's default),
+ * made with SQLite's own answers to two things the plain client leaves out:
+ * - BEGIN IMMEDIATE: a transaction takes the file's write lock as it begins (waiting for it as
+ *   busy_timeout says), so that one that reads first and writes after (a sign-in holds the
+ *   credential version, then starts its session) never finds at its first write that another
+ *   process (a worker) wrote meanwhile: SQLite would refuse that write at once, not wait.
+ * - a COMMIT that SQLite refuses (a deferred constraint, a full disk, a lock it could not get)
+ *   leaves the transaction open, and the client neither rolls it back nor tells anyone: the
+ *   statements of other requests would then run inside it, and the next BEGIN's failure would roll
+ *   back their acknowledged writes with it. It is rolled back there, before the connection is let
+ *   go, as SQLite's documentation asks.
+ */
+const sqliteClient = (options: SqliteClient.SqliteClientConfig) =>
+  Effect.gen(function* () {
+    const sqlite = yield* SqliteClient.make(options)
+    // The one connection, held (by `reserve`) by one statement or one transaction at a time.
+    const connection = yield* Effect.scoped(sqlite.reserve)
+    const inTransaction: Connection = {
+      ...connection,
+      executeUnprepared: (text, params, transformRows) => {
+        const ran = connection.executeUnprepared(text, params, transformRows)
+        return text === "COMMIT"
+          ? Effect.tapError(ran, () => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined)))
+          : ran
+      }
+    }
+    return yield* SqlClient.make({
+      acquirer: sqlite.reserve,
+      transactionAcquirer: Effect.as(sqlite.reserve, inTransaction),
+      compiler: Statement.makeCompilerSqlite(),
+      spanAttributes: [["db.system.name", "sqlite"]],
+      beginTransaction: "BEGIN IMMEDIATE"
+    })
+  })
+
+/**
+ * The client of the file (or `:memory:`), refused when the file cannot be opened. What the checks
+ * above cannot foresee (a folder of /proc, a file that is no database) the driver throws, and the
+ * client lets it through as a defect: it becomes the same failure as theirs, so that start-up
+ * tells it in a sentence rather than a stack.
  */
 export const client = (filename: string) =>
   // The client keeps each prepared statement for its time to live, and a statement that could not
   // be prepared (a table missing while the file is being repaired) is kept as that failure just as
   // long: at the default ten minutes, a statement first met during an outage would fail for ten
   // minutes after it. Preparing again every few seconds costs nothing a request would notice.
-  SqliteClient.layer({ filename, prepareCacheTTL: PREPARED_STATEMENT_TTL }).pipe(
+  Layer.scoped(SqlClient.SqlClient, sqliteClient({ filename, prepareCacheTTL: PREPARED_STATEMENT_TTL })).pipe(
+    Layer.provide(Reactivity.layer),
     Layer.catchAllCause((cause) =>
       Layer.failCause<ConfigError.ConfigError | SqlError>(
         Option.match(Cause.dieOption(cause), {

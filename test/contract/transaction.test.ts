@@ -169,29 +169,23 @@ for (const store of stores) {
       )
     )
 
-    // A known fault of SQLite's adapter (/work/notes/38-app.md): a refused COMMIT leaves the one
-    // connection inside its transaction, whose writes the next BEGIN's failure rolls back with
-    // whatever was written meanwhile. Marked failing there until the adapter rolls back itself.
-    const commitFailureKept = store.name.startsWith("sqlite") ? it.effect.fails : it.effect
-    commitFailureKept(
-      "a failed COMMIT is StoreUnavailableError, commits nothing, and the next transaction commits",
-      () =>
-        runSql(
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const tx = yield* Transaction
-            yield* deferredCheck(sql)
-            const failure = yield* Effect.flip(
-              tx.transaction(Effect.zipRight(grant("read"), sql`INSERT INTO tx_children (parent_id) VALUES (1)`))
-            )
-            expect(failure._tag).toBe("StoreUnavailableError")
-            expect(yield* committed).toEqual({ permissions: [], entries: [] })
-            // The connection is not left inside the refused transaction, where every later write
-            // would wait for a COMMIT that never comes.
-            yield* tx.transaction(grant("write"))
-            expect(yield* committed).toEqual({ permissions: [permission("write")], entries: ["write"] })
-          })
-        )
+    it.effect("a failed COMMIT is StoreUnavailableError, commits nothing, and the next transaction commits", () =>
+      runSql(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const tx = yield* Transaction
+          yield* deferredCheck(sql)
+          const failure = yield* Effect.flip(
+            tx.transaction(Effect.zipRight(grant("read"), sql`INSERT INTO tx_children (parent_id) VALUES (1)`))
+          )
+          expect(failure._tag).toBe("StoreUnavailableError")
+          expect(yield* committed).toEqual({ permissions: [], entries: [] })
+          // The connection is not left inside the refused transaction, where every later write
+          // would wait for a COMMIT that never comes.
+          yield* tx.transaction(grant("write"))
+          expect(yield* committed).toEqual({ permissions: [permission("write")], entries: ["write"] })
+        })
+      )
     )
 
     if (store.name.startsWith("sqlite")) {
