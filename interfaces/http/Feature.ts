@@ -6,24 +6,17 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Context, Layer, Option, Schema } from "effect"
 import { type Deployment, profileRules } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
-import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { type ApiShape, baseApi, defaultShape, HashingRoute, type PortcullisApi, RateLimitedRoute } from "./Api.js"
 import { type DocumentOptions, documentProblems, packageVersion } from "./openapi.js"
 import { problemSchema } from "./problemSchemas.js"
 import { type ProblemCode, requestProblems } from "./problems.js"
+import type { LimitedRoute } from "./routes.js"
 
 const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
 
 export { API_ID, type ApiId } from "./Api.js"
 
-/** A route a rate-limit bucket counts: its method, and its path under the auth prefix. */
-export interface LimitedRoute {
-  readonly bucket: RateLimitBucket
-  readonly method: string
-  readonly path: string
-  /** It hashes a password for anyone who asks (sign-in, registration): its queue is bounded (HASHING_QUEUE_LIMIT). */
-  readonly hashes?: true
-}
+export type { LimitedRoute } from "./routes.js"
 
 /** What shapes a feature's routes: the settings and the deployment's code. */
 export interface FeatureContext {

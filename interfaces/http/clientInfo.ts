@@ -6,7 +6,7 @@ const USER_AGENT_MAX = 512
 
 /**
  * What a session records about the client that opened it. `remoteAddress` is the client address
- * the outermost middleware resolved (TRUSTED_PROXY_HEADERS, else the socket's peer).
+ * the pipeline's first step resolved (TRUSTED_PROXY_HEADERS, else the socket's peer).
  */
 export const clientInfo = (request: HttpServerRequest.HttpServerRequest): ClientInfo => ({
   ip_address: Option.getOrNull(request.remoteAddress),

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto"
 import { promisify } from "node:util"
 import { brotliCompress, constants, gzip } from "node:zlib"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
+import type { Step } from "./step.js"
 
 /** The documents are the same for the life of the process; clients revalidate them after this. */
 const CACHE_CONTROL = "public, max-age=300"
@@ -48,7 +47,7 @@ const encode = (body: Uint8Array, encoding: Encoding): Effect.Effect<Uint8Array>
  * them: an ETag (304 when the client has it), a max-age, and gzip or brotli when the client
  * accepts it. Each representation is compressed once and kept.
  */
-export const cacheableDocuments = (paths: ReadonlyArray<string>) => {
+export const cacheableDocuments = (paths: ReadonlyArray<string>): Step => {
   const served = new Set(paths)
   const kept = new Map<string, Representation>()
   const representation = (path: string, body: Uint8Array, encoding: Encoding): Effect.Effect<Representation> => {
@@ -63,33 +62,33 @@ export const cacheableDocuments = (paths: ReadonlyArray<string>) => {
       return made
     })
   }
-  return (app: HttpApp.Default): HttpApp.Default =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const path = request.url.split("?", 1)[0] ?? ""
-      if (request.method !== "GET" || !served.has(path)) return app
-      return Effect.flatMap(app, (response) => {
-        if (response.status !== 200 || response.body._tag !== "Uint8Array") return Effect.succeed(response)
-        const { contentType } = response.body
-        const encoding = preferredEncoding(request.headers["accept-encoding"])
-        return Effect.map(representation(path, response.body.body, encoding), ({ etag, body }) => {
-          // The inner middlewares' headers (the rate limits') stay; the representation's are added.
-          const headers = {
-            ...response.headers,
-            etag,
-            "cache-control": CACHE_CONTROL,
-            vary: "Accept-Encoding",
-            ...(encoding === "identity" ? {} : { "content-encoding": encoding })
-          }
-          const cached = request.headers["if-none-match"]
-            ?.split(",")
-            .some((tag) => tag.trim().replace(/^W\//, "") === etag)
-          if (cached === true) return HttpServerResponse.empty({ status: 304, headers })
-          return HttpServerResponse.uint8Array(body, {
-            status: 200,
-            headers,
-            ...(contentType === undefined ? {} : { contentType })
-          })
+  return (next) => (routed) => {
+    const { request, route } = routed
+    if (request.method !== "GET" || !served.has(route.id)) return next(routed)
+    const path = route.id
+    return Effect.flatMap(next(routed), (response) => {
+      if (response.status !== 200 || response.body._tag !== "Uint8Array") return Effect.succeed(response)
+      const { contentType } = response.body
+      const encoding = preferredEncoding(request.headers["accept-encoding"])
+      return Effect.map(representation(path, response.body.body, encoding), ({ etag, body }) => {
+        // The inner steps' headers (the rate limits') stay; the representation's are added.
+        const headers = {
+          ...response.headers,
+          etag,
+          "cache-control": CACHE_CONTROL,
+          vary: "Accept-Encoding",
+          ...(encoding === "identity" ? {} : { "content-encoding": encoding })
+        }
+        const cached = request.headers["if-none-match"]
+          ?.split(",")
+          .some((tag) => tag.trim().replace(/^W\//, "") === etag)
+        if (cached === true) return HttpServerResponse.empty({ status: 304, headers })
+        return HttpServerResponse.uint8Array(body, {
+          status: 200,
+          headers,
+          ...(contentType === undefined ? {} : { contentType })
         })
       })
     })
+  }
 }

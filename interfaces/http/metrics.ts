@@ -29,7 +29,7 @@ export const hashingQueueDepth = Metric.gauge("portcullis_hashing_queue_depth", 
   description: "Requests of this process hashing a password or waiting to (HASHING_QUEUE_LIMIT bounds it)."
 })
 
-/** What the outermost middleware reports of each request once it is answered: its route as declared, never its raw path. */
+/** What the pipeline's first step reports of each request once it is answered: its route as declared, never its raw path. */
 export type RequestObserver = (method: string, route: string, status: number, milliseconds: number) => void
 
 const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])

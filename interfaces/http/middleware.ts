@@ -1,16 +1,13 @@
 import { randomUUID } from "node:crypto"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpApiError from "@effect/platform/HttpApiError"
-import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Effect, Exit, FiberRef, HashMap, LogLevel, Option } from "effect"
 import type { AccessLogWriter } from "./accessLog.js"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
-import { demoPolicy } from "./demo/demo.js"
 import { withHeaders } from "./headers.js"
-import { hostedPolicy } from "./hosted/hosted.js"
 import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import { readBody } from "./requestBody.js"
@@ -19,10 +16,10 @@ import {
   jsonShapeFault,
   MAX_JSON_DEPTH,
   pathHasControlCharacter,
-  targetPath,
   withoutActualValue
 } from "./requestShape.js"
-import { type RouteTable, UNMATCHED } from "./routes.js"
+import type { ResolvedRoute } from "./routes.js"
+import type { Step } from "./step.js"
 
 /** Larger bodies are refused with 413 before they are read; a body must state its length. */
 export const MAX_BODY_BYTES = 64 * 1024
@@ -114,13 +111,13 @@ const unexpected = (cause: Cause.Cause<unknown>) =>
   })
 
 /**
- * 404, or 405 with the methods the path accepts. The router and this table may read an odd path
- * differently (dot segments, broken escapes, an over-long parameter); when the table would allow
- * the very method the router found no route for, the route as the router read it does not exist.
+ * 404, or 405 with the methods the path accepts. The router and the route table may read an odd
+ * path differently (dot segments, an over-long parameter); when the table would allow the very
+ * method the router found no route for, the route as the router read it does not exist.
  */
-const notFound = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
-  const allowed = routes.allowedMethods(targetPath(request.url))
-  return allowed.length === 0 || allowed.includes(request.method)
+const notFound = (route: ResolvedRoute) => {
+  const allowed = route.allowed()
+  return allowed.length === 0 || allowed.includes(route.method)
     ? problem(404, "NotFoundError", "Not found", "No route matches this path.")
     : problem(405, "MethodNotAllowedError", "Method not allowed", `This route accepts ${allowed.join(", ")}.`, {
         headers: { allow: allowed.join(", ") }
@@ -132,15 +129,15 @@ const notFound = (routes: RouteTable, request: HttpServerRequest.HttpServerReque
  * body, unknown route and defect becomes a problem+json response. Nothing reaches the client as
  * a bare 500; defects are logged with the request id the client sees.
  */
-export const problemResponses = (routes: RouteTable) => {
-  const answer = (request: HttpServerRequest.HttpServerRequest) => (cause: Cause.Cause<never>) => {
+export const problemResponses: Step = (next) => {
+  const answer = (route: ResolvedRoute) => (cause: Cause.Cause<never>) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure)) {
       const error: unknown = failure.value
       if (isErrorKind(error)) return Effect.succeed(respond(problemOf(error)))
       if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(respond(validationProblem(error)))
-      if (error instanceof HttpServerError.RouteNotFound) return Effect.succeed(respond(notFound(routes, request)))
+      if (error instanceof HttpServerError.RouteNotFound) return Effect.succeed(respond(notFound(route)))
     }
     const defect = Cause.dieOption(cause)
     if (Option.isSome(defect) && isBodyDecodeFailure(defect.value)) {
@@ -149,49 +146,44 @@ export const problemResponses = (routes: RouteTable) => {
     }
     return Effect.map(unexpected(cause), respond)
   }
-  return (app: HttpApp.Default): HttpApp.Default =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      // A streamed body could only be stopped by dropping the connection, so bodies must say
-      // their length, and an oversized one is refused before a byte of it is read.
-      if (request.headers["transfer-encoding"] !== undefined) return Effect.succeed(respond(lengthRequired))
-      if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES)
-        return Effect.succeed(respond(payloadTooLarge))
-      if (hasBody(request) && !isJson(request.headers["content-type"])) {
-        return Effect.succeed(respond(unsupportedMediaType))
-      }
-      if (pathHasControlCharacter(request.url)) return Effect.succeed(respond(controlCharacterInPath))
-      const json = asJson(request)
-      // A request without a body (most: GET /me) needs neither the body's checks nor another
-      // request in its context; each would cost a fiber-local change on every request. The body
-      // read is bounded by its Content-Length, checked above: the parser delivers that many bytes
-      // and no more, so no limit of the platform's (another fiber-local change) is set around it.
-      const checked = hasBody(json)
-        ? Effect.flatMap(readBody(json), (text) => {
-            // Read once here (the request caches it for the route's decoding), so that its shape
-            // is judged before anything parses or decodes it.
-            const fault = jsonShapeFault(text)
-            return fault === undefined ? app : Effect.succeed(respond(jsonShapeProblems[fault]))
-          })
-        : app
-      const served =
-        json === request ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, json)
-      return Effect.catchAllCause(served, answer(request))
-    })
+  return (routed) => {
+    const { request, route } = routed
+    // A streamed body could only be stopped by dropping the connection, so bodies must say
+    // their length, and an oversized one is refused before a byte of it is read.
+    if (request.headers["transfer-encoding"] !== undefined) return Effect.succeed(respond(lengthRequired))
+    if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return Effect.succeed(respond(payloadTooLarge))
+    if (hasBody(request) && !isJson(request.headers["content-type"])) {
+      return Effect.succeed(respond(unsupportedMediaType))
+    }
+    if (pathHasControlCharacter(route.target)) return Effect.succeed(respond(controlCharacterInPath))
+    const json = asJson(request)
+    const onward = json === request ? routed : { ...routed, request: json }
+    // A request without a body (most: GET /me) needs none of the body's checks. The body read is
+    // bounded by its Content-Length, checked above: the parser delivers that many bytes and no
+    // more, so no limit of the platform's (another fiber-local change) is set around it.
+    const checked = hasBody(json)
+      ? Effect.flatMap(readBody(json), (text) => {
+          // Read once here (the request caches it for the route's decoding), so that its shape
+          // is judged before anything parses or decodes it.
+          const fault = jsonShapeFault(text)
+          return fault === undefined ? next(onward) : Effect.succeed(respond(jsonShapeProblems[fault]))
+        })
+      : next(onward)
+    return Effect.catchAllCause(checked, answer(route))
+  }
 }
 
 export interface HeaderOptions {
   /** Send Strict-Transport-Security: the service is reached over https (PUBLIC_URL). */
   readonly hsts: boolean
-  /** The interactive docs page, whose scripts and styles are inline. */
-  readonly docsPath: string
-  /** The demo page and its files (SERVICE_DEMO), whose scripts and styles come from the service itself. */
-  readonly demoPath?: string
-  /** The hosted pages and their files (HOSTED_PAGES), likewise. */
-  readonly hostedPaths?: ReadonlyArray<string>
+  /**
+   * The Content-Security-Policy of the routes that are pages, by route (the docs page, whose
+   * scripts and styles are inline; the demo and the hosted pages, whose files come from the
+   * service itself); the API's everywhere else.
+   */
+  readonly policies: ReadonlyMap<string, string>
   /** Who may say who the client is, for the access log's client address. */
   readonly proxies: TrustedProxies
-  /** The routes served, to log and time a request by its route as declared rather than by its raw path alone. */
-  readonly routes: RouteTable
   /** Told of every request once answered (METRICS_ENABLED); without one, requests pay nothing for metrics. */
   readonly observe?: RequestObserver | undefined
   /** Where each request's line goes. */
@@ -199,19 +191,12 @@ export interface HeaderOptions {
 }
 
 /** Load balancers call these every few seconds: their lines are debug, not info. */
-const probePaths = new Set(["/healthz", "/readyz"])
+const probeRoutes = new Set(["/healthz", "/readyz"])
 
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'"
-/** The policy of a path: the docs', the demo's and the hosted pages' own, the API's everywhere else. */
-const policyFor = (path: string, options: HeaderOptions) => {
-  if (path === options.docsPath) return docsPolicy
-  if (options.hostedPaths?.includes(path)) return hostedPolicy
-  const demo = options.demoPath
-  if (demo !== undefined && (path === demo || path.startsWith(`${demo}/`))) return demoPolicy
-  return apiPolicy
-}
 
-const docsPolicy =
+/** The docs page's policy: its scripts and styles are inline. */
+export const docsPolicy =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
 
 /** Nothing is stored by caches, but what a route declared cacheable itself (the documents, the public keys). */
@@ -228,15 +213,15 @@ const withCaching = (response: HttpServerResponse.HttpServerResponse, headers: R
  * The same point times the request for the metrics, when they are on.
  *
  * The client address is resolved here, once (trusted proxy headers, else the socket), and
- * becomes the request's `remoteAddress` for everything inside: the rate limits' buckets, the IP a
- * session records.
+ * becomes the request's `remoteAddress` for every step after and the route: the rate limits'
+ * buckets, the IP a session records.
  *
- * The outermost API middleware: every response the service makes, problems, preflights, the
- * docs and the demo included, comes back through it before it is sent, so the headers are set
- * on the response itself rather than through a pre-response handler (a fiber-local change on
- * every request).
+ * The pipeline's first step: every response the service makes, problems, preflights, the docs
+ * and the demo included, comes back through it before it is sent, so the headers are set on the
+ * response itself rather than through a pre-response handler (a fiber-local change on every
+ * request).
  */
-export const responseHeaders = (options: HeaderOptions) => {
+export const responseHeaders = (options: HeaderOptions): Step => {
   const common: Record<string, string> = {
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
@@ -244,49 +229,48 @@ export const responseHeaders = (options: HeaderOptions) => {
     "cache-control": "no-store",
     ...(options.hsts ? { "strict-transport-security": "max-age=63072000; includeSubDomains" } : {})
   }
-  const { observe, accessLog } = options
-  return (app: HttpApp.Default): HttpApp.Default =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const requestId = randomUUID()
-      const started = performance.now()
-      const path = targetPath(request.url)
-      const headers = { ...common, "content-security-policy": policyFor(path, options), "x-request-id": requestId }
-      const socket = Option.getOrUndefined(request.remoteAddress)
-      const address = resolveClientAddress(request.headers, socket, options.proxies)
-      const served =
-        address === undefined || address === socket
-          ? app
-          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ remoteAddress: address }))
-      // The server runs each request in a fiber of its own, so the request id is set on it for
-      // the rest of its life instead of for a scope: annotateLogs would cost a restore (about 25
-      // steps of the runtime) on every request.
-      const annotated = FiberRef.update(
-        FiberRef.currentLogAnnotations,
-        HashMap.set<string, unknown>("request_id", requestId)
-      )
-      return Effect.zipRight(annotated, Effect.exit(served)).pipe(
-        Effect.flatMap((exit) => {
-          const status = Exit.isSuccess(exit)
-            ? exit.value.status
-            : HttpServerError.causeResponseStripped(exit.cause)[0].status
-          const elapsed = performance.now() - started
-          const route = options.routes.routeOf(path) ?? UNMATCHED
-          observe?.(request.method, route, status, elapsed)
-          const line = accessLog.write(probePaths.has(path) ? LogLevel.Debug : LogLevel.Info, {
-            method: request.method,
-            route,
-            path,
-            status,
-            duration_ms: Math.round(elapsed),
-            client_address: address ?? "unknown",
-            user_agent: request.headers["user-agent"]?.slice(0, 256) ?? "",
-            request_id: requestId
-          })
-          return Effect.zipRight(
-            line,
-            Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, withCaching(exit.value, headers))) : exit
-          )
+  const { observe, accessLog, policies } = options
+  return (next) => (routed) => {
+    const { request, route } = routed
+    const requestId = randomUUID()
+    const started = performance.now()
+    const policy = policies.get(route.id) ?? apiPolicy
+    const headers = { ...common, "content-security-policy": policy, "x-request-id": requestId }
+    const socket = Option.getOrUndefined(request.remoteAddress)
+    const address = resolveClientAddress(request.headers, socket, options.proxies)
+    const served =
+      address === undefined || address === socket
+        ? next(routed)
+        : next({ ...routed, request: request.modify({ remoteAddress: address }) })
+    // The server runs each request in a fiber of its own, so the request id is set on it for
+    // the rest of its life instead of for a scope: annotateLogs would cost a restore (about 25
+    // steps of the runtime) on every request.
+    const annotated = FiberRef.update(
+      FiberRef.currentLogAnnotations,
+      HashMap.set<string, unknown>("request_id", requestId)
+    )
+    return Effect.zipRight(annotated, Effect.exit(served)).pipe(
+      Effect.flatMap((exit) => {
+        const status = Exit.isSuccess(exit)
+          ? exit.value.status
+          : HttpServerError.causeResponseStripped(exit.cause)[0].status
+        const elapsed = performance.now() - started
+        observe?.(request.method, route.id, status, elapsed)
+        const line = accessLog.write(probeRoutes.has(route.id) ? LogLevel.Debug : LogLevel.Info, {
+          method: request.method,
+          route: route.id,
+          path: route.target,
+          status,
+          duration_ms: Math.round(elapsed),
+          client_address: address ?? "unknown",
+          user_agent: request.headers["user-agent"]?.slice(0, 256) ?? "",
+          request_id: requestId
         })
-      )
-    })
+        return Effect.zipRight(
+          line,
+          Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, withCaching(exit.value, headers))) : exit
+        )
+      })
+    )
+  }
 }

@@ -1,9 +1,8 @@
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { CsrfError } from "./errors.js"
 import { respond } from "./middleware.js"
 import { problemOf } from "./problems.js"
+import { pass, type Step } from "./step.js"
 
 /** The methods that change nothing (RFC 9110 safe methods): any page may send them. */
 const safeMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "TRACE"])
@@ -31,7 +30,7 @@ export interface OriginOptions {
  * whose `Origin` is present and is neither PUBLIC_URL's origin nor one of CORS_ORIGINS (`null`,
  * which sandboxed frames and some redirects send, included) is refused with 403 CsrfError, on
  * every route. A request without Origin is no browser's cross-site request (browsers send it on
- * every unsafe one), so non-browser clients are not affected. Bearer mode is the identity: a
+ * every unsafe one), so non-browser clients are not affected. In bearer mode this step is off: a
  * browser attaches no bearer token by itself.
  *
  * It runs before anything else the request meets but the response headers and the access log:
@@ -39,14 +38,13 @@ export interface OriginOptions {
  * by the rate limits, so a foreign page cannot spend its visitors' budgets (nor lock them out of
  * signing in) by sending requests in their name.
  */
-export const originCheck =
-  (options: OriginOptions) =>
-  (app: HttpApp.Default): HttpApp.Default => {
-    if (options.tokenTransport !== "cookie") return app
-    const allowed: ReadonlySet<string> = new Set([options.publicUrl.origin, ...options.corsOrigins])
-    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const origin = request.headers.origin
-      if (origin === undefined || safeMethods.has(request.method) || allowed.has(origin)) return app
-      return Effect.succeed(respond(foreignOrigin))
-    })
+export const originCheck = (options: OriginOptions): Step => {
+  if (options.tokenTransport !== "cookie") return pass
+  const allowed: ReadonlySet<string> = new Set([options.publicUrl.origin, ...options.corsOrigins])
+  return (next) => (routed) => {
+    const { method, headers } = routed.request
+    const origin = headers.origin
+    if (origin === undefined || safeMethods.has(method) || allowed.has(origin)) return next(routed)
+    return Effect.succeed(respond(foreignOrigin))
   }
+}

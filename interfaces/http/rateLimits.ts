@@ -1,5 +1,4 @@
 import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Duration, Effect, Layer, Metric, Option } from "effect"
 import { type RateLimitDecision, RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
@@ -8,62 +7,16 @@ import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { RateLimitedError, wholeSeconds } from "../../domain/errors.js"
 import { addressBucket } from "./clientAddress.js"
-import type { LimitedRoute } from "./Feature.js"
 import { withHeaders } from "./headers.js"
 import { rateLimitRefusals } from "./metrics.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
-import { targetPath } from "./requestShape.js"
-import { routePattern } from "./routePattern.js"
+import type { ResolvedRoute } from "./routes.js"
 import { CurrentPrincipal, PasskeyRegisterLimit } from "./security.js"
+import { pass, type Step } from "./step.js"
 
 /** Load balancers probe these from one address; throttling them would take the service out of rotation. */
 export const unlimitedPaths: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
-
-/** The method a route is served under: the router answers HEAD with the GET route, so HEAD counts as GET. */
-const servedMethod = (method: string) => {
-  const upper = method.toUpperCase()
-  return upper === "HEAD" ? "GET" : upper
-}
-
-/** Whether a request of `method` may meet a bucket at all: most (GET /me) need no look at their path. */
-const methodsOf = (routes: ReadonlyArray<LimitedRoute>) => {
-  const methods = new Set(routes.map((route) => route.method.toUpperCase()))
-  return (method: string) => methods.has(servedMethod(method))
-}
-
-/**
- * Which bucket limits a request, if any, by method and normalised path (`routePath`), among the
- * limited routes of the features served.
- */
-export const bucketOf = (authPrefix: string, routes: ReadonlyArray<LimitedRoute>) => {
-  const table = routes.map((route) => ({
-    bucket: route.bucket,
-    method: route.method.toUpperCase(),
-    pattern: routePattern(authPrefix + route.path)
-  }))
-  return (method: string, path: string): RateLimitBucket | undefined => {
-    const served = servedMethod(method)
-    return table.find((route) => route.method === served && route.pattern.test(path))?.bucket
-  }
-}
-
-/**
- * A request target as the router reads it, so that no other spelling of a limited route escapes
- * its bucket: the router ignores case, duplicate and trailing slashes, and whatever follows `?`,
- * `;` or `#`, and decodes percent-escapes. Decoding a little more than the router (`%2F`) can only
- * count a request that finds no route.
- */
-export const routePath = (url: string) => {
-  let path = targetPath(url).split(";", 1)[0] ?? ""
-  try {
-    path = decodeURIComponent(path)
-  } catch {
-    // A malformed escape: matched as sent.
-  }
-  path = path.replace(/\/{2,}/g, "/").toLowerCase()
-  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
-}
 
 const ruleOf = (limit: RateLimit): RateLimitRule => ({
   limit: limit.count,
@@ -75,21 +28,20 @@ const ruleOf = (limit: RateLimit): RateLimitRule => ({
  * Origin check and the hashing queue, body checks and decoding included: every request to a
  * limited route counts, valid or not, until the limit.
  *
- * The client is the request's `remoteAddress`, which the outermost middleware resolved (trusted
- * proxy headers, else the socket). Each request to a limited route of a served feature counts against (bucket, client), IPv6 clients
- * by their /64, and with GLOBAL_RATE_LIMIT every request counts against (global, client) too. A
- * refused request is not counted and answers 429; an allowed one carries the RateLimit-* headers
- * of its tightest limit. A rate limiter that fails lets the request through, with a warning
- * (fail open).
+ * The client is the request's `remoteAddress`, which the pipeline's first step resolved (trusted
+ * proxy headers, else the socket). Each request to a limited route of a kept feature counts
+ * against (bucket, client), IPv6 clients by their /64, and with GLOBAL_RATE_LIMIT every request
+ * counts against (global, client) too. A refused request is not counted and answers 429; an
+ * allowed one carries the RateLimit-* headers of its tightest limit. A rate limiter that fails
+ * lets the request through, with a warning (fail open).
  */
-export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRoute>) =>
-  Effect.map(RateLimiter, (limiter) => {
-    const { server, limits } = settings
-    const routeBucket = bucketOf(server.authPrefix, routes)
-    const mayHaveBucket = methodsOf(routes)
+export const rateLimits = (settings: Settings) =>
+  Effect.map(RateLimiter, (limiter): Step => {
+    const { limits } = settings
     const globalRule = Option.map(limits.globalRateLimit, ruleOf)
     const bucketRules = new Map<RateLimitBucket, RateLimitRule>()
-    for (const route of routes) bucketRules.set(route.bucket, ruleOf(limits.authRateLimits[route.bucket]))
+    for (const bucket of Object.keys(limits.authRateLimits) as Array<RateLimitBucket>)
+      bucketRules.set(bucket, ruleOf(limits.authRateLimits[bucket]))
 
     const hit = (key: string, rule: RateLimitRule) =>
       limiter.hit(key, rule).pipe(
@@ -103,13 +55,13 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
       )
 
     /** The limits a request counts against, its route's bucket first. */
-    const checksOf = (method: string, path: string, client: string) => {
+    const checksOf = (route: ResolvedRoute, client: string) => {
       const checks: Array<{ readonly bucket: string; readonly key: string; readonly rule: RateLimitRule }> = []
-      const bucket = limits.authRateLimitEnabled ? routeBucket(method, path) : undefined
+      const bucket = limits.authRateLimitEnabled ? route.bucket : undefined
       const bucketRule = bucket === undefined ? undefined : bucketRules.get(bucket)
       if (bucket !== undefined && bucketRule !== undefined)
         checks.push({ bucket, key: `${bucket}:${client}`, rule: bucketRule })
-      if (Option.isSome(globalRule) && !unlimitedPaths.has(path)) {
+      if (Option.isSome(globalRule) && !unlimitedPaths.has(route.path)) {
         checks.push({ bucket: "global", key: `global:${client}`, rule: globalRule.value })
       }
       return checks
@@ -118,46 +70,46 @@ export const rateLimits = (settings: Settings, routes: ReadonlyArray<LimitedRout
     // Without a global limit only a bucket can count a request, and with no limit on at all,
     // nothing can: such requests pay for nothing here.
     const onlyBuckets = Option.isNone(globalRule)
-    if (onlyBuckets && !limits.authRateLimitEnabled) return (app: HttpApp.Default) => app
-    return (app: HttpApp.Default): HttpApp.Default =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        if (onlyBuckets && !mayHaveBucket(request.method)) return app
-        // The address the outermost middleware resolved (responseHeaders in middleware.ts).
-        const address = Option.getOrUndefined(request.remoteAddress)
-        const client = address === undefined ? "unknown" : addressBucket(address)
-        const checks = checksOf(request.method, routePath(request.url), client)
-        // Most requests (GET /me and every other unlimited route) count against nothing: they pay
-        // for no fiber work here.
-        if (checks.length === 0) return app
-        return Effect.gen(function* () {
-          // The route's own bucket first: a request it refuses is not counted against the global limit.
-          let tightest: RateLimitDecision | undefined
-          for (const check of checks) {
-            const decision = yield* hit(check.key, check.rule)
-            if (Option.isNone(decision)) continue
-            if (!decision.value.allowed) {
-              yield* Metric.increment(Metric.tagged(rateLimitRefusals, "bucket", check.bucket))
-              return respond(
-                problemOf(
-                  new RateLimitedError({
-                    limit: decision.value.limit,
-                    resetSeconds: wholeSeconds(decision.value.resetAfter)
-                  })
-                )
+    if (onlyBuckets && !limits.authRateLimitEnabled) return pass
+    return (next) => (routed) => {
+      const { request, route } = routed
+      if (onlyBuckets && route.bucket === undefined) return next(routed)
+      // The address the pipeline's first step resolved (responseHeaders in middleware.ts).
+      const address = Option.getOrUndefined(request.remoteAddress)
+      const client = address === undefined ? "unknown" : addressBucket(address)
+      const checks = checksOf(route, client)
+      // Most requests (GET /me and every other unlimited route) count against nothing: they pay
+      // for no fiber work here.
+      if (checks.length === 0) return next(routed)
+      return Effect.gen(function* () {
+        // The route's own bucket first: a request it refuses is not counted against the global limit.
+        let tightest: RateLimitDecision | undefined
+        for (const check of checks) {
+          const decision = yield* hit(check.key, check.rule)
+          if (Option.isNone(decision)) continue
+          if (!decision.value.allowed) {
+            yield* Metric.increment(Metric.tagged(rateLimitRefusals, "bucket", check.bucket))
+            return respond(
+              problemOf(
+                new RateLimitedError({
+                  limit: decision.value.limit,
+                  resetSeconds: wholeSeconds(decision.value.resetAfter)
+                })
               )
-            }
-            if (tightest === undefined || decision.value.remaining < tightest.remaining) tightest = decision.value
+            )
           }
-          const response = yield* app
-          // A 429 from inside (a bucket counted per user) carries the headers of the limit that refused it.
-          return tightest === undefined || response.status === 429
-            ? response
-            : withHeaders(
-                response,
-                rateLimitHeaders(tightest.limit, tightest.remaining, wholeSeconds(tightest.resetAfter))
-              )
-        })
+          if (tightest === undefined || decision.value.remaining < tightest.remaining) tightest = decision.value
+        }
+        const response = yield* next(routed)
+        // A 429 from inside (a bucket counted per user) carries the headers of the limit that refused it.
+        return tightest === undefined || response.status === 429
+          ? response
+          : withHeaders(
+              response,
+              rateLimitHeaders(tightest.limit, tightest.remaining, wholeSeconds(tightest.resetAfter))
+            )
       })
+    }
   })
 
 /** The RateLimit-* headers a response carries: the tighter of those already set and `decision`'s. */

@@ -11,22 +11,17 @@ import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
 import { AuthenticationLive } from "./Authentication.js"
-import { AccessLog } from "./accessLog.js"
-import { auditContext } from "./auditContext.js"
 import { SessionTransport } from "./cookies.js"
-import { cors } from "./cors.js"
-import { DEMO_PATH, demoLayer, demoPaths, noDemo } from "./demo/demo.js"
-import { cacheableDocuments } from "./documents.js"
-import { assembleApi, type Feature, type FeatureApi, type LimitedRoute } from "./Feature.js"
-import { hashingQueue } from "./hashingQueue.js"
+import { demoLayer, demoPaths, demoPolicy, noDemo } from "./demo/demo.js"
+import { assembleApi, type Feature, type FeatureApi } from "./Feature.js"
 import { health } from "./health.js"
-import { hostedLayer, hostedPaths, noHostedPages } from "./hosted/hosted.js"
-import { METRICS_PATH, type MetricsText, metricsRoute, requestObserver } from "./metrics.js"
-import { problemResponses, responseHeaders } from "./middleware.js"
-import { originCheck } from "./originCheck.js"
-import { rateLimits, unlimitedPaths } from "./rateLimits.js"
-import { routeTable } from "./routes.js"
-import { redactedSpanHeaders, redactSpanQuery } from "./tracing.js"
+import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages } from "./hosted/hosted.js"
+import { METRICS_PATH, type MetricsText, metricsRoute } from "./metrics.js"
+import { docsPolicy } from "./middleware.js"
+import { servicePipeline } from "./pipeline.js"
+import { unlimitedPaths } from "./rateLimits.js"
+import { type LimitedRoute, routeTable } from "./routes.js"
+import { redactedSpanHeaders } from "./tracing.js"
 
 type PlatformServices = Scope.Scope | HttpRouter.HttpRouter.DefaultServices
 
@@ -98,9 +93,9 @@ export const servedApi = (served: Served<FeatureApi<unknown>>, settings: Setting
 
 /**
  * The HTTP application: the API of the features served with their handlers, the OpenAPI document
- * and docs page under the auth prefix, the problem renderer, the rate limits of the features
- * served, the security headers and CORS. A feature left out has no routes and no limits. Needs
- * the use cases and an HttpServer.
+ * and docs page under the auth prefix, the demo and hosted pages, all behind the request pipeline
+ * (pipeline.ts). A feature left out has no routes and no limits. Needs the use cases and an
+ * HttpServer.
  *
  * With `metrics` (METRICS_ENABLED), every request is timed into them, and they are served at
  * /metrics unless METRICS_PORT gives them a port of their own. With spans exported, they are
@@ -114,20 +109,22 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
 ) => {
   const api = servedApi(served, settings)
   const handlers = Layer.mergeAll(health.handlers, ...served.parts.map((part): P["handlers"] => part.handlers))
-  const { authPrefix, publicUrl, corsOrigins } = settings.server
+  const { authPrefix, demo, hostedPages, productName } = settings.server
   const docsPath = `${authPrefix}/docs`
   const openApiPath = `${authPrefix}/openapi.json`
-  const { demo, hostedPages, productName } = settings.server
-  const { metricsPort, otlpEndpoint } = settings.observability
-  const metricsHere = metrics !== undefined && Option.isNone(metricsPort)
-  const routes = routeTable(api, [
-    docsPath,
-    openApiPath,
-    ...(demo ? demoPaths : []),
-    ...(hostedPages ? hostedPaths : []),
-    ...(metricsHere ? [METRICS_PATH] : [])
-  ])
-  const traced = Option.isSome(otlpEndpoint)
+  const metricsHere = metrics !== undefined && Option.isNone(settings.observability.metricsPort)
+  // The GET routes mounted beside the API's, with the policy of those that are pages.
+  const pages: ReadonlyArray<readonly [path: string, policy?: string]> = [
+    [docsPath, docsPolicy],
+    [openApiPath],
+    ...(demo ? demoPaths.map((path) => [path, demoPolicy] as const) : []),
+    ...(hostedPages ? hostedPaths.map((path) => [path, hostedPolicy] as const) : []),
+    ...(metricsHere ? [[METRICS_PATH] as const] : [])
+  ]
+  const routes = routeTable(api, {
+    extraGetPaths: pages.map(([path]) => path),
+    limits: { prefix: authPrefix, routes: served.limits }
+  })
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
@@ -140,52 +137,25 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
       })
     )
   )
-  const proxies = { headers: settings.server.trustedProxyHeaders, count: settings.server.trustedProxyCount }
+  const beside = Layer.mergeAll(
+    HttpApiSwagger.layer({ path: docsPath as `/${string}` }),
+    HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` }),
+    demo ? demoLayer(authPrefix) : noDemo,
+    hostedPages
+      ? hostedLayer({ authPrefix, product: productName, passwordMinLength: settings.accounts.passwordMinLength })
+      : noHostedPages,
+    metricsHere ? metricsRoute(metrics) : Layer.empty
+  )
+  const pipeline = servicePipeline(settings, {
+    routes,
+    documents: [docsPath, openApiPath],
+    policies: new Map(pages.flatMap(([path, policy]) => (policy === undefined ? [] : [[path, policy] as const]))),
+    metrics: metrics !== undefined
+  })
   return serveApi(references).pipe(
-    Layer.provide(HttpApiSwagger.layer({ path: docsPath as `/${string}` })),
-    Layer.provide(demo ? demoLayer(authPrefix) : noDemo),
-    Layer.provide(
-      hostedPages
-        ? hostedLayer({ authPrefix, product: productName, passwordMinLength: settings.accounts.passwordMinLength })
-        : noHostedPages
-    ),
-    Layer.provide(metricsHere ? metricsRoute(metrics) : Layer.empty),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` })),
-    // Layers build bottom-up and each middleware wraps the ones added before it. The headers and
-    // the access log wrap everything, so they see every response before it is sent.
-    Layer.provide(
-      HttpApiBuilder.middleware(
-        Effect.map(AccessLog, (accessLog) =>
-          responseHeaders({
-            hsts: publicUrl.protocol === "https:",
-            docsPath,
-            ...(demo ? { demoPath: DEMO_PATH } : {}),
-            ...(hostedPages ? { hostedPaths } : {}),
-            proxies,
-            routes,
-            observe: metrics === undefined ? undefined : requestObserver(),
-            accessLog
-          })
-        )
-      )
-    ),
-    Layer.provide(traced ? HttpApiBuilder.middleware(redactSpanQuery) : Layer.empty),
-    Layer.provide(HttpApiBuilder.middleware(cacheableDocuments([docsPath, openApiPath]))),
-    // Cookie mode's Origin check wraps everything but the headers and the access log: a refused
-    // request waits for no hashing slot and is not counted (originCheck.ts).
-    Layer.provide(HttpApiBuilder.middleware(originCheck({ ...settings.cookies, publicUrl, corsOrigins }))),
-    // A request refused for a full hashing queue is not counted by the rate limits.
-    Layer.provide(
-      HttpApiBuilder.middleware(hashingQueue(authPrefix, served.limits, settings.limits.hashingQueueLimit))
-    ),
-    // This one wraps problemResponses, so a request is counted before any body check
-    // (test/http/rate-limits).
-    Layer.provide(HttpApiBuilder.middleware(rateLimits(settings, served.limits))),
-    Layer.provide(HttpApiBuilder.middleware(problemResponses(routes))),
-    Layer.provide(HttpApiBuilder.middleware(auditContext)),
-    // An API middleware, not a serve one: its preflight answers still get the security headers.
-    Layer.provide(HttpApiBuilder.middleware(cors({ origins: corsOrigins, routes }))),
+    Layer.provide(beside),
+    Layer.provide(HttpApiBuilder.middleware(pipeline)),
     Layer.provide(ApiLive),
-    Layer.provide(traced ? redactedSpanHeaders : Layer.empty)
+    Layer.provide(Option.isSome(settings.observability.otlpEndpoint) ? redactedSpanHeaders : Layer.empty)
   )
 }

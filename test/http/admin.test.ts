@@ -17,6 +17,7 @@ import {
   requireRoles
 } from "../../interfaces/http/AccessLevels.js"
 import { problemResponses } from "../../interfaces/http/middleware.js"
+import { pipeline } from "../../interfaces/http/pipeline.js"
 import { routeTable } from "../../interfaces/http/routes.js"
 import { call, expectProblem, me, password, type Session, signIn, signUp, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
@@ -57,7 +58,7 @@ class Probe extends Context.Tag("test/Probe")<
  */
 const ProbeServer = Layer.fresh(
   Layer.merge(
-    HttpApiBuilder.serve(problemResponses(routeTable(ProbeApi, []))).pipe(
+    HttpApiBuilder.serve(pipeline(routeTable(ProbeApi), [problemResponses])).pipe(
       Layer.provide(
         HttpApiBuilder.api(ProbeApi).pipe(
           Layer.provide(ProbeHandlers),

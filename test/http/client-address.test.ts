@@ -1,3 +1,4 @@
+import * as HttpApi from "@effect/platform/HttpApi"
 import { describe, expect, it } from "@effect/vitest"
 import { features } from "../../composition/features.js"
 import {
@@ -6,7 +7,7 @@ import {
   normaliseAddress,
   resolveClientAddress
 } from "../../interfaces/http/clientAddress.js"
-import { bucketOf, routePath } from "../../interfaces/http/rateLimits.js"
+import { type LimitedRoute, routePath, routeTable } from "../../interfaces/http/routes.js"
 
 const xff = { headers: ["x-forwarded-for"], count: 1 }
 
@@ -139,6 +140,12 @@ describe("rate-limit keys", () => {
     expect(addressBucket("2001:db8::1")).toBe("2001:db8::/64")
   })
 })
+
+/** Which bucket counts a request, by its method and path, as the route table resolves them. */
+const bucketOf = (prefix: string, routes: ReadonlyArray<LimitedRoute>) => {
+  const table = routeTable(HttpApi.make("none"), { limits: { prefix, routes } })
+  return (method: string, path: string) => table(method, path).bucket
+}
 
 describe("route buckets", () => {
   const limitedRoutes = features.flatMap((feature) => feature.limits)

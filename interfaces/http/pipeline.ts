@@ -1,0 +1,77 @@
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Effect, Option } from "effect"
+import type { Settings } from "../../config/Settings.js"
+import { AccessLog } from "./accessLog.js"
+import { auditContext } from "./auditContext.js"
+import { cors } from "./cors.js"
+import { cacheableDocuments } from "./documents.js"
+import { hashingQueue } from "./hashingQueue.js"
+import { requestObserver } from "./metrics.js"
+import { problemResponses, responseHeaders } from "./middleware.js"
+import { originCheck } from "./originCheck.js"
+import { rateLimits } from "./rateLimits.js"
+import type { RouteTable } from "./routes.js"
+import { type Next, pass, type Step } from "./step.js"
+import { redactSpanQuery } from "./tracing.js"
+
+/**
+ * The steps in the order a request meets them, the first outermost: each answer comes back
+ * through the steps before it. The route is resolved once, here, and the router gets the request
+ * as the steps left it.
+ */
+export const pipeline =
+  (routes: RouteTable, steps: ReadonlyArray<Step>) =>
+  (app: HttpApp.Default): HttpApp.Default => {
+    const router: Next = ({ received, request }) =>
+      request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+    const first = steps.reduceRight<Next>((next, step) => step(next), router)
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      first({ received: request, request, route: routes(request.method, request.url) })
+    )
+  }
+
+/** What the service's pipeline needs beside the settings: its routes, and the pages mounted beside the API. */
+export interface PipelineOptions {
+  readonly routes: RouteTable
+  /** The interactive docs page and the OpenAPI document: cached and compressed. */
+  readonly documents: ReadonlyArray<string>
+  /** The Content-Security-Policy of the routes that are pages (docs, demo, hosted pages); the API's elsewhere. */
+  readonly policies: ReadonlyMap<string, string>
+  /** METRICS_ENABLED: every request is timed into the metrics. */
+  readonly metrics: boolean
+}
+
+/**
+ * The service's request pipeline, in request order. Each step says in its own module why it
+ * stands where it does; in short, a request refused early pays for nothing after: a foreign
+ * Origin waits for no hashing slot and is counted by no limit, a full hashing queue counts
+ * nothing, and every request to a limited route counts before its body is read or judged.
+ */
+export const servicePipeline = (settings: Settings, options: PipelineOptions) =>
+  Effect.gen(function* () {
+    const { server, cookies, limits, observability } = settings
+    const accessLog = yield* AccessLog
+    const limit = yield* rateLimits(settings)
+    return pipeline(options.routes, [
+      // The request id, the client's address, the security headers, the access-log line and
+      // the metrics: every answer, problems and preflights included, comes back through here.
+      responseHeaders({
+        hsts: server.publicUrl.protocol === "https:",
+        policies: options.policies,
+        proxies: { headers: server.trustedProxyHeaders, count: server.trustedProxyCount },
+        observe: options.metrics ? requestObserver() : undefined,
+        accessLog
+      }),
+      // With spans exported: the query's values out of the request's span.
+      Option.isSome(observability.otlpEndpoint) ? redactSpanQuery : pass,
+      cacheableDocuments(options.documents),
+      originCheck({ ...cookies, publicUrl: server.publicUrl, corsOrigins: server.corsOrigins }),
+      hashingQueue(limits.hashingQueueLimit),
+      limit,
+      // Body checks, and every failure after them as a problem+json answer.
+      problemResponses,
+      auditContext,
+      cors(server.corsOrigins)
+    ])
+  })
