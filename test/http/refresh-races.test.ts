@@ -9,7 +9,7 @@ const concurrentRefreshes = (token: string, count: number) =>
     { concurrency: "unbounded" }
   )
 
-for (const backend of [...TestApp.backends, TestApp.sqliteFileBackend()]) {
+for (const backend of TestApp.backendsWithFile()) {
   describe(`concurrent refreshes, strict rule (${backend.name})`, () => {
     layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       // Several rounds of 50: one burst of 10 could miss the interleaving that shows a missing

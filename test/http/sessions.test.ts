@@ -79,7 +79,7 @@ const expectAlive = (session: Session) =>
 
 const isoUtc = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-for (const backend of [...TestApp.backends, TestApp.sqliteFileBackend()]) {
+for (const backend of TestApp.backendsWithFile()) {
   describe(`sessions routes (${backend.name})`, () => {
     layer(TestApp.layer(backend), { excludeTestServices: true })((it) => {
       it.effect("GET /sessions lists each login as a session with its IP and User-Agent, the caller's current", () =>

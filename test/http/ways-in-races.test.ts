@@ -43,7 +43,7 @@ const alive = (tokens: ReadonlyArray<string>) =>
     (replies) => replies.filter((reply) => reply.status === 200).length
   )
 
-for (const backend of [...TestApp.backends, TestApp.sqliteFileBackend()]) {
+for (const backend of TestApp.backendsWithFile()) {
   describe(`sign-ins racing a change of the ways in (${backend.name})`, () => {
     const outbox = makeOutbox()
     // Lockout is not the subject: concurrent attempts at one account count toward its lock before

@@ -41,7 +41,7 @@ const passkeyCount = (access: string) =>
     return (reply.body as ReadonlyArray<unknown>).length
   })
 
-for (const backend of [...TestApp.backends, TestApp.sqliteFileBackend()]) {
+for (const backend of TestApp.backendsWithFile()) {
   describe(`ways in (${backend.name})`, () => {
     const outbox = makeOutbox()
     layer(appWithProviders(backend, passkeyEnv, { events: outbox.handlers }), { excludeTestServices: true })((it) => {

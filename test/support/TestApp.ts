@@ -19,6 +19,13 @@ export interface Backend {
 }
 
 /**
+ * TEST_BACKENDS, when set, names the only backends the HTTP suites run against (comma-separated,
+ * as in the suites' titles): `npm run test:quick` runs them on memory alone.
+ */
+const chosen = process.env.TEST_BACKENDS?.split(",").map((name) => name.trim())
+const isChosen = (name: string) => chosen === undefined || chosen.includes(name)
+
+/**
  * The backends every HTTP suite runs against: the embedded ones with uuid ids, and integer ids;
  * PostgreSQL too when TEST_DATABASE_URL is set (each server in a fresh schema).
  */
@@ -27,7 +34,7 @@ export const backends: ReadonlyArray<Backend> = [
   { name: "sqlite", databaseUrl: "sqlite::memory:" },
   { name: "sqlite, integer ids", databaseUrl: "sqlite::memory:", env: { SERVICE_USER_ID_TYPE: "integer" } },
   ...(Postgres.noPostgres ? [] : [{ name: "postgresql", databaseUrl: Postgres.testDatabaseUrl ?? "" }])
-]
+].filter((backend) => isChosen(backend.name))
 
 /**
  * SQLite in a file of its own (in a fresh temporary folder), where the hot reads run on a
@@ -37,6 +44,10 @@ export const sqliteFileBackend = (): Backend => ({
   name: "sqlite file",
   databaseUrl: `sqlite:${join(mkdtempSync(join(tmpdir(), "portcullis-http-")), "portcullis.db")}`
 })
+
+/** `backends` and SQLite in a file of its own (unless TEST_BACKENDS leaves it out). */
+export const backendsWithFile = (): ReadonlyArray<Backend> =>
+  isChosen("sqlite file") ? [...backends, sqliteFileBackend()] : backends
 
 export const testSecretKey = "test-secret-key-with-at-least-32-bytes!"
 
