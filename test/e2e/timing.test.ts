@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withinBoundsOnSomeAttempt } from "../support/attempts.js"
 import { killAll, type RunningServer, startServer } from "../support/processes.js"
 
 /**
@@ -18,8 +19,14 @@ import { killAll, type RunningServer, startServer } from "../support/processes.j
  * land inside the very intervals compared; a separate process runs the compiled code production
  * runs, with the client on the other core. Each try sends both sides back to back in random
  * order, so drift in the machine's load falls on both alike.
+ *
+ * A load that changes between tries still moves one side's median more than the other's now and
+ * then; a path that really differs does so on every run. So a pair out of its bound is measured
+ * again, up to three times in all, every failed attempt printed (support/attempts.ts). Run by
+ * `npm run test:timing` (in .ci/run), alone, never inside `npm test`.
  */
 const tries = 200
+const attempts = 3
 /**
  * Tries before the measured ones, for as long as this: V8 takes a thousand requests or so to
  * compile a route's path to its fastest form (a reset request answers in 4 ms at first, 1 ms
@@ -77,7 +84,8 @@ describe("timing: answers take as long whether the account exists or not", () =>
   }
 
   type Side = () => Promise<number>
-  const compare = async (name: string, sides: Readonly<Record<"a" | "b", readonly [string, Side]>>) => {
+  /** One attempt: warmed up, then `tries` of each side; the ratio of the medians and how it was found. */
+  const measure = async (name: string, sides: Readonly<Record<"a" | "b", readonly [string, Side]>>) => {
     const warmUntil = performance.now() + warmupMs
     while (performance.now() < warmUntil) for (const side of ["a", "b"] as const) await sides[side][1]()
     const samples = { a: [] as Array<number>, b: [] as Array<number> }
@@ -91,11 +99,23 @@ describe("timing: answers take as long whether the account exists or not", () =>
     // Not asserted: within a try both sides meet the same load, so this one shows whether a
     // failing ratio comes from the service or from the machine's load changing between tries.
     const paired = median(samples.a.map((value, i) => value / (samples.b[i] ?? value)))
-    console.log(
-      `${name}: median ${sides.a[0]} ${a.toFixed(2)} ms, ${sides.b[0]} ${b.toFixed(2)} ms, ratio ${ratio.toFixed(3)} (at most ${maxRatio}; ${tries} tries each; median of the per-try ratios ${paired.toFixed(3)})`
-    )
+    const figures = `median ${sides.a[0]} ${a.toFixed(2)} ms, ${sides.b[0]} ${b.toFixed(2)} ms, ratio ${ratio.toFixed(3)} (at most ${maxRatio}; ${tries} tries each; median of the per-try ratios ${paired.toFixed(3)})`
+    console.log(`${name}: ${figures}`)
+    return { ratio, figures }
+  }
+
+  const compare = async (name: string, sides: Readonly<Record<"a" | "b", readonly [string, Side]>>) => {
+    const { ratio } = await withinBoundsOnSomeAttempt({
+      label: `${name}: ${sides.a[0]} vs ${sides.b[0]}`,
+      attempts,
+      measure: () => measure(name, sides),
+      outOfBounds: ({ ratio, figures }) => (ratio <= maxRatio ? [] : [figures])
+    })
     expect(ratio, `${name}: ${sides.a[0]} vs ${sides.b[0]}`).toBeLessThanOrEqual(maxRatio)
   }
+
+  /** Each attempt takes seconds on an idle machine; a loaded one may take several times that. */
+  const timeout = attempts * 120_000
 
   it(
     "/login: an unknown email and a known email with a wrong password",
@@ -107,7 +127,7 @@ describe("timing: answers take as long whether the account exists or not", () =>
         ],
         b: ["known email, wrong password", () => time("/login", { email: known, password: "wrong password" }, 401)]
       }),
-    60_000
+    timeout
   )
 
   it(
@@ -117,7 +137,7 @@ describe("timing: answers take as long whether the account exists or not", () =>
         a: ["new email", () => time("/register", { email: `new-${randomUUID()}@example.com`, password }, 202)],
         b: ["existing email", () => time("/register", { email: known, password }, 202)]
       }),
-    60_000
+    timeout
   )
 
   it(
@@ -130,6 +150,6 @@ describe("timing: answers take as long whether the account exists or not", () =>
           () => time("/password-reset/request", { email: `nobody-${randomUUID()}@example.com` }, 202)
         ]
       }),
-    30_000
+    timeout
   )
 })
