@@ -14,7 +14,7 @@ import { ports } from "./adapters.js"
 
 /**
  * The use cases every feature shares, over whatever adapters are provided for their ports. A
- * feature's own use cases come with its handlers (interfaces/http/features).
+ * feature's own use cases are given to its handlers in the table of features (features.ts).
  */
 export const useCases = Layer.mergeAll(
   Accounts.Default,

@@ -1,19 +1,45 @@
+import { Layer } from "effect"
+import { Admin } from "../application/Admin.js"
+import { OAuthFlow } from "../application/OAuthFlow.js"
+import { OAuthLinking } from "../application/OAuthLinking.js"
+import { OAuthSignIn } from "../application/OAuthSignIn.js"
+import { OAuthStates } from "../application/OAuthStates.js"
+import { Passkeys } from "../application/Passkeys.js"
+import { PasswordReset } from "../application/PasswordReset.js"
 import { type Deployment as DeploymentOf, deploymentProblems as problemsOf } from "../config/Deployment.js"
-import { admin } from "../interfaces/http/features/admin.js"
-import { auth } from "../interfaces/http/features/auth.js"
-import { jwks } from "../interfaces/http/features/jwks.js"
-import { oauth } from "../interfaces/http/features/oauth.js"
-import { passkey } from "../interfaces/http/features/passkey.js"
-import { profile } from "../interfaces/http/features/profile.js"
-import { sessions } from "../interfaces/http/features/sessions.js"
-import { verify } from "../interfaces/http/features/verify.js"
+import { withUseCases } from "../interfaces/http/Feature.js"
+import { admin } from "../interfaces/http/features/admin/handlers.js"
+import { auth } from "../interfaces/http/features/auth/handlers.js"
+import { jwks } from "../interfaces/http/features/jwks/handlers.js"
+import { oauth } from "../interfaces/http/features/oauth/handlers.js"
+import { passkey } from "../interfaces/http/features/passkey/handlers.js"
+import { profile } from "../interfaces/http/features/profile/handlers.js"
+import { sessions } from "../interfaces/http/features/sessions/handlers.js"
+import { verify } from "../interfaces/http/features/verify/handlers.js"
+
+/** Sign-in and linking share the steps of a provider's flow and its states. */
+const oauthUseCases = Layer.merge(OAuthSignIn.Default, OAuthLinking.Default).pipe(
+  Layer.provide(OAuthFlow.Default),
+  Layer.provide(OAuthStates.Default)
+)
 
 /**
- * Every feature of the service, in one table: each brings its route group, handlers, limited
- * routes, the settings that turn it on and what it cannot do yet (interfaces/http/features/).
- * A deployment serves the ones its `routeGroups` keep.
+ * Every feature of the service, in one table: each brings its route group and handlers, its
+ * limited routes, the settings that turn it on and what it cannot do yet
+ * (interfaces/http/features/<name>/), and is given here the use cases of its own beside those
+ * every feature shares (application.ts), built only while it is served. A deployment serves the
+ * ones its `routeGroups` keep.
  */
-export const features = [auth, profile, verify, sessions, admin, oauth, passkey, jwks] as const
+export const features = [
+  auth,
+  profile,
+  withUseCases(verify, PasswordReset.Default),
+  sessions,
+  withUseCases(admin, Admin.Default),
+  withUseCases(oauth, oauthUseCases),
+  withUseCases(passkey, Passkeys.Default),
+  jwks
+] as const
 
 /** The route groups a deployment may name: the features' names. */
 export type RouteGroupName = (typeof features)[number]["name"]

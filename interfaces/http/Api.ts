@@ -12,9 +12,9 @@ import { HashingQueueFullError } from "./errors.js"
 import { declared } from "./problemSchemas.js"
 
 /**
- * The HttpApi definition: what every group shares. The groups themselves are in groups/, their
- * handlers in features/. Nothing here or there imports a use case or an adapter, so a client
- * (client.ts) builds on the very definitions the server serves.
+ * The HttpApi definition: what every group shares. Each group is in features/<name>/group.ts,
+ * beside its handlers (handlers.ts). Nothing here or in a group imports a use case or an adapter,
+ * so a client (client.ts) builds on the very definitions the server serves.
  */
 
 /** The API's identifier: every feature's group and handlers belong to one API of this name. */

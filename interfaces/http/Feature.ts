@@ -109,12 +109,6 @@ export const featureApi = <
   ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
 ) => ({ group, handlers: HttpApiBuilder.group(baseApi.add(group), group.identifier, build) })
 
-/** A feature's API with the use cases of its own built into its handlers. */
-export const withUseCases = <R, A, RU>(
-  part: FeatureApi<R>,
-  useCases: Layer.Layer<A, never, RU>
-): FeatureApi<Exclude<R, A> | RU> => ({ group: part.group, handlers: Layer.provide(part.handlers, useCases) })
-
 /**
  * The API of the groups served, titled, with the OpenAPI document made to tell what the service
  * answers, at PUBLIC_URL.
@@ -141,9 +135,11 @@ export const assembleApi = (
 }
 
 /**
- * A feature of the service (auth, profile, verify, sessions, admin, oauth, passkey): everything
- * that serves it over HTTP, in one value, registered in the composition root's table of
- * features. Adding a route group, or a limited route, is a change to its feature alone.
+ * A feature of the service (auth, profile, verify, sessions, admin, oauth, passkey, jwks):
+ * everything that serves it over HTTP, in one value (features/<name>/handlers.ts over its group
+ * in group.ts), registered in the composition root's table of features. Adding a limited route
+ * is a change to its group alone; adding a feature, to its folder, the table and the client
+ * (docs/contributing.md, "Adding a feature").
  */
 export interface Feature<Name extends string, R> {
   /** The route group's name, as a deployment's `routeGroups` names it. */
@@ -168,3 +164,18 @@ export interface Feature<Name extends string, R> {
 
 /** A feature, its types inferred from its definition. */
 export const feature = <Name extends string, R>(definition: Feature<Name, R>): Feature<Name, R> => definition
+
+/**
+ * A feature whose handlers are given use cases of its own, built only while it is served. Which
+ * ones is the composition root's to say (composition/features.ts).
+ */
+export const withUseCases = <Name extends string, R, A, RU>(
+  definition: Feature<Name, R>,
+  useCases: Layer.Layer<A, never, RU>
+): Feature<Name, Exclude<R, A> | RU> => ({
+  ...definition,
+  api: (context) => {
+    const part = definition.api(context)
+    return { group: part.group, handlers: Layer.provide(part.handlers, useCases) }
+  }
+})

@@ -38,14 +38,16 @@ describe("the client's import graph", () => {
   it("is what package.json exports as portcullis/client, and follows its imports", () => {
     expect(exported).toBe("./dist/interfaces/http/client.js")
     expect(graph.files).toContain("domain/errors.js")
-    expect(graph.files).toContain("interfaces/http/groups/auth.js")
+    expect(graph.files).toContain("interfaces/http/features/auth/group.js")
   })
 
   it("holds no use case, adapter, composition or settings code, nor the server's HTTP modules", () => {
     const server = graph.files.filter(
       (file) =>
         /^(application|infrastructure|composition|config)\//.test(file) ||
-        /^interfaces\/(cli|http\/(features|Feature|server|middleware|Authentication|AccessLevels|cookies))/.test(file)
+        /^interfaces\/(cli|http\/(features\/[^/]+\/handlers|Feature|server|pipeline|middleware|Authentication|AccessLevels|cookies))/.test(
+          file
+        )
     )
     expect(server).toEqual([])
   })

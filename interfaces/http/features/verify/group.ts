@@ -2,11 +2,11 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { InvalidPasswordError, StoreUnavailableError } from "../../../domain/errors.js"
-import { Email } from "../../../domain/User.js"
-import { type ApiShape, limited, Message, PasswordField, placed, strict } from "../Api.js"
-import { declared, TokenFailure } from "../problemSchemas.js"
-import { Authentication } from "../security.js"
+import { InvalidPasswordError, StoreUnavailableError } from "../../../../domain/errors.js"
+import { Email } from "../../../../domain/User.js"
+import { type ApiShape, limited, Message, PasswordField, placed, strict } from "../../Api.js"
+import { declared, TokenFailure } from "../../problemSchemas.js"
+import { Authentication } from "../../security.js"
 
 const TokenBody = (identifier: string) => strict({ token: Schema.String }).annotations({ identifier })
 

@@ -1,10 +1,10 @@
 import { Effect } from "effect"
-import { Sessions } from "../../../application/Sessions.js"
-import { CurrentPrincipal } from "../Authentication.js"
-import { feature, featureApi, shapeOf } from "../Feature.js"
-import { sessionsGroup } from "../groups/sessions.js"
+import { Sessions } from "../../../../application/Sessions.js"
+import { CurrentPrincipal } from "../../Authentication.js"
+import { feature, featureApi, shapeOf } from "../../Feature.js"
+import { sessionsGroup } from "./group.js"
 
-/** The signed-in user's live sessions: list them, end one, end all the others. */
+/** The sessions group's handlers. */
 export const sessions = feature({
   name: "sessions",
   limits: [],

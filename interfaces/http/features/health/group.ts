@@ -2,9 +2,9 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { StoreUnavailableError } from "../../../domain/errors.js"
-import { placed } from "../Api.js"
-import { declared } from "../problemSchemas.js"
+import { StoreUnavailableError } from "../../../../domain/errors.js"
+import { placed } from "../../Api.js"
+import { declared } from "../../problemSchemas.js"
 
 /** Liveness and readiness, at the root whatever the auth prefix, for load balancers. */
 export const healthGroup = placed(

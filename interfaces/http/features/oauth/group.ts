@@ -14,11 +14,11 @@ import {
   OAuthProviderNotFoundError,
   ReauthenticationRequiredError,
   StoreUnavailableError
-} from "../../../domain/errors.js"
-import { LoginResponse } from "../../../domain/Token.js"
-import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
-import { declared } from "../problemSchemas.js"
-import { Authentication } from "../security.js"
+} from "../../../../domain/errors.js"
+import { LoginResponse } from "../../../../domain/Token.js"
+import { type ApiShape, limited, listOf, placed, strict } from "../../Api.js"
+import { declared } from "../../problemSchemas.js"
+import { Authentication } from "../../security.js"
 
 const ProviderPath = Schema.Struct({ provider: Schema.String })
 
@@ -84,10 +84,7 @@ const LinkedAccountView = Schema.Struct({
 
 const StateFailure = Schema.Union(declared(OAuthError), declared(OAuthProviderError))
 
-/**
- * Social sign-in and account linking through OAuth providers (spec: OAuth routes), served when
- * at least one provider is configured, in settings or in the deployment's code.
- */
+/** Social sign-in and account linking through OAuth providers (spec: OAuth routes). */
 export const oauthGroup = (shape: ApiShape) =>
   placed(
     { prefix: shape.authPrefix, title: "OAuth", description: "Social sign-in and account linking." },

@@ -1,16 +1,16 @@
 import { Effect } from "effect"
-import { Accounts, Registration } from "../../../application/Accounts.js"
-import { PasswordSignIn } from "../../../application/PasswordSignIn.js"
-import { Sessions } from "../../../application/Sessions.js"
-import { CurrentPrincipal } from "../Authentication.js"
-import { clientInfo } from "../clientInfo.js"
-import { SessionTransport } from "../cookies.js"
-import { feature, featureApi, limitedRoutes, shapeOf } from "../Feature.js"
-import { authGroup } from "../groups/auth.js"
+import { Accounts, Registration } from "../../../../application/Accounts.js"
+import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
+import { Sessions } from "../../../../application/Sessions.js"
+import { CurrentPrincipal } from "../../Authentication.js"
+import { clientInfo } from "../../clientInfo.js"
+import { SessionTransport } from "../../cookies.js"
+import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
+import { authGroup } from "./group.js"
 
 const accepted = { detail: "If the address can be registered, the account has been created." }
 
-/** Registration, password sign-in, token refresh and sign-out. Always served. */
+/** The auth group's handlers; always served, whatever the deployment's routeGroups say. */
 export const auth = feature({
   name: "auth",
   required: "registration and sign-in",

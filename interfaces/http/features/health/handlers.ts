@@ -1,9 +1,9 @@
 import { Effect } from "effect"
-import { Readiness } from "../../application/Readiness.js"
-import { featureApi } from "./Feature.js"
-import { healthGroup } from "./groups/health.js"
+import { Readiness } from "../../../../application/Readiness.js"
+import { featureApi } from "../../Feature.js"
+import { healthGroup } from "./group.js"
 
-/** Liveness and readiness, at the root whatever the auth prefix, for load balancers; always served. */
+/** The health group's handlers; always served, and no feature of the table (no name to leave out). */
 export const health = featureApi(healthGroup, (handlers) =>
   Effect.map(Readiness, (readiness) =>
     handlers

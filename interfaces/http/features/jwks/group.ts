@@ -1,8 +1,8 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { JsonWebKeySet } from "../../../domain/Jwks.js"
-import { type ApiShape, placed } from "../Api.js"
+import { JsonWebKeySet } from "../../../../domain/Jwks.js"
+import { type ApiShape, placed } from "../../Api.js"
 
 /** The public keys of an asymmetric JWT_ALGORITHM, for apps that verify access tokens themselves. */
 export const jwksGroup = (shape: ApiShape) =>

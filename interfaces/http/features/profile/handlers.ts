@@ -1,10 +1,10 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either, Option, Schema } from "effect"
-import { Accounts } from "../../../application/Accounts.js"
-import { PublicUser, toPublicUser, type User } from "../../../domain/User.js"
-import { CurrentPrincipal } from "../Authentication.js"
-import { feature, featureApi, shapeOf } from "../Feature.js"
-import { profileGroup } from "../groups/profile.js"
+import { Accounts } from "../../../../application/Accounts.js"
+import { PublicUser, toPublicUser, type User } from "../../../../domain/User.js"
+import { CurrentPrincipal } from "../../Authentication.js"
+import { feature, featureApi, shapeOf } from "../../Feature.js"
+import { profileGroup } from "./group.js"
 
 const encodeUser = Schema.encodeEither(PublicUser)
 const answers = new WeakMap<User, HttpServerResponse.HttpServerResponse>()
@@ -26,7 +26,7 @@ const answerOf = (user: User): PublicUser | HttpServerResponse.HttpServerRespons
   return answer
 }
 
-/** The signed-in user's own account. */
+/** The profile group's handlers. */
 export const profile = feature({
   name: "profile",
   limits: [],

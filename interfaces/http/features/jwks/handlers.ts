@@ -1,17 +1,14 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
-import { PublishedKeys } from "../../../application/ports/PublishedKeys.js"
-import { isAsymmetric } from "../../../config/sections/tokens.js"
-import { feature, featureApi, shapeOf } from "../Feature.js"
-import { jwksGroup } from "../groups/jwks.js"
+import { PublishedKeys } from "../../../../application/ports/PublishedKeys.js"
+import { isAsymmetric } from "../../../../config/sections/tokens.js"
+import { feature, featureApi, shapeOf } from "../../Feature.js"
+import { jwksGroup } from "./group.js"
 
 /** Apps fetch the keys once and again when a token names an unknown `kid` (a rotation): five minutes keeps that cheap. */
 const cacheControl = "public, max-age=300"
 
-/**
- * The public keys of an asymmetric JWT_ALGORITHM as a JWK Set. Not served with an HMAC
- * algorithm (404): its key is the shared secret.
- */
+/** The jwks group's handler; not served with an HMAC algorithm (404): its key is the shared secret. */
 export const jwks = feature({
   name: "jwks",
   limits: [],

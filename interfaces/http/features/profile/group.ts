@@ -12,11 +12,11 @@ import {
   ReauthenticationRequiredError,
   StoreUnavailableError,
   UserAlreadyExistsError
-} from "../../../domain/errors.js"
-import { PublicUser } from "../../../domain/User.js"
-import { type ApiShape, Message, PasswordField, placed, strict } from "../Api.js"
-import { declared } from "../problemSchemas.js"
-import { Authentication, RequireVerified } from "../security.js"
+} from "../../../../domain/errors.js"
+import { PublicUser } from "../../../../domain/User.js"
+import { type ApiShape, Message, PasswordField, placed, strict } from "../../Api.js"
+import { declared } from "../../problemSchemas.js"
+import { Authentication, RequireVerified } from "../../security.js"
 
 /**
  * The PATCH /me body: the deployment's editable fields, each checked by its schema (a bad value

@@ -3,11 +3,11 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { SessionNotFoundError, StoreUnavailableError } from "../../../domain/errors.js"
-import { FamilyId, SessionInfo } from "../../../domain/Session.js"
-import { type ApiShape, listOf, placed } from "../Api.js"
-import { declared } from "../problemSchemas.js"
-import { Authentication } from "../security.js"
+import { SessionNotFoundError, StoreUnavailableError } from "../../../../domain/errors.js"
+import { FamilyId, SessionInfo } from "../../../../domain/Session.js"
+import { type ApiShape, listOf, placed } from "../../Api.js"
+import { declared } from "../../problemSchemas.js"
+import { Authentication } from "../../security.js"
 
 export const RevokedSessions = Schema.Struct({
   detail: Schema.String,

@@ -9,14 +9,14 @@ import {
   InvalidPasswordError,
   StoreUnavailableError,
   UserAlreadyExistsError
-} from "../../../domain/errors.js"
-import { hasControlCharacter } from "../../../domain/Text.js"
-import { LoginResponse, TokenPair } from "../../../domain/Token.js"
-import { Email, PublicUser } from "../../../domain/User.js"
-import { type ApiShape, hashing, limited, Message, PasswordField, placed, strict } from "../Api.js"
-import { CsrfError } from "../errors.js"
-import { declared, TokenFailure } from "../problemSchemas.js"
-import { Authentication } from "../security.js"
+} from "../../../../domain/errors.js"
+import { hasControlCharacter } from "../../../../domain/Text.js"
+import { LoginResponse, TokenPair } from "../../../../domain/Token.js"
+import { Email, PublicUser } from "../../../../domain/User.js"
+import { type ApiShape, hashing, limited, Message, PasswordField, placed, strict } from "../../Api.js"
+import { CsrfError } from "../../errors.js"
+import { declared, TokenFailure } from "../../problemSchemas.js"
+import { Authentication } from "../../security.js"
 
 export const Credentials = Schema.Struct({ identifier: Schema.String, password: PasswordField })
 

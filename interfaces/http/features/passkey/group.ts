@@ -10,20 +10,20 @@ import {
   PasskeyRegistrationError,
   ReauthenticationRequiredError,
   StoreUnavailableError
-} from "../../../domain/errors.js"
-import { AuthenticationChallengeKey, PasskeyInfo, RegistrationChallengeKey } from "../../../domain/Passkey.js"
+} from "../../../../domain/errors.js"
+import { AuthenticationChallengeKey, PasskeyInfo, RegistrationChallengeKey } from "../../../../domain/Passkey.js"
 import {
   AuthenticationCredential,
   CreationOptions,
   RegistrationCredential,
   RequestOptions
-} from "../../../domain/PasskeyCeremony.js"
-import { hasControlCharacter } from "../../../domain/Text.js"
-import { LoginResponse } from "../../../domain/Token.js"
-import { Email } from "../../../domain/User.js"
-import { type ApiShape, limited, listOf, placed, strict } from "../Api.js"
-import { declared } from "../problemSchemas.js"
-import { Authentication, PasskeyRegisterLimit } from "../security.js"
+} from "../../../../domain/PasskeyCeremony.js"
+import { hasControlCharacter } from "../../../../domain/Text.js"
+import { LoginResponse } from "../../../../domain/Token.js"
+import { Email } from "../../../../domain/User.js"
+import { type ApiShape, limited, listOf, placed, strict } from "../../Api.js"
+import { declared } from "../../problemSchemas.js"
+import { Authentication, PasskeyRegisterLimit } from "../../security.js"
 
 const challengeKeyDescription = "Hand it back with the ceremony's answer; it is good once, for PASSKEY_CHALLENGE_TTL."
 
@@ -105,8 +105,8 @@ const AuthenticateCompleteRequest = strict({
 const PasskeyPath = Schema.Struct({ passkey_id: Schema.String.pipe(Schema.maxLength(128)) })
 
 /**
- * Passwordless sign-in with passkeys (spec: passkey routes, rules 1–6), served when
- * PASSKEY_ENABLED. Every sign-in failure answers the one 401 of any failed sign-in.
+ * Passwordless sign-in with passkeys (spec: passkey routes, rules 1–6). Every sign-in failure
+ * answers the one 401 of any failed sign-in.
  */
 export const passkeyGroup = (shape: ApiShape) =>
   placed(
