@@ -4,7 +4,6 @@ import { Effect, Layer, Option } from "effect"
 import { auditRetention } from "../application/AuditRetention.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
-import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { MetricsText } from "../interfaces/http/metrics.js"
 import { httpLayer, keptFeatures, servedApi, servedFeatures } from "../interfaces/http/server.js"
 import { application } from "./application.js"
@@ -21,15 +20,9 @@ const served = (settings: Settings, deployment: Deployment) => ({
   limits: keptFeatures(features, deployment).flatMap((feature) => feature.limits)
 })
 
-/**
- * What a request's context keeps of the application's (`serveApi`): StoreTimeout, which the
- * principal's lookup reads before a group's services are merged in.
- */
-export const requestReferences = [StoreTimeout]
-
 /** The deployment's HTTP API, timing its requests into `metrics` when given; needs the application and an HttpServer. */
 export const http = (settings: Settings, deployment: Deployment = {}, metrics?: MetricsText) =>
-  httpLayer(settings, served(settings, deployment), requestReferences, metrics)
+  httpLayer(settings, served(settings, deployment), metrics)
 
 /** The OpenAPI document of what the deployment serves. */
 export const openApiDocument = (settings: Settings, deployment: Deployment = {}) =>

@@ -4,7 +4,7 @@ import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Effect, Exit, FiberRef, HashMap, LogLevel, Option } from "effect"
+import { Cause, Effect, Exit, HashMap, LogLevel, Option } from "effect"
 import type { AccessLogWriter } from "./accessLog.js"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import { withHeaders } from "./headers.js"
@@ -242,14 +242,7 @@ export const responseHeaders = (options: HeaderOptions): Step => {
       address === undefined || address === socket
         ? next(routed)
         : next({ ...routed, request: request.modify({ remoteAddress: address }) })
-    // The server runs each request in a fiber of its own, so the request id is set on it for
-    // the rest of its life instead of for a scope: annotateLogs would cost a restore (about 25
-    // steps of the runtime) on every request.
-    const annotated = FiberRef.update(
-      FiberRef.currentLogAnnotations,
-      HashMap.set<string, unknown>("request_id", requestId)
-    )
-    return Effect.zipRight(annotated, Effect.exit(served)).pipe(
+    return Effect.exit(served).pipe(
       Effect.flatMap((exit) => {
         const status = Exit.isSuccess(exit)
           ? exit.value.status
@@ -270,7 +263,9 @@ export const responseHeaders = (options: HeaderOptions): Step => {
           line,
           Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, withCaching(exit.value, headers))) : exit
         )
-      })
+      }),
+      // Every line the request logs, its access-log line included, names it.
+      Effect.annotateLogs("request_id", requestId)
     )
   }
 }

@@ -1,12 +1,6 @@
-import * as Etag from "@effect/platform/Etag"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
-import * as HttpPlatform from "@effect/platform/HttpPlatform"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as Path from "@effect/platform/Path"
-import { Context, Effect, Layer, Option, Scope } from "effect"
+import { Layer, Option } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
@@ -22,43 +16,6 @@ import { servicePipeline } from "./pipeline.js"
 import { unlimitedPaths } from "./rateLimits.js"
 import { type LimitedRoute, routeTable } from "./routes.js"
 import { redactedSpanHeaders } from "./tracing.js"
-
-type PlatformServices = Scope.Scope | HttpRouter.HttpRouter.DefaultServices
-
-// biome-ignore lint/suspicious/noExplicitAny: the bound Context.pick puts on the tags it keeps
-type AnyTag = Context.Tag<any, any>
-
-/**
- * HttpApiBuilder.serve, whose requests run with the platform's services in their context, and
- * `references` (settings read from the context by code that runs outside a group's handlers: the
- * store calls' StoreTimeout, in the principal's lookup), rather than with every service of the
- * application. The handlers and middleware took theirs when they were built (a group merges its
- * own into each request), and each service a request adds to its context (the request, its route,
- * the principal, a transaction's connection) copies the context it is added to: about forty
- * entries, four to six times a request. GET /me under wrk: 248 → 229 µs of CPU, 4,179 → 4,621 a
- * second. A reference left out is seen by the request as its default.
- */
-export const serveApi = (references: ReadonlyArray<AnyTag>) =>
-  Layer.unwrapEffect(
-    Effect.map(HttpApiBuilder.httpApp, (app) =>
-      Layer.scopedDiscard(
-        Effect.flatMap(HttpServer.HttpServer, (server) =>
-          Effect.mapInputContext(
-            server.serve(app),
-            (context: Context.Context<PlatformServices>): Context.Context<PlatformServices> =>
-              Context.pick(
-                Scope.Scope,
-                HttpPlatform.HttpPlatform,
-                Etag.Generator,
-                FileSystem.FileSystem,
-                Path.Path,
-                ...references
-              )(context)
-          )
-        )
-      )
-    )
-  ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /** The features a deployment keeps: the required ones, and those its `routeGroups` name (all by default). */
 export const keptFeatures = <F extends Feature<string, unknown>>(
@@ -104,7 +61,6 @@ export const servedApi = (served: Served<FeatureApi<unknown>>, settings: Setting
 export const httpLayer = <P extends FeatureApi<unknown>>(
   settings: Settings,
   served: Served<P>,
-  references: ReadonlyArray<AnyTag>,
   metrics?: MetricsText
 ) => {
   const api = servedApi(served, settings)
@@ -152,7 +108,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     policies: new Map(pages.flatMap(([path, policy]) => (policy === undefined ? [] : [[path, policy] as const]))),
     metrics: metrics !== undefined
   })
-  return serveApi(references).pipe(
+  return HttpApiBuilder.serve().pipe(
     Layer.provide(beside),
     Layer.provide(HttpApiBuilder.middleware(pipeline)),
     Layer.provide(ApiLive),
