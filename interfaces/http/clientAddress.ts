@@ -24,7 +24,7 @@ export const resolveClientAddress = (
   socketAddress: string | undefined,
   proxies: TrustedProxies
 ): string | undefined => {
-  const socket = socketAddress === undefined ? undefined : normalisedSocket(socketAddress)
+  const socket = socketAddress === undefined ? undefined : normaliseAddress(socketAddress)
   for (const name of proxies.headers) {
     const value = headers[name]
     if (value === undefined) continue
@@ -33,22 +33,6 @@ export const resolveClientAddress = (
     return (chosen === undefined ? undefined : normaliseAddress(chosen)) ?? socket
   }
   return socket
-}
-
-let lastSocket: string | undefined
-let lastNormalised: string | undefined
-
-/**
- * normaliseAddress of a socket's peer, the last one kept: every request of a connection, and of
- * a client's connections, comes from one address, and parsing it again cost about 1.5% of a GET
- * /me's CPU. The peer is Node's own spelling, never the client's text.
- */
-const normalisedSocket = (address: string): string | undefined => {
-  if (address !== lastSocket) {
-    lastNormalised = normaliseAddress(address)
-    lastSocket = address
-  }
-  return lastNormalised
 }
 
 /**
