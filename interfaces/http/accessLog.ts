@@ -22,8 +22,8 @@ export interface AccessLogWriter {
 
 /**
  * A log call: whatever logger the program has (an embedder's own included) gets the line. The
- * request id is already the fiber's annotation (interfaces/http/middleware.ts), so it is not
- * repeated among the message's fields.
+ * request id is already a log annotation of the request's (responseHeaders in middleware.ts), so
+ * it is not repeated among the message's fields.
  */
 const throughTheLogger: AccessLogWriter = {
   write: (level, { request_id: _, ...fields }) => Effect.logWithLevel(level, ACCESS_MESSAGE, fields)
@@ -32,7 +32,8 @@ const throughTheLogger: AccessLogWriter = {
 /**
  * Where access-log lines go: through Effect's logger unless the program says otherwise. The
  * service's own line formats say otherwise (composition/logging.ts): they write the same line
- * without the log call, which cost GET /me 7–12% of its CPU (BENCHMARKS.md).
+ * without a log call, whose logger machinery (a fiber's annotations, spans and loggers read and
+ * merged for every line) is the larger part of a cheap request's logging.
  */
 export class AccessLog extends Context.Reference<AccessLog>()("interfaces/http/AccessLog", {
   defaultValue: (): AccessLogWriter => throughTheLogger

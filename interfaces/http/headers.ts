@@ -2,8 +2,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 /**
  * `response` with `headers` set, each over any of the same name. Set one at a time: the
  * platform's `setHeaders` copies the response's headers twice through objects of a slow shape,
- * and cost about 10 µs a response, against about 3 µs for the six security headers set this way
- * (BENCHMARKS.md).
+ * on every response the service sends.
  */
 export const withHeaders = (
   response: HttpServerResponse.HttpServerResponse,

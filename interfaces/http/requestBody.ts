@@ -7,8 +7,8 @@ import { Effect } from "effect"
  * A request's body as text, read once from Node's request; the request then gives that text to
  * whatever reads it next (the route's decoding, through `text` and `json`). The platform's own
  * reader makes, for every body, a fiber run on the spot, a cached effect (a Deferred and a lock)
- * and a scoped read: 4% of the event loop's time on a POST that does little else (a CPU profile
- * of refresh under wrk). Here it is one callback. A request that is not Node's (a test's, made from
+ * and a scoped read, a cost a cheap POST (refresh) pays on every request. Here it is one
+ * callback. A request that is not Node's (a test's, made from
  * a web Request) is read by the platform.
  *
  * A body that cannot be read (the client broke the connection mid-body) is the same defect as the
