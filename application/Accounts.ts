@@ -22,7 +22,6 @@ import { RateLimiter, type RateLimitRule } from "./ports/RateLimiter.js"
 import { Transaction } from "./ports/Transaction.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
-import { spans } from "./spans.js"
 import { Verification } from "./Verification.js"
 import { WaysIn } from "./WaysIn.js"
 
@@ -37,7 +36,6 @@ export const Registration = Data.taggedEnum<Registration>()
 /** Registration and the signed-in user's own account. */
 export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
     const sessions = yield* Sessions
@@ -56,7 +54,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * The password is hashed before the insert whether or not the email is free, so a duplicate
      * costs what a new account costs, and no transaction is held open while hashing.
      */
-    const register = span("Accounts.register")(function* (
+    const register = Effect.fn("Accounts.register")(function* (
       email: Email,
       password: Redacted.Redacted<string>,
       /** The deployment's registration fields, in their decoded (Type) form. */
@@ -102,7 +100,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * Applies a profile patch. Only the deployment's custom fields are editable; a patch naming
      * anything else is refused whole, naming every offending field.
      */
-    const updateProfile = span("Accounts.updateProfile")(function* (
+    const updateProfile = Effect.fn("Accounts.updateProfile")(function* (
       principal: Principal,
       patch: Readonly<Record<string, unknown>>
     ) {
@@ -120,7 +118,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     })
 
     /** Deletes the caller's account and ends every one of its sessions, access tokens included. */
-    const deleteAccount = span("Accounts.deleteAccount")(function* (principal: Principal) {
+    const deleteAccount = Effect.fn("Accounts.deleteAccount")(function* (principal: Principal) {
       const ended = yield* sessions.endAll(principal.user.id, Option.none())
       yield* users.delete(principal.user.id)
       yield* audit.record({
@@ -175,7 +173,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * one (OAuth or passkey only) gets its first on the strength of a recent sign-in. The new
      * password and the end of every other session commit together; the caller's session goes on.
      */
-    const changePassword = span("Accounts.changePassword")(function* (
+    const changePassword = Effect.fn("Accounts.changePassword")(function* (
       principal: Principal,
       currentPassword: Option.Option<Redacted.Redacted<string>>,
       newPassword: Redacted.Redacted<string>
@@ -201,7 +199,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     })
 
     /** An operator's superuser: active, verified, with a password. */
-    const createSuperuser = span("Accounts.createSuperuser")(function* (
+    const createSuperuser = Effect.fn("Accounts.createSuperuser")(function* (
       email: Email,
       password: Redacted.Redacted<string>
     ) {
@@ -227,7 +225,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * An operator's change of flags. Deactivating a user is a change of its ways in (none works
      * any more): every session ends with it, and no sign-in checked before it starts one after.
      */
-    const setFlags = span("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
+    const setFlags = Effect.fn("Accounts.setFlags")(function* (email: Email, flags: UserFlags) {
       const found = yield* users.findByLogin("email", email)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
       const write = users.setFlags(found.value.id, flags)
@@ -252,7 +250,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * session of the user ends, before the password changes for the same reason, and it is
      * recorded as one, by the request's actor (the CLI).
      */
-    const setPassword = span("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
+    const setPassword = Effect.fn("Accounts.setPassword")(function* (id: UserId, password: Redacted.Redacted<string>) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
       const found = yield* users.findById(id)

@@ -8,7 +8,6 @@ import { RoleRepo } from "./ports/RoleRepo.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { Transaction } from "./ports/Transaction.js"
 import { type UserQuery, UserRepo } from "./ports/UserRepo.js"
-import { spans } from "./spans.js"
 
 /** How an operator names a user: by email address or by id. */
 export type UserRef = { readonly email: Email } | { readonly id: UserId }
@@ -26,7 +25,6 @@ export interface UserPage {
  */
 export class Admin extends Effect.Service<Admin>()("app/Admin", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const users = yield* UserRepo
     const roles = yield* RoleRepo
     const audit = yield* Audit
@@ -54,17 +52,20 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
       )
 
     /** Gives a user a role, creating the role on first use; answers the updated user. */
-    const assignRole = span("Admin.assignRole")(function* (userId: UserId, role: RoleName) {
+    const assignRole = Effect.fn("Admin.assignRole")(function* (userId: UserId, role: RoleName) {
       return yield* changeRoles(userId, "role.assigned", role, users.assignRole(userId, role))
     })
 
     /** Takes a role from a user; a role the user does not hold is no error. */
-    const removeRole = span("Admin.removeRole")(function* (userId: UserId, role: RoleName) {
+    const removeRole = Effect.fn("Admin.removeRole")(function* (userId: UserId, role: RoleName) {
       return yield* changeRoles(userId, "role.removed", role, users.removeRole(userId, role))
     })
 
     /** Grants a permission to a role, creating the role on first use; committed with its entry. */
-    const assignPermission = span("Admin.assignPermission")(function* (role: RoleName, permission: PermissionName) {
+    const assignPermission = Effect.fn("Admin.assignPermission")(function* (
+      role: RoleName,
+      permission: PermissionName
+    ) {
       yield* tx.transaction(
         Effect.all([
           audit.append({ type: "permission.assigned", user_id: null, details: { role, permission } }),
@@ -73,7 +74,10 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
       )
     })
 
-    const removePermission = span("Admin.removePermission")(function* (role: RoleName, permission: PermissionName) {
+    const removePermission = Effect.fn("Admin.removePermission")(function* (
+      role: RoleName,
+      permission: PermissionName
+    ) {
       yield* tx.transaction(
         Effect.all([
           audit.append({ type: "permission.removed", user_id: null, details: { role, permission } }),
@@ -85,14 +89,14 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     /** A role's permissions in name order; an unknown role has none. */
     const rolePermissions = (role: RoleName) => roles.permissionsOf(role)
 
-    const findUser = span("Admin.findUser")(function* (ref: UserRef) {
+    const findUser = Effect.fn("Admin.findUser")(function* (ref: UserRef) {
       const found = yield* "email" in ref ? users.findByLogin("email", ref.email) : users.findById(ref.id)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
       return found.value
     })
 
     /** One more user than the page is asked for tells whether another page follows. */
-    const listUsers = span("Admin.listUsers")(function* (query: UserQuery) {
+    const listUsers = Effect.fn("Admin.listUsers")(function* (query: UserQuery) {
       const found = yield* users.list({ ...query, limit: query.limit + 1 })
       const page: UserPage = {
         users: found.slice(0, query.limit).map(toPublicUser),

@@ -12,7 +12,6 @@ import {
 import type { ClientInfo } from "../domain/Session.js"
 import type { UserId } from "../domain/User.js"
 import { AuditLog } from "./ports/AuditLog.js"
-import { spans } from "./spans.js"
 
 /**
  * Where the request being served came from, and on whose authority it acts when that is not the
@@ -55,7 +54,6 @@ export interface AuditEvent {
  */
 export class Audit extends Effect.Service<Audit>()("app/Audit", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const log = yield* AuditLog
 
     const entryOf = (event: AuditEvent): Effect.Effect<AuditEntry> =>
@@ -92,7 +90,7 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
       Effect.map(log.list({ ...query, limit: query.limit + 1 }), (read) => auditPage(read, query.limit))
 
     /** Deletes the entries older than the retention period; answers how many. */
-    const sweep = span("Audit.sweep")(function* (retentionDays: number) {
+    const sweep = Effect.fn("Audit.sweep")(function* (retentionDays: number) {
       return yield* log.deleteBefore(retentionCutoff(yield* DateTime.now, retentionDays))
     })
 

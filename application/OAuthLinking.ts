@@ -13,7 +13,6 @@ import { type Callback, OAuthFlow } from "./OAuthFlow.js"
 import { Events } from "./ports/Events.js"
 import { OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
 import type { Principal } from "./Sessions.js"
-import { spans } from "./spans.js"
 import { WaysIn } from "./WaysIn.js"
 
 /** The provider account a link callback linked (or found linked to the caller already). */
@@ -30,7 +29,6 @@ export interface LinkedIdentity {
  */
 export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinking", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const flow = yield* OAuthFlow
     const accounts = yield* OAuthAccountRepo
     const events = yield* Events
@@ -40,7 +38,7 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
      * The link callback (spec rules 4 and 5): the state must have been issued to the caller, and
      * a new link is a new way in, so the caller's sign-in must be recent (domain/WaysIn.ts).
      */
-    const link = span("OAuth.link")(function* (principal: Principal, name: string, callback: Callback) {
+    const link = Effect.fn("OAuth.link")(function* (principal: Principal, name: string, callback: Callback) {
       const caller = principal.user.id
       yield* waysIn.requireRecentSignIn(principal)
       const { tokens, info } = yield* flow.identify(name, callback, { purpose: "oauth_link_state", caller })
@@ -80,7 +78,7 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
     })
 
     /** Unlinks the caller's account of the provider, unless it is the last way to sign in (spec rule 6). */
-    const unlink = span("OAuth.unlink")(function* (principal: Principal, provider: string) {
+    const unlink = Effect.fn("OAuth.unlink")(function* (principal: Principal, provider: string) {
       const user = principal.user
       yield* waysIn.remove(
         principal,

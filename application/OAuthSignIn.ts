@@ -16,7 +16,6 @@ import { type AccountTokens, OAuthAccountRepo } from "./ports/OAuthAccountRepo.j
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
-import { spans } from "./spans.js"
 import { WaysIn } from "./WaysIn.js"
 
 /**
@@ -38,7 +37,6 @@ type Granted = Exclude<SignInDecision, { readonly _tag: "Refuse" }>
  */
 export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const flow = yield* OAuthFlow
     const accounts = yield* OAuthAccountRepo
     const users = yield* UserRepo
@@ -153,7 +151,7 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
     }
 
     /** The sign-in callback (spec rule 2): state, code, user info, the account rule, then a session. */
-    const signIn = span("OAuth.signIn")(function* (name: string, callback: Callback, client: ClientInfo) {
+    const signIn = Effect.fn("OAuth.signIn")(function* (name: string, callback: Callback, client: ClientInfo) {
       const { tokens, info } = yield* flow.identify(name, callback, { purpose: "oauth_state" })
       const facts = yield* signInFacts(info)
       const decision = decideSignIn({ ...facts, info, autoLinkByEmail: policy.oauth.oauthAutoLinkByEmail })

@@ -26,7 +26,6 @@ import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type AuthenticationCredential, type RegistrationCredential, WebAuthn } from "./ports/WebAuthn.js"
 import { type Principal, Sessions } from "./Sessions.js"
-import { spans } from "./spans.js"
 import { WaysIn } from "./WaysIn.js"
 
 /** Nobody's id: what an unknown email's credentials are looked up under, so it costs what a known one does. */
@@ -42,7 +41,6 @@ const decodeRegistrationChallenge = Schema.decodeUnknownOption(RegistrationChall
  */
 export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const webauthn = yield* WebAuthn
     const challenges = yield* ChallengeStore
     const passkeys = yield* PasskeyRepo
@@ -80,7 +78,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
      * Registration options for the caller, its own passkeys excluded; the challenge kept for the
      * caller only. A passkey is a new way in: the caller's sign-in must be recent (domain/WaysIn.ts).
      */
-    const registerBegin = span("Passkeys.registerBegin")(function* (principal: Principal) {
+    const registerBegin = Effect.fn("Passkeys.registerBegin")(function* (principal: Principal) {
       const user = principal.user
       yield* waysIn.requireRecentSignIn(principal)
       const exclude = yield* passkeys.credentialsOf(user.id)
@@ -103,7 +101,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
      * them (a session ended meanwhile by a takeover or a reset plants nothing), and the sign-in
      * must still be recent.
      */
-    const registerComplete = span("Passkeys.registerComplete")(function* (
+    const registerComplete = Effect.fn("Passkeys.registerComplete")(function* (
       principal: Principal,
       request: {
         readonly challenge_key: string
@@ -153,7 +151,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
      * or none for an unknown address, looked up the same way, so the two cannot be told apart.
      * Without one, the browser offers the discoverable credentials it holds for the RP.
      */
-    const authenticateBegin = span("Passkeys.authenticateBegin")(function* (email: Option.Option<string>) {
+    const authenticateBegin = Effect.fn("Passkeys.authenticateBegin")(function* (email: Option.Option<string>) {
       const allow = yield* Option.match(email, {
         onNone: () => Effect.succeedNone,
         onSome: (address) =>
@@ -217,7 +215,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       )
 
     /** Sign-in with a passkey: its challenge taken once, the assertion verified, then a session as any sign-in. */
-    const authenticateComplete = span("Passkeys.authenticateComplete")(function* (
+    const authenticateComplete = Effect.fn("Passkeys.authenticateComplete")(function* (
       request: { readonly challenge_key: string; readonly credential: AuthenticationCredential },
       client: ClientInfo
     ) {
@@ -237,12 +235,12 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
     }, countedSignIn("passkey"))
 
     /** The caller's passkeys as listed, oldest first: never a key or a counter. */
-    const list = span("Passkeys.list")(function* (principal: Principal) {
+    const list = Effect.fn("Passkeys.list")(function* (principal: Principal) {
       return (yield* passkeys.listOf(principal.user.id)).map(toPasskeyInfo)
     })
 
     /** Deletes one of the caller's passkeys, unless it is the last way to sign in (spec rule 6). */
-    const remove = span("Passkeys.delete")(function* (principal: Principal, passkeyId: string) {
+    const remove = Effect.fn("Passkeys.delete")(function* (principal: Principal, passkeyId: string) {
       const user = principal.user
       const parsed = Schema.decodeUnknownOption(PasskeyId)(passkeyId)
       if (Option.isNone(parsed)) return yield* new PasskeyNotFoundError()

@@ -12,7 +12,6 @@ import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { spans } from "./spans.js"
 import { WaysIn } from "./WaysIn.js"
 
 /** How long a reset request's answer takes at least: well above what its work takes, even on a busy machine. */
@@ -25,7 +24,6 @@ export const RESET_ANSWER_FLOOR = Duration.millis(20)
  */
 export class PasswordReset extends Effect.Service<PasswordReset>()("app/PasswordReset", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const users = yield* UserRepo
     const signer = yield* TokenSigner
     const hasher = yield* PasswordHasher
@@ -57,7 +55,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
      * not: the lookup, the token and the mail take far less, so what the answer's time tells is
      * the floor, not the address.
      */
-    const request = span("PasswordReset.request")(function* (email: string) {
+    const request = Effect.fn("PasswordReset.request")(function* (email: string) {
       yield* Effect.all([mail(email), Effect.sleep(RESET_ANSWER_FLOOR)], { concurrency: 2, discard: true })
     })
 
@@ -67,7 +65,10 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
      * never proved it loses every way in it held before (its passkeys, its linked providers), for
      * whoever registered it was not the address's owner.
      */
-    const confirm = span("PasswordReset.confirm")(function* (token: string, newPassword: Redacted.Redacted<string>) {
+    const confirm = Effect.fn("PasswordReset.confirm")(function* (
+      token: string,
+      newPassword: Redacted.Redacted<string>
+    ) {
       const claims = yield* signer.verify(token, "password_reset")
       const found = yield* users.findById(UserId.make(claims.sub))
       if (Option.isNone(found) || !found.value.is_active) {

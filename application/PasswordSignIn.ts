@@ -12,7 +12,6 @@ import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
-import { spans } from "./spans.js"
 
 /** Why a sign-in that passed its checks starts no session after all: the user is gone, or its ways in changed. */
 const failedSignIn = () => Effect.fail(new AuthenticationError())
@@ -20,7 +19,6 @@ const failedSignIn = () => Effect.fail(new AuthenticationError())
 /** Sign-in with the login field and a password, under the lockout rule. */
 export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/PasswordSignIn", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const users = yield* UserRepo
     const hasher = yield* PasswordHasher
     const sessions = yield* Sessions
@@ -74,7 +72,7 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
      * verified, for known and unknown identifiers alike. The failure that reaches the maximum
      * still answers 401; a success clears the count.
      */
-    const login = span("PasswordSignIn.login")(function* (
+    const login = Effect.fn("PasswordSignIn.login")(function* (
       identifier: string,
       password: Redacted.Redacted<string>,
       client: ClientInfo

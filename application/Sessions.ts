@@ -30,7 +30,6 @@ import { TokenHolders } from "./ports/TokenHolders.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { spans } from "./spans.js"
 
 /** Who an access token speaks for, and the token itself. */
 export interface Principal {
@@ -54,7 +53,6 @@ const decodeSealedPair = Schema.decodeUnknownOption(Schema.parseJson(TokenPair))
  */
 export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const signer = yield* TokenSigner
     const families = yield* RefreshTokenRepo
     const users = yield* UserRepo
@@ -135,7 +133,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * the one read (domain/WaysIn.ts): a sign-in whose check began before a password change, a
      * reset or a takeover fails with CredentialsChangedError rather than outlive it.
      */
-    const start = span("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
+    const start = Effect.fn("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
       const now = yield* DateTime.now
       const familyId = FamilyId.make(yield* crypto.randomId)
       const { pair, stored } = yield* issuePair(user, familyId, now, now)
@@ -233,7 +231,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * Exchanges a refresh token for a new pair, applying the refresh-family rule. The session
      * records the client it was refreshed from as its latest.
      */
-    const refresh = span("Sessions.refresh")(function* (presented: string, client?: ClientInfo) {
+    const refresh = Effect.fn("Sessions.refresh")(function* (presented: string, client?: ClientInfo) {
       yield* signer.verify(presented, "refresh")
       return yield* rotate(crypto.digest(presented), false, client)
     })
@@ -260,7 +258,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     /** Sign-out: ends the session of the request's access token, the token itself with it. */
-    const logout = span("Sessions.logout")(function* (principal: Principal) {
+    const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
       const family = currentFamily(principal)
       if (Option.isSome(family)) yield* families.revokeFamily(family.value, yield* DateTime.now)
       yield* audit.record({
@@ -273,12 +271,12 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     /** Ends every session of a user but `except`; answers the families it ended. */
-    const endAll = span("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
+    const endAll = Effect.fn("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
       return yield* families.revokeFamiliesOfUser(userId, yield* DateTime.now, except)
     })
 
     /** The caller's live sessions, most recently used first, their own marked current. */
-    const list = span("Sessions.list")(function* (principal: Principal) {
+    const list = Effect.fn("Sessions.list")(function* (principal: Principal) {
       const now = yield* DateTime.now
       const live = yield* families.liveFamiliesOf(principal.user.id, now)
       return sessionList(live, currentFamily(principal), now)
@@ -289,7 +287,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * answer the same SessionNotFoundError. Ending one's own current session is a sign-out: the
      * family's revocation covers the presented access token as well.
      */
-    const end = span("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
+    const end = Effect.fn("Sessions.end")(function* (principal: Principal, familyId: FamilyId) {
       const ended = yield* families.revokeFamilyOfUser(principal.user.id, familyId, yield* DateTime.now)
       if (!ended) return yield* new SessionNotFoundError()
       yield* audit.record({
@@ -306,7 +304,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * covers any access token still alive) but are not counted: the caller never saw them as
      * sessions.
      */
-    const endOthers = span("Sessions.endOthers")(function* (principal: Principal) {
+    const endOthers = Effect.fn("Sessions.endOthers")(function* (principal: Principal) {
       const now = yield* DateTime.now
       const live = new Set(
         (yield* families.liveFamiliesOf(principal.user.id, now)).map((family) => family.family_id as string)

@@ -11,7 +11,6 @@ import { Events } from "./ports/Events.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
-import { spans } from "./spans.js"
 
 /**
  * Email verification. The token names the user and the address; it works once because
@@ -19,7 +18,6 @@ import { spans } from "./spans.js"
  */
 export class Verification extends Effect.Service<Verification>()("app/Verification", {
   effect: Effect.gen(function* () {
-    const span = yield* spans
     const users = yield* UserRepo
     const signer = yield* TokenSigner
     const events = yield* Events
@@ -29,7 +27,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
     const tx = yield* Transaction
 
     /** Sends a verification token to the user's address, unless it is verified already. */
-    const send = span("Verification.send")(function* (user: User) {
+    const send = Effect.fn("Verification.send")(function* (user: User) {
       if (user.is_verified) return
       const token = yield* signer.sign({
         sub: user.id,
@@ -41,7 +39,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
       yield* events.emit(AuthEvent.send_verification_email({ email: user.email, token }))
     })
 
-    const confirm = span("Verification.confirm")(function* (token: string) {
+    const confirm = Effect.fn("Verification.confirm")(function* (token: string) {
       const claims = yield* signer.verify(token, "verify_email")
       const found = yield* users.findById(UserId.make(claims.sub))
       if (Option.isNone(found) || !found.value.is_active || found.value.email !== claims.email) {

@@ -1,28 +1,39 @@
-import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { PasswordSignIn } from "../../application/PasswordSignIn.js"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
 import { useCases } from "../../composition/application.js"
+import { tracing } from "../../composition/observability.js"
 import { Email } from "../../domain/User.js"
 import { memoryPorts } from "../support/memoryPorts.js"
+import { settingsFor, testSecretKey } from "../support/TestApp.js"
 
 const password = Redacted.make("correct horse battery staple")
 const email = Email.make("alice@example.com")
 
 /**
- * The name of the span a sign-in's password check runs under, if any, with the use cases built
- * and run under a tracer that is on or off.
+ * What the tracer is asked for while a user registers and signs in, under `switched` (a tracing
+ * layer), and the span the sign-in's password check runs in, if any.
  */
-const spanOfSignIn = (tracerEnabled: boolean) =>
+const signUpAndIn = <E>(switched: Layer.Layer<never, E>) =>
   Effect.gen(function* () {
-    let seen: Option.Option<string> = Option.none()
+    const native = yield* Effect.tracer
+    const started: Array<string> = []
+    // Effect's own tracer, noting each span asked of it.
+    const noting = Tracer.make({
+      span: (name, ...rest) => {
+        started.push(name)
+        return native.span(name, ...rest)
+      },
+      context: (f, fiber) => native.context(f, fiber)
+    })
+    let checkedIn: Option.Option<string> = Option.none()
     const hasher = PasswordHasher.of({
       hash: (plain) => Effect.succeed(`plain:${Redacted.value(plain)}`),
       verify: (hashed, plain) =>
         Effect.map(Effect.option(Effect.currentSpan), (span) => {
-          seen = Option.map(span, ({ name }) => name)
+          checkedIn = Option.map(span, ({ name }) => name)
           return hashed === `plain:${Redacted.value(plain)}`
         }),
       needsRehash: () => false,
@@ -32,29 +43,21 @@ const spanOfSignIn = (tracerEnabled: boolean) =>
     yield* Effect.gen(function* () {
       yield* (yield* Accounts).register(email, password)
       yield* (yield* PasswordSignIn).login(email, password, { ip_address: null, user_agent: null })
-    }).pipe(
-      Effect.provide(useCases.pipe(Layer.provide(ports), Layer.provide(Layer.setTracerEnabled(tracerEnabled)))),
-      Effect.withTracerEnabled(tracerEnabled)
+    }).pipe(Effect.provide(Layer.mergeAll(useCases.pipe(Layer.provide(ports)), switched, Layer.setTracer(noting))))
+    return { started, checkedIn }
+  })
+
+describe("the use cases' spans (Effect.fn)", () => {
+  it.effect("with tracing on, each use case runs in a span of its name: a sign-in's password check in its own", () =>
+    Effect.map(signUpAndIn(Layer.setTracerEnabled(true)), ({ started, checkedIn }) => {
+      expect(started).toEqual(expect.arrayContaining(["Accounts.register", "PasswordSignIn.login", "Sessions.start"]))
+      expect(checkedIn).toEqual(Option.some("PasswordSignIn.login"))
+    })
+  )
+
+  it.effect("with tracing off, as the composition has it when no exporter is set, the tracer is asked for none", () =>
+    Effect.map(signUpAndIn(tracing(settingsFor({ SERVICE_SECRET_KEY: testSecretKey }))), ({ started }) =>
+      expect(started).toEqual([])
     )
-    return seen
-  })
-
-describe("the use cases' spans", () => {
-  it.effect("are recorded under a tracer that is on: a sign-in runs in its span", () =>
-    Effect.map(spanOfSignIn(true), (span) => expect(span).toEqual(Option.some("PasswordSignIn.login")))
   )
-
-  it.effect("are not even made under a tracer that is off: a sign-in runs in no span at all", () =>
-    Effect.map(spanOfSignIn(false), (span) => expect(span).toEqual(Option.none()))
-  )
-})
-
-describe("the application layer", () => {
-  it("names its spans through `spans` only: an `Effect.fn` would make its span with the tracer off", () => {
-    const folder = new URL("../../application/", import.meta.url)
-    const direct = readdirSync(folder, { recursive: true, encoding: "utf8" })
-      .filter((file) => file.endsWith(".ts") && file !== "spans.ts")
-      .filter((file) => /Effect\.fn\(/.test(readFileSync(new URL(file, folder), "utf8")))
-    expect(direct).toEqual([])
-  })
 })
