@@ -4,7 +4,7 @@ import { calculateJwkThumbprint } from "jose"
 import { PublishedKeys } from "../../application/ports/PublishedKeys.js"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
 import type { AsymmetricAlgorithm, PublicJwk } from "../../domain/Jwks.js"
-import { base64url, type ClaimOptions, segments } from "./compactJwt.js"
+import { base64url, type ClaimOptions, pinned } from "./compactJwt.js"
 import { ACCESS_TYP, type AccessHeaderType, type AccessKeys, accessHeaderTypes, signerOf } from "./tokenKeys.js"
 
 /** A key and the one algorithm it signs with. */
@@ -48,8 +48,8 @@ const headerOf = (jwk: PublicJwk, typ: AccessHeaderType) =>
 
 /**
  * JWTs whose access tokens are signed with a private key (EdDSA, ES256, RS256) through
- * node:crypto, on the event loop: a signature check is a few tens of microseconds for Ed25519
- * and ECDSA, and RSA verification is cheaper still. Every other token is signed with a key
+ * node:crypto, on the event loop, as the HMAC signer does and for its reason (compactJwt.ts): a
+ * signature check is short enough that a hop to the thread pool would cost more. Every other token is signed with a key
  * derived from SECRET_KEY (tokenKeys.ts), which the JWKS never publishes.
  *
  * Each key has its protected headers, `{alg, typ, kid}`, and verification looks the token's
@@ -84,9 +84,9 @@ export const make = (options: SignerOptions) =>
         return `${signingInput}.${sign(signer.hash, Buffer.from(signingInput), signingKey).toString("base64url")}`
       },
       signedUnder: (token) => {
-        const parts = segments(token)
-        const found = parts === undefined ? undefined : byHeader.get(parts.header)
-        if (parts === undefined || found === undefined) return undefined
+        const pinnedHeader = pinned(byHeader, token)
+        if (pinnedHeader === undefined) return undefined
+        const { parts, found } = pinnedHeader
         const signature = Buffer.from(parts.signature, "base64url")
         // Only the canonical spelling of a signature is accepted, so each token has one form.
         if (signature.toString("base64url") !== parts.signature) return undefined

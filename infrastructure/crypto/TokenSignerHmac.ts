@@ -1,8 +1,8 @@
-import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey } from "node:crypto"
 import { Effect, Layer, type Option, Redacted } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
 import { remembered } from "../remembered.js"
-import { base64url, segments } from "./compactJwt.js"
+import { base64url, pinned, sameSignature } from "./compactJwt.js"
 import { ACCESS_TYP, type AccessHeaderType, type AccessKeys, accessHeaderTypes, signerOf } from "./tokenKeys.js"
 
 export type HmacAlgorithm = "HS256" | "HS384" | "HS512"
@@ -19,14 +19,8 @@ const hashOf: Record<HmacAlgorithm, string> = { HS256: "sha256", HS384: "sha384"
 
 /**
  * JWTs (JWS compact serialization, RFC 7515) whose access tokens are signed with an HMAC of
- * SECRET_KEY through node:crypto, and every other token with a key derived from it (tokenKeys.ts).
- * The HMAC is computed on the event loop: it takes a few microseconds, where WebCrypto (jose)
- * costs each sign and verify a round trip through libuv's thread pool and about 40 µs of the
- * event loop's time to set up (BENCHMARKS.md).
- *
- * The access key accepts its own protected headers byte for byte and nothing else: a token
- * cannot choose its algorithm (`none`, another HMAC, a public-key one), add `crit` parameters or
- * a `kid`. The signature is compared in constant time, before the payload is even decoded.
+ * SECRET_KEY through node:crypto, and every other token with a key derived from it (tokenKeys.ts),
+ * under the rules of compactJwt.ts (pinned headers, one spelling, constant-time comparison).
  *
  * An access token is presented on every call for its life, so the signature its signing input
  * must carry is remembered once it has been seen to carry it (the last 4,096 access tokens): the
@@ -50,17 +44,14 @@ export const make = (options: SignerOptions) =>
         return `${signingInput}.${mac(signingInput).toString("base64url")}`
       },
       signedUnder: (token, purpose) => {
-        const parts = segments(token)
-        const typ = parts === undefined ? undefined : headers.get(parts.header)
-        if (parts === undefined || typ === undefined) return undefined
-        const known = purpose === "access" ? accessSignatures.get(parts.signingInput) : undefined
-        // Compared as text: a signature in any other spelling than the canonical one (padding, stray
-        // characters that a lenient decoder would skip) is refused, so each token has one form.
-        const expected = known ?? Buffer.from(mac(parts.signingInput).toString("base64url"))
-        const signature = Buffer.from(parts.signature)
-        const signed = signature.length === expected.length && timingSafeEqual(signature, expected)
-        if (signed && known === undefined && purpose === "access") accessSignatures.set(parts.signingInput, expected)
-        return signed ? typ : undefined
+        const found = pinned(headers, token)
+        if (found === undefined) return undefined
+        const { signingInput, signature } = found.parts
+        const known = purpose === "access" ? accessSignatures.get(signingInput) : undefined
+        const expected = known ?? Buffer.from(mac(signingInput).toString("base64url"))
+        const signed = sameSignature(expected, signature)
+        if (signed && known === undefined && purpose === "access") accessSignatures.set(signingInput, expected)
+        return signed ? found.found : undefined
       }
     }
     return signerOf(access, options.secretKey, options)

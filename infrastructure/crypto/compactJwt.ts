@@ -1,3 +1,4 @@
+import { timingSafeEqual } from "node:crypto"
 import { DateTime, Effect, Either, Option, Schema } from "effect"
 import { TokenError, type TokenExpiredError } from "../../domain/errors.js"
 import { checkClaims, TokenPayload, type TokenPurpose } from "../../domain/Token.js"
@@ -13,22 +14,55 @@ export interface ClaimOptions {
 const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(TokenPayload))
 
 /**
- * The claims of the access tokens last presented, by their payload's text: a client presents
- * its access token on every call for the token's life, and decoding the claims again each time
- * was a tenth of an authenticated request's CPU. Only the decoding is kept (a pure function of
- * text whose signature was verified first); every presentation is still checked against the
- * clock, the issuer, the audience and the purpose. Refresh and mailed tokens are used once and
- * are not kept.
+ * The rules every signer of this service holds a token to before its claims are read, in this one
+ * module (the signers compute signatures with node:crypto, on the event loop, rather than through
+ * jose: WebCrypto's round trip through the thread pool is the larger part of an authenticated
+ * request; BENCHMARKS.md, "Kept optimisations"):
+ *
+ * - A key accepts its own protected headers byte for byte and nothing else (`pinned`): a token
+ *   cannot choose its algorithm (`none`, another HMAC, a public-key one), name a key or add
+ *   `crit` parameters.
+ * - A signature has one spelling, the canonical base64url of its bytes: padding or stray
+ *   characters that a lenient decoder would skip make it refused, so each token has one form.
+ * - An HMAC is compared in constant time (`sameSignature`), before the payload is even decoded.
  */
-const accessClaims = remembered<string, TokenPayload>(4096)
+export const pinned = <T>(headers: ReadonlyMap<string, T>, token: string) => {
+  const parts = segments(token)
+  const found = parts === undefined ? undefined : headers.get(parts.header)
+  return parts === undefined || found === undefined ? undefined : { parts, found }
+}
 
-const claimsOf = (encoded: string, purpose: TokenPurpose): TokenPayload | undefined => {
-  const known = purpose === "access" ? accessClaims.get(encoded) : undefined
-  if (known !== undefined) return known
+/** Whether a presented signature is `expected` (its canonical text), compared in constant time. */
+export const sameSignature = (expected: Buffer, presented: string): boolean => {
+  const signature = Buffer.from(presented)
+  return signature.length === expected.length && timingSafeEqual(signature, expected)
+}
+
+/** How a verified payload's text becomes claims: decoded each time, or remembered (`accessClaims`). */
+export type ClaimsOf = (encoded: string, purpose: TokenPurpose) => TokenPayload | undefined
+
+const decodeClaims: ClaimsOf = (encoded) => {
   const payload = decodePayload(Buffer.from(encoded, "base64url").toString())
-  if (Either.isLeft(payload)) return undefined
-  if (purpose === "access" && payload.right.type === "access") accessClaims.set(encoded, payload.right)
-  return payload.right
+  return Either.isLeft(payload) ? undefined : payload.right
+}
+
+/**
+ * The claims of the access tokens a signer last verified, by their payload's text (the last
+ * `capacity`): a client presents its access token on every call for the token's life, so its
+ * decoding is done once. Only the decoding is kept (a pure function of text whose signature was
+ * verified first); every presentation is still checked against the clock, the issuer, the
+ * audience and the purpose. Refresh and mailed tokens are used once and are not kept. One for
+ * each signer, so that nothing is shared between services in one process.
+ */
+export const accessClaims = (capacity = 4096): ClaimsOf => {
+  const known = remembered<string, TokenPayload>(capacity)
+  return (encoded, purpose) => {
+    const found = purpose === "access" ? known.get(encoded) : undefined
+    if (found !== undefined) return found
+    const payload = decodeClaims(encoded, purpose)
+    if (payload !== undefined && purpose === "access" && payload.type === "access") known.set(encoded, payload)
+    return payload
+  }
 }
 
 /** One refusal for every malformed or wrongly signed token: a forger learns nothing from it. */
@@ -57,7 +91,8 @@ export const segments = (
 export const acceptPayload = (
   signingInput: string,
   purpose: TokenPurpose,
-  options: ClaimOptions
+  options: ClaimOptions,
+  claimsOf: ClaimsOf = decodeClaims
 ): Effect.Effect<TokenPayload, TokenError | TokenExpiredError> => {
   const payload = claimsOf(signingInput.slice(signingInput.indexOf(".") + 1), purpose)
   if (payload === undefined) return invalid

@@ -1,9 +1,19 @@
-import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { Effect, type Redacted, Schema } from "effect"
 import { TokenSigner } from "../../application/ports/TokenSigner.js"
 import { TokenPurpose, wrongPurpose } from "../../domain/Token.js"
 import { deriveKey } from "./CryptographyNode.js"
-import { acceptPayload, base64url, type ClaimOptions, invalid, segments, stampOf } from "./compactJwt.js"
+import {
+  acceptPayload,
+  accessClaims,
+  base64url,
+  type ClaimOptions,
+  invalid,
+  pinned,
+  sameSignature,
+  segments,
+  stampOf
+} from "./compactJwt.js"
 
 /** The header `typ` of an access token (RFC 9068), which no other token carries. */
 export const ACCESS_TYP = "at+jwt"
@@ -52,6 +62,7 @@ const ownPurposes = TokenPurpose.literals.filter((purpose) => purpose !== "acces
 
 /** The one header of the tokens signed with a derived key. */
 const ownHeader = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }))
+const ownHeaders = new Map([[ownHeader, true]])
 
 /**
  * The key of one purpose's tokens, derived from SECRET_KEY (HKDF-SHA256, the purpose in the
@@ -73,12 +84,9 @@ const ownKeys = (secretKey: Redacted.Redacted<string>) => {
     },
     isSigned: (token: string, purpose: TokenPurpose): boolean => {
       const key = keys.get(purpose)
-      const parts = segments(token)
-      if (key === undefined || parts === undefined || parts.header !== ownHeader) return false
-      // Compared as text, so that only the canonical spelling of a signature is accepted.
-      const expected = Buffer.from(mac(key, parts.signingInput).toString("base64url"))
-      const signature = Buffer.from(parts.signature)
-      return signature.length === expected.length && timingSafeEqual(signature, expected)
+      const found = pinned(ownHeaders, token)
+      if (key === undefined || found === undefined) return false
+      return sameSignature(Buffer.from(mac(key, found.parts.signingInput).toString("base64url")), found.parts.signature)
     }
   }
 }
@@ -93,6 +101,7 @@ const ownKeys = (secretKey: Redacted.Redacted<string>) => {
 export const signerOf = (access: AccessKeys, secretKey: Redacted.Redacted<string>, options: ClaimOptions) => {
   const own = ownKeys(secretKey)
   const stamp = stampOf(options)
+  const claimsOf = accessClaims()
 
   const isSigned = (token: string, purpose: TokenPurpose): boolean => {
     if (purpose !== "access" && own.isSigned(token, purpose)) return true
@@ -118,7 +127,8 @@ export const signerOf = (access: AccessKeys, secretKey: Redacted.Redacted<string
         return claims.type === "access" ? access.sign(payload) : own.sign(claims.type, payload)
       }),
     verify: (token, purpose) => {
-      if (isSigned(token, purpose)) return acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options)
+      if (isSigned(token, purpose))
+        return acceptPayload(token.slice(0, token.lastIndexOf(".")), purpose, options, claimsOf)
       return ofAnotherPurpose(token, purpose) ? Effect.fail(wrongPurpose(purpose)) : invalid
     }
   })
