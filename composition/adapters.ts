@@ -7,6 +7,7 @@ import { AuthPolicy } from "../application/AuthPolicy.js"
 import { protectionsLocal } from "../application/metrics.js"
 import { OAuthProviders } from "../application/ports/OAuthProviders.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
+import type { TokenHolders } from "../application/ports/TokenHolders.js"
 import { WebAuthn } from "../application/ports/WebAuthn.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
@@ -58,13 +59,19 @@ export const resolveSecretKey = (settings: Settings): Redacted.Redacted<string> 
 const imported = <M, A, E, R>(module: () => Promise<M>, build: (adapter: M) => Layer.Layer<A, E, R>) =>
   Layer.unwrapEffect(Effect.map(Effect.promise(module), build))
 
-/** A SQL database: the layer of its migrated connection, and its migration on a connection of its own. */
+/**
+ * A SQL database: the layer of its migrated connection, and its migration on a connection of its
+ * own; and its TokenHolders adapter where it has one of its own (infrastructure/sql/fast/).
+ */
 interface SqlDatabase {
   readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
   readonly migrate: (
     options: SchemaOptions
   ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
+  readonly tokenHolders?: TokenHoldersLayer
 }
+
+type TokenHoldersLayer = Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
 
 /** The SQL database of DATABASE_URL; none for the memory store. */
 const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
@@ -78,7 +85,17 @@ const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
         migrate: (options) =>
           Effect.flatMap(Effect.promise(sqlite), (db) =>
             db.prepare(options).pipe(Effect.provide(db.client(url.filename)))
-          )
+          ),
+        // A file can be read on a connection of its own; another connection to `:memory:` would
+        // be another database.
+        ...(url.filename === ":memory:"
+          ? {}
+          : {
+              tokenHolders: imported(
+                () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
+                (reader) => reader.layer(url.filename)
+              )
+            })
       })
     }
     case "postgres": {
@@ -113,15 +130,18 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
     Layer.provideMerge(UserRepoMemory.layerWith(options))
   )
 
-/** Every repository over a SQL client, SQLite or PostgreSQL alike. */
-export const sqlRepositories = (options: UserRepoOptions = {}) =>
+/** Every repository over a SQL client, SQLite or PostgreSQL alike; TokenHolders the plain one unless told otherwise. */
+export const sqlRepositories = (
+  options: UserRepoOptions = {},
+  tokenHolders: TokenHoldersLayer = TokenHoldersSql.layer
+) =>
   Layer.mergeAll(
     RefreshTokenRepoSql.layer,
     RoleRepoSql.layer,
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
-    TokenHoldersSql.layer,
+    tokenHolders,
     TransactionSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
@@ -133,7 +153,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}) =>
 export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) =>
   Option.match(sqlDatabase(url), {
     onNone: () => memoryRepositories(options),
-    onSome: (sql) => sqlRepositories(options).pipe(Layer.provide(sql.layer(options)))
+    onSome: (sql) => sqlRepositories(options, sql.tokenHolders).pipe(Layer.provide(sql.layer(options)))
   })
 
 /** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store. */

@@ -5,7 +5,7 @@ import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId } from "../../domain/Session.js"
 import { RoleName, User, UserId } from "../../domain/User.js"
-import { databases } from "../support/databases.js"
+import { databases, sqliteFileFastReader } from "../support/databases.js"
 import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
 /**
@@ -53,7 +53,7 @@ const encoded = (effect: ReturnType<typeof find>) =>
     Option.map(({ user, sessionEnded }) => ({ user: encodeUser(user), sessionEnded }))
   )
 
-for (const backend of databases) {
+for (const backend of [...databases, sqliteFileFastReader]) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo | TokenHolders>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 
@@ -70,6 +70,28 @@ for (const backend of databases) {
             user: { email: "holder@example.com", roles: ["editor"], is_active: true },
             sessionEnded: false
           })
+        })
+      )
+    )
+
+    it.effect("answers each change of the user's row the moment it commits, however often it was read before", () =>
+      run(
+        Effect.gen(function* () {
+          const users = yield* UserRepo
+          const user = yield* newUser("changing@example.com")
+          yield* startFamily(user.id, "family-changing")
+          const read = Effect.map(find(user.id, "family-changing"), (found) => Option.getOrThrow(found).user)
+          for (let i = 0; i < 3; i++) yield* read
+          yield* users.assignRole(user.id, RoleName.make("editor"))
+          expect((yield* read).roles).toEqual(["editor"])
+          yield* users.setPassword(user.id, "$argon2id$changed")
+          expect((yield* read).hashed_password).toEqual(Option.some("$argon2id$changed"))
+          yield* users.changeCredentials(user.id)
+          expect((yield* read).credential_version).toBe(user.credential_version + 1)
+          yield* users.setFlags(user.id, { is_active: false })
+          expect((yield* read).is_active).toBe(false)
+          yield* users.removeRole(user.id, RoleName.make("editor"))
+          expect((yield* read).roles).toEqual([])
         })
       )
     )

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { memoryRepositories, sqlRepositories } from "../../composition/adapters.js"
+import * as TokenHoldersSqliteReader from "../../infrastructure/sql/fast/TokenHoldersSqliteReader.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
 import * as Postgres from "./postgres.js"
@@ -24,24 +25,42 @@ export interface Database {
 export const sqliteWithClient = (options: UserRepoOptions = {}) =>
   sqlRepositories(options).pipe(Layer.provideMerge(SqliteDatabase.layer(":memory:", options)), Layer.provide(quiet))
 
-/** The SQLite repositories over a migrated file of their own (removed after), its client reachable for checks. */
-export const sqliteFileWithClient = (options: UserRepoOptions = {}) =>
+/**
+ * The SQLite repositories over a migrated file of their own (removed after), its client reachable
+ * for checks; TokenHolders the plain adapter, or the one `tokenHolders` makes for the file.
+ */
+export const sqliteFileWithClient = (
+  options: UserRepoOptions = {},
+  tokenHolders?: typeof TokenHoldersSqliteReader.layer
+) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
         Effect.sync(() => mkdtempSync(join(tmpdir(), "portcullis-sqlite-"))),
         (folder) => Effect.sync(() => rmSync(folder, { recursive: true, force: true }))
       ),
-      (folder) =>
-        sqlRepositories(options).pipe(
-          Layer.provideMerge(SqliteDatabase.layer(join(folder, "portcullis.db"), options)),
+      (folder) => {
+        const filename = join(folder, "portcullis.db")
+        return sqlRepositories(options, tokenHolders?.(filename)).pipe(
+          Layer.provideMerge(SqliteDatabase.layer(filename, options)),
           Layer.provide(quiet)
         )
+      }
     )
   )
 
 /** A SQLite database in a file of its own (WAL, synchronous=FULL), as `serve` opens one. */
 export const sqliteFile: Database = { name: "sqlite file", skip: false, repositories: sqliteFileWithClient }
+
+/**
+ * A SQLite file as `serve` opens one, TokenHolders read through its own connection
+ * (infrastructure/sql/fast/): held by the TokenHolders contract like the plain adapter.
+ */
+export const sqliteFileFastReader: Database = {
+  name: "sqlite file, fast reader",
+  skip: false,
+  repositories: (options = {}) => sqliteFileWithClient(options, TokenHoldersSqliteReader.layer)
+}
 
 /** PostgreSQL in a schema of its own, when TEST_DATABASE_URL is set. */
 export const postgresql: Database = {
