@@ -51,3 +51,32 @@ describe("the hashing queue (HASHING_QUEUE_LIMIT)", () => {
     )
   })
 })
+
+const queued = makeGatedHasher()
+
+describe("the hashing queue and the rate limits", () => {
+  layer(
+    TestApp.layer(
+      "memory:",
+      { SERVICE_HASHING_QUEUE_LIMIT: "1", SERVICE_AUTH_RATE_LIMIT_ENABLED: "true", SERVICE_MAX_LOGIN_ATTEMPTS: "100" },
+      { overrides: queued.layer }
+    ),
+    { excludeTestServices: true }
+  )((it) => {
+    it.effect("a sign-in refused for a full queue is not counted by its bucket", () =>
+      Effect.gen(function* () {
+        const email = uniqueEmail()
+        // The one place is taken: that sign-in is the bucket's first.
+        const waiting = yield* Effect.fork(login(email, wrong))
+        while ((yield* Ref.get(queued.entered)) < 1) yield* Effect.sleep("5 millis")
+        // More refusals than the bucket's 5: had they counted, every later sign-in would be a 429.
+        for (let i = 0; i < 6; i++) expectQueueFull(yield* login(email, wrong))
+        yield* Deferred.succeed(queued.gate, undefined)
+        expectProblem(yield* Fiber.join(waiting), 401, "AuthenticationError")
+        const next = yield* login(email, wrong)
+        expectProblem(next, 401, "AuthenticationError")
+        expect(next.headers.get("ratelimit-remaining")).toBe("3")
+      }).pipe(Effect.ensuring(Deferred.succeed(queued.gate, undefined)))
+    )
+  })
+})
