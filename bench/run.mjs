@@ -674,17 +674,16 @@ const main = async () => {
 
   // The servers compared with each other are all started first and stay up, idle but for their
   // own loads, and each route is loaded on every one of them in turn: a shared VM's speed drifts
-  // by as much as a third over a run, and loading one server after another compared servers
-  // measured ten minutes apart.
+  // over a run, and loading one server after another would compare servers measured minutes apart.
   const opened = []
   try {
     if (wants("floor")) opened.push(await openFloor(dataDir))
     if (wants("effect")) opened.push(...(await openEffectReferences(dataDir)))
     if (wants("portcullis-sqlite")) {
       // The request log's cost is the difference between two servers that differ in their log
-      // level alone, so both take every load, in the same rounds. Loaded on GET /me alone, the
-      // quiet one was set against a server that had served every route before it, and all of that
-      // history's difference was put down to the log (BENCHMARKS.md, the forty-sixth run).
+      // level alone, so both take every load, in the same rounds: a server that has served every
+      // route has another history (a larger database, V8 code shaped by all of them) than one
+      // loaded on GET /me alone, and that difference is not the log's.
       opened.push(
         await openPortcullis("portcullis sqlite", { SERVICE_DATABASE_URL: `sqlite:${join(dataDir, "portcullis.db")}` }),
         await openPortcullis("portcullis sqlite (LOG_LEVEL=warn)", {

@@ -12,9 +12,9 @@ export type HashTask =
 /**
  * How many hashing threads a process has: one a core, shared among the processes serving
  * (WORKERS). A hash is CPU and memory bound (19 MiB each): more hashes at once than cores only
- * makes them fight over the caches, each slower (on the machines measured, two hashes at once on
- * two cores gave 202 a second, four gave 167). The cores are kept busy by each thread holding its
- * next task (TASKS_A_THREAD), not by more threads.
+ * makes them fight over the caches and memory bandwidth, so that together they finish fewer
+ * hashes a second (BENCHMARKS.md, `argon2id` at 1, 2 and 4 in flight). The cores are kept busy by
+ * each thread holding its next task (TASKS_A_THREAD), not by more threads.
  */
 export const hashingThreadCount = (workers = 1, cores = availableParallelism()): number =>
   Math.max(1, Math.ceil(cores / workers))

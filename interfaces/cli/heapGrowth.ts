@@ -3,10 +3,10 @@ import { setFlagsFromString } from "node:v8"
 /**
  * How far V8 lets the old generation grow past what survived its last full collection before the
  * next one: 1.5 times. V8's own factor rises to 4 when collections are cheap, which on a serving
- * process (a heap of ~50 MB live, most of a request's garbage dying young but some promoted)
- * lets the heap swing between 50 and 200 MB: memory taken and kept for garbage. At 1.5 the
- * old generation is collected sooner; measured, GET /me's CPU a request and the GC time under
- * load did not move beyond the noise (each full collection of a small heap is cheap and mostly concurrent).
+ * process (a small live heap, most of a request's garbage dying young but some promoted) lets
+ * the heap grow to several times what is live: memory taken and kept for garbage. At 1.5 the
+ * old generation is collected sooner, which costs little: a full collection of a small heap is
+ * cheap and mostly concurrent.
  */
 export const HEAP_GROWING_PERCENT = 50
 
