@@ -37,8 +37,8 @@ export const backends: ReadonlyArray<Backend> = [
 ].filter((backend) => isChosen(backend.name))
 
 /**
- * SQLite in a file of its own (in a fresh temporary folder), where the hot reads run on a
- * connection of their own: for the suites whose races and revocations must hold there too.
+ * SQLite in a file of its own (in a fresh temporary folder), where TokenHolders reads on a
+ * connection of its own (infrastructure/sql/fast/): for the suites whose races and revocations must hold there too.
  */
 export const sqliteFileBackend = (): Backend => ({
   name: "sqlite file",
