@@ -1,7 +1,6 @@
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
-import { withHeaders } from "./headers.js"
 import { pass, type Step } from "./step.js"
 
 /** The request headers a browser page may send: bearer tokens, JSON bodies and the CSRF echo. */
@@ -66,7 +65,9 @@ export const cors = (origins: ReadonlyArray<string>): Step => {
       ? { ...granted(origin), "access-control-expose-headers": EXPOSED_HEADERS.join(", "), vary: "Origin" }
       : { vary: "Origin" }
     return Effect.zipRight(
-      HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withHeaders(response, headers))),
+      HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+      ),
       next(routed)
     )
   }

@@ -7,7 +7,6 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Effect, Exit, HashMap, LogLevel, Option } from "effect"
 import type { AccessLogWriter } from "./accessLog.js"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
-import { withHeaders } from "./headers.js"
 import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
 import { readBody } from "./requestBody.js"
@@ -261,7 +260,9 @@ export const responseHeaders = (options: HeaderOptions): Step => {
         })
         return Effect.zipRight(
           line,
-          Exit.isSuccess(exit) ? Effect.succeed(withHeaders(exit.value, withCaching(exit.value, headers))) : exit
+          Exit.isSuccess(exit)
+            ? Effect.succeed(HttpServerResponse.setHeaders(exit.value, withCaching(exit.value, headers)))
+            : exit
         )
       }),
       // Every line the request logs, its access-log line included, names it.

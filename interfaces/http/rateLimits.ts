@@ -1,5 +1,5 @@
 import * as HttpApp from "@effect/platform/HttpApp"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Duration, Effect, Layer, Metric, Option } from "effect"
 import { type RateLimitDecision, RateLimiter, type RateLimitRule } from "../../application/ports/RateLimiter.js"
 import type { RateLimit } from "../../config/forms.js"
@@ -7,7 +7,6 @@ import type { Settings } from "../../config/Settings.js"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { RateLimitedError, wholeSeconds } from "../../domain/errors.js"
 import { addressBucket } from "./clientAddress.js"
-import { withHeaders } from "./headers.js"
 import { rateLimitRefusals } from "./metrics.js"
 import { respond } from "./middleware.js"
 import { problemOf, rateLimitHeaders } from "./problems.js"
@@ -104,7 +103,7 @@ export const rateLimits = (settings: Settings) =>
         // A 429 from inside (a bucket counted per user) carries the headers of the limit that refused it.
         return tightest === undefined || response.status === 429
           ? response
-          : withHeaders(
+          : HttpServerResponse.setHeaders(
               response,
               rateLimitHeaders(tightest.limit, tightest.remaining, wholeSeconds(tightest.resetAfter))
             )
@@ -117,7 +116,10 @@ const tighterHeaders = (response: HttpServerResponse.HttpServerResponse, decisio
   const set = response.headers["ratelimit-remaining"]
   return set !== undefined && Number(set) <= decision.remaining
     ? response
-    : withHeaders(response, rateLimitHeaders(decision.limit, decision.remaining, wholeSeconds(decision.resetAfter)))
+    : HttpServerResponse.setHeaders(
+        response,
+        rateLimitHeaders(decision.limit, decision.remaining, wholeSeconds(decision.resetAfter))
+      )
 }
 
 /**
