@@ -19,21 +19,32 @@ const run = promisify(execFile)
 const asPostgres = (command: string, args: ReadonlyArray<string>) =>
   run("runuser", ["-u", "postgres", "--", join(binaries, command), ...args], { timeout: 60_000 })
 
+/** The fields of /proc/`pid`/stat after the command name, or undefined once the process is gone. */
+const statOf = (pid: number) => {
+  try {
+    // The command name is in parentheses and may hold spaces: the fields after it are plain.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    // Ended, and reaped.
+    return undefined
+  }
+}
+
+/** When `pid` started, which tells it from a later process given the same number. */
+const startTime = (pid: number) => statOf(pid)?.[19]
+
+/** Dead, not reaped yet. */
+const isZombie = (pid: number) => statOf(pid)?.[0] === "Z"
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 /** The processes whose parent is `pid`, from /proc. */
 const childrenOf = (pid: number) =>
   readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((entry) => {
-      try {
-        // The command name is in parentheses and may hold spaces: the fields after it are plain.
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-        const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-        return parent === pid ? [Number(entry)] : []
-      } catch {
-        // Ended while being read.
-        return []
-      }
-    })
+    .filter((entry) => Number(statOf(Number(entry))?.[1]) === pid)
+    .map(Number)
 
 export interface PrivatePostgres {
   readonly url: string
@@ -44,6 +55,11 @@ export interface PrivatePostgres {
   readonly freeze: () => void
   /** SIGCONT to every process `freeze` stopped. */
   readonly thaw: () => void
+  /**
+   * SIGKILL to the postmaster and every backend, as a crash would end them: what is not in the
+   * files yet (the log's buffers in shared memory) is lost; `start` then recovers from the log.
+   */
+  readonly crash: () => Promise<void>
   /** Thaws, stops and deletes the cluster. */
   readonly remove: () => Promise<void>
 }
@@ -89,6 +105,33 @@ export const privatePostgres = async (): Promise<PrivatePostgres> => {
     }
     frozen = []
   }
+  const crash = async () => {
+    const postmaster = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0])
+    // Stopped first, it forks no backend that would escape the kill, and reaps none of those that
+    // end meanwhile (the service's connections close as it dies): each one named is there to kill.
+    process.kill(postmaster, "SIGSTOP")
+    const all = [postmaster, ...childrenOf(postmaster)].map((pid) => ({ pid, started: startTime(pid) }))
+    for (const { pid } of all) process.kill(pid, "SIGKILL")
+    // Until each has exited (a zombie, or reaped), one may still hold the shared memory, which the
+    // next postmaster would refuse to start beside.
+    const running = () => all.filter(({ pid, started }) => startTime(pid) === started && !isZombie(pid))
+    const deadline = Date.now() + 10_000
+    while (running().length > 0) {
+      const pids = running().map(({ pid }) => pid)
+      if (Date.now() > deadline) throw new Error(`outlived SIGKILL: ${pids.join(", ")}`)
+      await sleep(20)
+    }
+    // The postmaster's parent is init (pg_ctl left it), which reaps it when it gets to it, or never.
+    // Until then its zombie answers kill(pid, 0), so the next postmaster would take postmaster.pid
+    // and the socket's lock for a live server's and not start. They are stale: the process they
+    // name is dead, and none of its backends holds the shared memory (which the next postmaster
+    // checks by itself, from the data directory, and recycles). The data directory says it was not
+    // shut down, and the next start recovers from the log.
+    if (startTime(postmaster) === all[0]?.started) {
+      rmSync(join(data, "postmaster.pid"), { force: true })
+      rmSync(join(folder, `.s.PGSQL.${port}.lock`), { force: true })
+    }
+  }
   const remove = async () => {
     thaw()
     await stop().catch(() => undefined)
@@ -96,5 +139,5 @@ export const privatePostgres = async (): Promise<PrivatePostgres> => {
   }
 
   await start()
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, start, stop, freeze, thaw, remove }
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, start, stop, freeze, thaw, crash, remove }
 }
