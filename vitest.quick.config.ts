@@ -8,7 +8,7 @@ import { shared } from "./vitest.config.js"
  * of it and the rest.
  *
  * Importing the service and building it costs each HTTP file more than most of its tests do, so
- * the HTTP files run one after another in one process per worker, sharing what they import. A
+ * every file (unit and HTTP alike) runs after others in one process per worker, sharing what they import. A
  * failure here that the file alone (`npx vitest run <file>`) does not show is state one file
  * left for the next; `npm test`, which gives every file a process of its own, is the judge.
  */
@@ -21,10 +21,18 @@ export default defineConfig({
     // The fuzz suite shares its requests among its servers: with memory's two alone, this many
     // gives each as many as in `npm test`.
     env: { TEST_BACKENDS: "memory", FUZZ_RUNS: "2500" },
+    // Several of these files mostly wait (a sign-in growing old, a state expiring): a third
+    // worker runs another file meanwhile.
+    maxWorkers: 3,
     projects: [
       {
         extends: true as const,
-        test: { name: "unit", include: ["test/{domain,application,config,infrastructure,contract}/**/*.test.ts"] }
+        test: {
+          name: "unit",
+          include: ["test/{domain,application,config,infrastructure,contract}/**/*.test.ts"],
+          isolate: false,
+          setupFiles: ["test/support/shared-process.ts"]
+        }
       },
       {
         extends: true as const,
