@@ -61,29 +61,27 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
       return yield* changeRoles(userId, "role.removed", role, users.removeRole(userId, role))
     })
 
-    /** Grants a permission to a role, creating the role on first use; committed with its entry. */
+    /** A change of a role's permissions and its entry, committed together, the entry first. */
+    const changePermissions = (
+      type: AuditEventType,
+      role: RoleName,
+      permission: PermissionName,
+      write: Effect.Effect<void, StoreUnavailableError>
+    ) => tx.transaction(Effect.zipRight(audit.append({ type, user_id: null, details: { role, permission } }), write))
+
+    /** Grants a permission to a role, creating the role on first use. */
     const assignPermission = Effect.fn("Admin.assignPermission")(function* (
       role: RoleName,
       permission: PermissionName
     ) {
-      yield* tx.transaction(
-        Effect.all([
-          audit.append({ type: "permission.assigned", user_id: null, details: { role, permission } }),
-          roles.assignPermission(role, permission)
-        ])
-      )
+      yield* changePermissions("permission.assigned", role, permission, roles.assignPermission(role, permission))
     })
 
     const removePermission = Effect.fn("Admin.removePermission")(function* (
       role: RoleName,
       permission: PermissionName
     ) {
-      yield* tx.transaction(
-        Effect.all([
-          audit.append({ type: "permission.removed", user_id: null, details: { role, permission } }),
-          roles.removePermission(role, permission)
-        ])
-      )
+      yield* changePermissions("permission.removed", role, permission, roles.removePermission(role, permission))
     })
 
     /** A role's permissions in name order; an unknown role has none. */
