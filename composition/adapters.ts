@@ -7,6 +7,7 @@ import { AuthPolicy } from "../application/AuthPolicy.js"
 import { protectionsLocal } from "../application/metrics.js"
 import { OAuthProviders } from "../application/ports/OAuthProviders.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
+import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
 import { WebAuthn } from "../application/ports/WebAuthn.js"
 import type { Deployment } from "../config/Deployment.js"
@@ -61,17 +62,21 @@ const imported = <M, A, E, R>(module: () => Promise<M>, build: (adapter: M) => L
 
 /**
  * A SQL database: the layer of its migrated connection, and its migration on a connection of its
- * own; and its TokenHolders adapter where it has one of its own (infrastructure/sql/fast/).
+ * own; and its own adapters of the hot paths where it has some (infrastructure/sql/fast/).
  */
 interface SqlDatabase {
   readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
   readonly migrate: (
     options: SchemaOptions
   ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
-  readonly tokenHolders?: TokenHoldersLayer
+  readonly fast?: FastAdapters
 }
 
-type TokenHoldersLayer = Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
+/** A database's own adapters of the hot paths, each held by its port's contract suite. */
+export interface FastAdapters {
+  readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
+  readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, SqlClient.SqlClient>
+}
 
 /** The SQL database of DATABASE_URL; none for the memory store. */
 const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
@@ -86,16 +91,9 @@ const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
           Effect.flatMap(Effect.promise(sqlite), (db) =>
             db.prepare(options).pipe(Effect.provide(db.client(url.filename)))
           ),
-        // A file can be read on a connection of its own; another connection to `:memory:` would
-        // be another database.
-        ...(url.filename === ":memory:"
-          ? {}
-          : {
-              tokenHolders: imported(
-                () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
-                (reader) => reader.layer(url.filename)
-              )
-            })
+        // A file can be read and written on connections of its own; another connection to
+        // `:memory:` would be another database.
+        ...(url.filename === ":memory:" ? {} : { fast: sqliteFast(url.filename) })
       })
     }
     case "postgres": {
@@ -130,18 +128,27 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
     Layer.provideMerge(UserRepoMemory.layerWith(options))
   )
 
-/** Every repository over a SQL client, SQLite or PostgreSQL alike; TokenHolders the plain one unless told otherwise. */
-export const sqlRepositories = (
-  options: UserRepoOptions = {},
-  tokenHolders: TokenHoldersLayer = TokenHoldersSql.layer
-) =>
+/** The fast adapters of a SQLite file (infrastructure/sql/fast/). */
+export const sqliteFast = (filename: string): FastAdapters => ({
+  tokenHolders: imported(
+    () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
+    (reader) => reader.layer(filename)
+  ),
+  refreshTokens: imported(
+    () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
+    (rotation) => rotation.layer(filename)
+  )
+})
+
+/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `fast` has others. */
+export const sqlRepositories = (options: UserRepoOptions = {}, fast: FastAdapters = {}) =>
   Layer.mergeAll(
-    RefreshTokenRepoSql.layer,
+    fast.refreshTokens ?? RefreshTokenRepoSql.layer,
     RoleRepoSql.layer,
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
-    tokenHolders,
+    fast.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
@@ -153,7 +160,7 @@ export const sqlRepositories = (
 export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) =>
   Option.match(sqlDatabase(url), {
     onNone: () => memoryRepositories(options),
-    onSome: (sql) => sqlRepositories(options, sql.tokenHolders).pipe(Layer.provide(sql.layer(options)))
+    onSome: (sql) => sqlRepositories(options, sql.fast).pipe(Layer.provide(sql.layer(options)))
   })
 
 /** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store. */

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
-import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
@@ -27,6 +27,70 @@ const decodeFamilies = Schema.decodeUnknown(
 
 const nullable = Option.getOrNull
 
+/**
+ * A rotation's three statements, built with the client (and so for its dialect) over plain values,
+ * one parameter each: the plain adapter runs them in a transaction of the client, the fast one
+ * (fast/RefreshTokenRotationSqlite) prepares them once on a connection of its own.
+ *
+ * A compare-and-swap on both dialects. On PostgreSQL (READ COMMITTED) a racing claim of the same
+ * token waits for the first one's transaction, then re-checks `rotated_at IS NULL` on the
+ * committed row and claims nothing: exactly one winner. The family is touched under the same
+ * re-check, so a session ended while the rotation ran makes it roll back and lose.
+ */
+export const rotationStatements = (sql: SqlClient.SqlClient) => ({
+  claim: (rotatedAt: number, sealedSuccessor: string | null, presented: string) =>
+    sql<{ readonly family_id: string }>`UPDATE refresh_tokens
+      SET rotated_at = ${rotatedAt}, sealed_successor = ${sealedSuccessor}
+      WHERE digest = ${presented} AND rotated_at IS NULL
+        AND EXISTS (SELECT 1 FROM token_families f
+          WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
+      RETURNING family_id`,
+  insert: (
+    digest: string,
+    familyId: string,
+    issuedAt: number,
+    expiresAt: number,
+    rotatedAt: number | null,
+    sealedSuccessor: string | null
+  ) =>
+    sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
+      VALUES (${digest}, ${familyId}, ${issuedAt}, ${expiresAt}, ${rotatedAt}, ${sealedSuccessor})`,
+  touch: (
+    lastUsedAt: number,
+    expiresAt: number,
+    ipAddress: string | null,
+    userAgent: string | null,
+    familyId: string
+  ) =>
+    sql<{ readonly family_id: string }>`UPDATE token_families
+      SET last_used_at = ${lastUsedAt}, expires_at = ${expiresAt},
+        ip_address = COALESCE(${ipAddress}, ip_address), user_agent = COALESCE(${userAgent}, user_agent)
+      WHERE family_id = ${familyId} AND revoked_at IS NULL
+      RETURNING family_id`
+})
+
+/** A stored token's values, as `insert` takes them. */
+const tokenValues = (token: StoredRefreshToken) =>
+  [
+    token.digest,
+    token.family_id,
+    token.issued_at.epochMillis,
+    token.expires_at.epochMillis,
+    nullable(Option.map(token.rotated_at, (at) => at.epochMillis)),
+    nullable(token.sealed_successor)
+  ] as const
+
+/**
+ * A rotation's values: the claim's, the successor's, and the touch's but for the family, which the
+ * claim answers. A part of the client that is null keeps what the family recorded before.
+ */
+export const rotationValues = ({ presented, successor, sealedSuccessor, now, client }: Rotation) =>
+  [
+    [now.epochMillis, nullable(sealedSuccessor), presented] as const,
+    tokenValues(successor),
+    [now.epochMillis, successor.expires_at.epochMillis, client?.ip_address ?? null, client?.user_agent ?? null] as const
+  ] as const
+
 /** The family ended between the claim of its token and the update of the family: roll back. */
 class FamilyEnded {
   readonly _tag = "FamilyEnded"
@@ -36,10 +100,8 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const inTransaction = transaction(sql)
 
-  const insertToken = (token: StoredRefreshToken) =>
-    sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
-      VALUES (${token.digest}, ${token.family_id}, ${token.issued_at.epochMillis}, ${token.expires_at.epochMillis},
-        ${nullable(Option.map(token.rotated_at, (at) => at.epochMillis))}, ${nullable(token.sealed_successor)})`
+  const statement = rotationStatements(sql)
+  const insertToken = (token: StoredRefreshToken) => statement.insert(...tokenValues(token))
 
   return RefreshTokenRepo.of({
     startFamily: (family, first) =>
@@ -67,28 +129,14 @@ export const make = Effect.gen(function* () {
         FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
         WHERE t.digest = ${digest}`.pipe(Effect.flatMap(firstTokenWithFamily), unavailable),
 
-    // A compare-and-swap on both dialects. On PostgreSQL (READ COMMITTED) a racing UPDATE of the
-    // same token waits for the first one's transaction, then re-checks `rotated_at IS NULL` on the
-    // committed row and claims nothing: exactly one winner. The family row is updated under the
-    // same re-check, so a session ended while this rotation ran makes it roll back and lose.
-    rotate: ({ presented, successor, sealedSuccessor, now, client }) =>
+    rotate: (rotation) =>
       inTransaction(
         Effect.gen(function* () {
-          const claimed = yield* sql<{ readonly family_id: string }>`UPDATE refresh_tokens
-              SET rotated_at = ${now.epochMillis}, sealed_successor = ${nullable(sealedSuccessor)}
-              WHERE digest = ${presented} AND rotated_at IS NULL
-                AND EXISTS (SELECT 1 FROM token_families f
-                  WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
-              RETURNING family_id`
-          const family = claimed[0]?.family_id
+          const [claim, successor, touch] = rotationValues(rotation)
+          const family = (yield* statement.claim(...claim))[0]?.family_id
           if (family === undefined) return false
-          yield* insertToken(successor)
-          const touched = yield* sql`UPDATE token_families
-              SET last_used_at = ${now.epochMillis}, expires_at = ${successor.expires_at.epochMillis},
-                ip_address = COALESCE(${client?.ip_address ?? null}, ip_address),
-                user_agent = COALESCE(${client?.user_agent ?? null}, user_agent)
-              WHERE family_id = ${family} AND revoked_at IS NULL
-              RETURNING family_id`
+          yield* statement.insert(...successor)
+          const touched = yield* statement.touch(...touch, family)
           if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
           return true
         })

@@ -6,7 +6,7 @@ import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, User, UserId } from "../../domain/User.js"
-import { databases, sqliteWithClient } from "../support/databases.js"
+import { type Database, databases, sqliteFileFast, sqliteWithClient } from "../support/databases.js"
 
 /** An instant with a millisecond part, so that a store rounding to seconds would show. */
 const START = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
@@ -64,12 +64,17 @@ const userWithSession = (address: string, familyId: string, digest: string) =>
 
 const found = <A>(option: Option.Option<A>): A => Option.getOrThrowWith(option, () => new Error("expected a value"))
 
-for (const backend of databases) {
-  const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
+/** Runs `effect` at START over a fresh database of `backend`. */
+const runOn =
+  (backend: Database) =>
+  <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       return yield* effect
     }).pipe(Effect.provide(backend.repositories()))
+
+for (const backend of databases) {
+  const run = runOn(backend)
 
   describe.skipIf(backend.skip)(`UserRepo contract (${backend.name})`, () => {
     it.effect("create answers the stored user, found again by id and by email", () =>
@@ -244,6 +249,11 @@ for (const backend of databases) {
       )
     )
   })
+}
+
+// The rotation of a SQLite file's own adapter (infrastructure/sql/fast/) is held here too.
+for (const backend of [...databases, sqliteFileFast]) {
+  const run = runOn(backend)
 
   describe.skipIf(backend.skip)(`RefreshTokenRepo contract (${backend.name})`, () => {
     it.effect("startFamily then findByDigest answers the token and its family, every field to the millisecond", () =>

@@ -4,7 +4,7 @@ import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, type User, UserId } from "../../domain/User.js"
-import { databases } from "../support/databases.js"
+import { databases, sqliteFileFast } from "../support/databases.js"
 
 /**
  * The RefreshTokenRepo contract for the sessions routes (listing a user's live families, ending
@@ -68,7 +68,8 @@ const revokedAt = (familyId: string) =>
     Effect.map((found) => Option.getOrThrow(found).family.revoked_at)
   )
 
-for (const backend of databases) {
+// The rotation of a SQLite file's own adapter (infrastructure/sql/fast/) is held here too.
+for (const backend of [...databases, sqliteFileFast]) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)

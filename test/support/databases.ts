@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { memoryRepositories, sqlRepositories } from "../../composition/adapters.js"
-import * as TokenHoldersSqliteReader from "../../infrastructure/sql/fast/TokenHoldersSqliteReader.js"
+import { type FastAdapters, memoryRepositories, sqliteFast, sqlRepositories } from "../../composition/adapters.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
 import * as Postgres from "./postgres.js"
@@ -27,12 +26,9 @@ export const sqliteWithClient = (options: UserRepoOptions = {}) =>
 
 /**
  * The SQLite repositories over a migrated file of their own (removed after), its client reachable
- * for checks; TokenHolders the plain adapter, or the one `tokenHolders` makes for the file.
+ * for checks; the plain adapters, or those `fast` makes for the file.
  */
-export const sqliteFileWithClient = (
-  options: UserRepoOptions = {},
-  tokenHolders?: typeof TokenHoldersSqliteReader.layer
-) =>
+export const sqliteFileWithClient = (options: UserRepoOptions = {}, fast?: (filename: string) => FastAdapters) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -41,7 +37,7 @@ export const sqliteFileWithClient = (
       ),
       (folder) => {
         const filename = join(folder, "portcullis.db")
-        return sqlRepositories(options, tokenHolders?.(filename)).pipe(
+        return sqlRepositories(options, fast?.(filename)).pipe(
           Layer.provideMerge(SqliteDatabase.layer(filename, options)),
           Layer.provide(quiet)
         )
@@ -53,13 +49,14 @@ export const sqliteFileWithClient = (
 export const sqliteFile: Database = { name: "sqlite file", skip: false, repositories: sqliteFileWithClient }
 
 /**
- * A SQLite file as `serve` opens one, TokenHolders read through its own connection
- * (infrastructure/sql/fast/): held by the TokenHolders contract like the plain adapter.
+ * A SQLite file as `serve` opens one, with its fast adapters (infrastructure/sql/fast/): TokenHolders
+ * read and refresh tokens rotated on connections of their own, held by their ports' contract
+ * suites like the plain adapters.
  */
-export const sqliteFileFastReader: Database = {
-  name: "sqlite file, fast reader",
+export const sqliteFileFast: Database = {
+  name: "sqlite file, fast adapters",
   skip: false,
-  repositories: (options = {}) => sqliteFileWithClient(options, TokenHoldersSqliteReader.layer)
+  repositories: (options = {}) => sqliteFileWithClient(options, sqliteFast)
 }
 
 /** PostgreSQL in a schema of its own, when TEST_DATABASE_URL is set. */

@@ -1,0 +1,92 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import Database from "better-sqlite3"
+import { Effect, Layer, Option } from "effect"
+import { RefreshTokenRepo } from "../../../application/ports/RefreshTokenRepo.js"
+import { unavailable } from "../failures.js"
+import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
+import { attempt, prepared } from "./prepared.js"
+
+/** The family ended between the claim of its token and its touch: the rotation rolls back. */
+class FamilyEnded extends Error {}
+
+/** The rotating connection to a file the client has made and migrated: durable commits, the client's waits. */
+export const open = (filename: string): Database.Database => {
+  const db = new Database(filename, { fileMustExist: true })
+  db.pragma("synchronous = FULL")
+  db.pragma("busy_timeout = 5000")
+  db.pragma("foreign_keys = ON")
+  return db
+}
+
+/**
+ * RefreshTokenRepo on a SQLite file, its rotation (every refresh's write) committed on a
+ * connection of its own, outside @effect/sql's client: one synchronous better-sqlite3 transaction
+ * (BEGIN IMMEDIATE, the plain adapter's three statements prepared once, COMMIT), where the client
+ * spends an Effect (its span, its statement cache, a compilation) on each of the five. Everything
+ * else is the plain adapter's (RefreshTokenRepoSql), and so are the statements.
+ *
+ * The same guarantees as the plain rotation's:
+ * - Durability: the connection commits with synchronous=FULL, as the client's does.
+ * - One writer at a time: the rotation holds the client's connection (its permit) while it
+ *   commits, so no transaction of this process is open beside it, and another process's is waited
+ *   for as busy_timeout says, as the client waits. Inside a transaction of the client (the
+ *   Transaction port), whose permit is already held, it is the plain rotation, in that
+ *   transaction.
+ * - A compare-and-swap: BEGIN IMMEDIATE takes the file's write lock before the claim reads.
+ * - A failure of any statement or of the COMMIT rolls back (better-sqlite3's transaction does)
+ *   and is an unavailable store, as the client's would be.
+ */
+export const layer = (filename: string) =>
+  Layer.scoped(
+    RefreshTokenRepo,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const plain = yield* RefreshTokenRepoSql.make
+      const db = yield* Effect.acquireRelease(
+        Effect.try({
+          try: () => open(filename),
+          catch: (cause) => new SqlError({ cause, message: "the rotating connection cannot open it" })
+        }),
+        (opened) => Effect.sync(() => opened.close())
+      )
+      const statement = RefreshTokenRepoSql.rotationStatements(sql)
+      const claim = prepared(db, statement.claim)
+      const insert = prepared(db, statement.insert)
+      const touch = prepared(db, statement.touch)
+      const rotateNow = db.transaction((rotation: Parameters<typeof plain.rotate>[0]): boolean => {
+        const [claimed, successor, touched] = RefreshTokenRepoSql.rotationValues(rotation)
+        const family = claim.all(...claimed)[0]?.family_id as string | undefined
+        if (family === undefined) return false
+        insert.run(...successor)
+        if (touch.all(...touched, family).length === 0) throw new FamilyEnded()
+        return true
+      })
+      const committed = (rotation: Parameters<typeof plain.rotate>[0]) =>
+        attempt(() => {
+          try {
+            return Effect.succeed(rotateNow.immediate(rotation))
+          } catch (error) {
+            if (error instanceof FamilyEnded) return Effect.succeed(false)
+            throw error
+          }
+        })
+
+      return RefreshTokenRepo.of({
+        ...plain,
+        rotate: (rotation) =>
+          Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
+            Option.isSome(open)
+              ? plain.rotate(rotation)
+              : unavailable(
+                  Effect.scoped(
+                    Effect.zipRight(
+                      sql.reserve,
+                      Effect.suspend(() => committed(rotation))
+                    )
+                  )
+                )
+          )
+      })
+    })
+  )

@@ -1,0 +1,167 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Duration, Effect, Option } from "effect"
+import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
+import { Transaction } from "../../application/ports/Transaction.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { sqliteFast } from "../../composition/adapters.js"
+import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { Email } from "../../domain/User.js"
+import { open } from "../../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"
+import { sqliteFileWithClient } from "../support/databases.js"
+
+/**
+ * What the fast rotation of a SQLite file (infrastructure/sql/fast/RefreshTokenRotationSqlite)
+ * must keep beside the contract suites, which it passes like the plain adapter: it commits on a
+ * connection of its own, so its durability, its turn beside the client's transactions, and its
+ * rollback are its own to show.
+ */
+
+const now = DateTime.unsafeMake(Date.UTC(2033, 2, 3, 4, 5, 6, 789))
+const later = DateTime.addDuration(now, "30 days")
+
+const token = (digest: string, familyId: string) =>
+  new StoredRefreshToken({
+    digest,
+    family_id: FamilyId.make(familyId),
+    issued_at: now,
+    expires_at: later,
+    rotated_at: Option.none(),
+    sealed_successor: Option.none()
+  })
+
+/** A user with one session whose first token's digest is `first`. */
+const session = (first: string) =>
+  Effect.gen(function* () {
+    const user = yield* (yield* UserRepo).create({
+      email: Email.make(`${first}@example.com`),
+      hashed_password: Option.none(),
+      is_active: true,
+      is_verified: false,
+      is_superuser: false
+    })
+    const familyId = `family-${first}`
+    const family = new TokenFamily({
+      family_id: FamilyId.make(familyId),
+      user_id: user.id,
+      ip_address: null,
+      user_agent: null,
+      created_at: now,
+      last_used_at: now,
+      expires_at: later,
+      revoked_at: Option.none()
+    })
+    yield* (yield* RefreshTokenRepo).startFamily(family, token(first, familyId))
+    return familyId
+  })
+
+const rotation = (presented: string, successor: string, familyId: string): Rotation => ({
+  presented,
+  successor: token(successor, familyId),
+  sealedSuccessor: Option.none(),
+  now
+})
+
+const rotatedAt = (digest: string) =>
+  Effect.map(
+    Effect.flatMap(RefreshTokenRepo, (tokens) => tokens.findByDigest(digest)),
+    (found) => Option.flatMap(found, ({ token }) => token.rotated_at)
+  )
+
+const onFile = <A, E>(effect: Effect.Effect<A, E, RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient>) =>
+  effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFast)))
+
+describe("the fast rotation of a SQLite file", () => {
+  it.live("its connection commits every rotation with synchronous=FULL", () =>
+    onFile(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [{ file } = { file: "" }] = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list`
+        const db = open(file)
+        try {
+          // 2 is FULL: NORMAL (1) may lose the last commits of a WAL database on power loss.
+          expect(db.pragma("synchronous", { simple: true })).toBe(2)
+          expect(db.pragma("foreign_keys", { simple: true })).toBe(1)
+          expect(db.pragma("busy_timeout", { simple: true })).toBe(5000)
+        } finally {
+          db.close()
+        }
+      })
+    )
+  )
+
+  it.live("inside a transaction of the client it joins that transaction and rolls back with it", () =>
+    onFile(
+      Effect.gen(function* () {
+        const familyId = yield* session("inside")
+        const tokens = yield* RefreshTokenRepo
+        const outcome = yield* (yield* Transaction)
+          .transaction(
+            Effect.gen(function* () {
+              expect(yield* tokens.rotate(rotation("inside", "inside-2", familyId))).toBe(true)
+              return yield* Effect.fail("then the use case fails" as const)
+            })
+          )
+          .pipe(Effect.timeout("3 seconds"), Effect.either)
+        // It failed as the use case did, not by waiting for the connection its transaction holds.
+        expect(outcome).toMatchObject({ _tag: "Left", left: "then the use case fails" })
+        expect(yield* rotatedAt("inside")).toEqual(Option.none())
+        expect(yield* tokens.findByDigest("inside-2")).toEqual(Option.none())
+      })
+    )
+  )
+
+  it.live("waits for a transaction of the client that holds the write lock, then commits", () =>
+    onFile(
+      Effect.gen(function* () {
+        const familyId = yield* session("waiting")
+        const other = yield* session("other")
+        const tokens = yield* RefreshTokenRepo
+        const transaction = (yield* Transaction).transaction
+        // A transaction that writes first (taking SQLite's write lock) and then waits on something
+        // else, as a use case's transaction may between its statements.
+        const holding = yield* Effect.fork(
+          transaction(Effect.zipRight(tokens.revokeFamily(FamilyId.make(other), now), Effect.sleep("300 millis")))
+        )
+        yield* Effect.sleep("50 millis")
+        const rotated = yield* tokens.rotate(rotation("waiting", "waiting-2", familyId)).pipe(Effect.timed)
+        yield* holding.await
+        expect(rotated[1]).toBe(true)
+        // It waited for the transaction's COMMIT rather than for the driver's busy timeout.
+        expect(Duration.toMillis(rotated[0])).toBeLessThan(3_000)
+        expect(yield* tokens.isEnded(FamilyId.make(other))).toBe(true)
+        expect(Option.isSome(yield* rotatedAt("waiting"))).toBe(true)
+      })
+    )
+  )
+
+  it.live("of many rotations of one token at once, exactly one wins", () =>
+    onFile(
+      Effect.gen(function* () {
+        const familyId = yield* session("raced")
+        const tokens = yield* RefreshTokenRepo
+        const outcomes = yield* Effect.all(
+          Array.from({ length: 12 }, (_, lane) => tokens.rotate(rotation("raced", `raced-${lane}`, familyId))),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes.filter(Boolean)).toHaveLength(1)
+      })
+    )
+  )
+
+  it.live("a statement refused mid-rotation rolls the claim back and answers an unavailable store", () =>
+    onFile(
+      Effect.gen(function* () {
+        const familyId = yield* session("refused")
+        yield* session("taken")
+        const tokens = yield* RefreshTokenRepo
+        // The successor's digest is already stored: the insert breaks the key after the claim.
+        const failed = yield* Effect.either(tokens.rotate(rotation("refused", "taken", familyId)))
+        expect(failed).toMatchObject({ _tag: "Left", left: { _tag: "StoreUnavailableError" } })
+        expect(yield* rotatedAt("refused")).toEqual(Option.none())
+        // The connection is left usable: the same rotation with a fresh successor wins.
+        expect(yield* tokens.rotate(rotation("refused", "refused-2", familyId))).toBe(true)
+      })
+    )
+  )
+})
