@@ -6,8 +6,7 @@ import {
   type AuditEventType,
   type AuditQuery,
   auditPage,
-  boundedDetails,
-  retentionCutoff
+  boundedDetails
 } from "../domain/Audit.js"
 import type { ClientInfo } from "../domain/Session.js"
 import type { UserId } from "../domain/User.js"
@@ -89,11 +88,6 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
     const list = (query: AuditQuery) =>
       Effect.map(log.list({ ...query, limit: query.limit + 1 }), (read) => auditPage(read, query.limit))
 
-    /** Deletes the entries older than the retention period; answers how many. */
-    const sweep = Effect.fn("Audit.sweep")(function* (retentionDays: number) {
-      return yield* log.deleteBefore(retentionCutoff(yield* DateTime.now, retentionDays))
-    })
-
-    return { record, append, list, sweep } as const
+    return { record, append, list } as const
   })
 }) {}

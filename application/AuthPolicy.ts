@@ -66,6 +66,13 @@ export interface PasskeyRules {
   readonly passkeyChallengeTtl: number
 }
 
+/** What is kept and for how long (the storage section); DECISIONS.md, "Data over time". */
+export interface StorageRules {
+  readonly auditRetentionDays: number
+  /** Seconds between two sweeps of a serving process. */
+  readonly pruneIntervalSeconds: number
+}
+
 /** The rules the use cases follow, as the deployment configured them. */
 export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
   AuthPolicy,
@@ -75,6 +82,7 @@ export class AuthPolicy extends Context.Tag("app/AuthPolicy")<
     readonly limits: LimitRules
     readonly oauth: OAuthRules
     readonly passkeys: PasskeyRules
+    readonly storage: StorageRules
     /** The settings' password lengths merged with the deployment's validator options. */
     readonly passwordPolicy: PasswordPolicy
     /** The deployment's custom user fields. */

@@ -8,6 +8,7 @@ import { protectionsLocal } from "../application/metrics.js"
 import { OAuthProviders } from "../application/ports/OAuthProviders.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
 import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
+import type { StoreSpace } from "../application/ports/StoreSpace.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
 import { WebAuthn } from "../application/ports/WebAuthn.js"
 import type { Deployment } from "../config/Deployment.js"
@@ -41,6 +42,7 @@ import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
+import * as StoreSpaceSqlite from "../infrastructure/sql/StoreSpaceSqlite.js"
 import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
 import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
@@ -62,20 +64,24 @@ const imported = <M, A, E, R>(module: () => Promise<M>, build: (adapter: M) => L
 
 /**
  * A SQL database: the layer of its migrated connection, and its migration on a connection of its
- * own; and its own adapters of the hot paths where it has some (infrastructure/sql/fast/).
+ * own; and the adapters a database in a file of its own has (SQLite's).
  */
 interface SqlDatabase {
   readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
   readonly migrate: (
     options: SchemaOptions
   ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
-  readonly fast?: FastAdapters
+  readonly files?: FileAdapters
 }
 
-/** A database's own adapters of the hot paths, each held by its port's contract suite. */
-export interface FastAdapters {
+/**
+ * What a database in a file of its own adds to the plain adapters: the hot paths' fast ones
+ * (infrastructure/sql/fast/, each held by its port's contract suite), and the room it gives back.
+ */
+export interface FileAdapters {
   readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
   readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, SqlClient.SqlClient>
+  readonly storeSpace?: Layer.Layer<StoreSpace, never, SqlClient.SqlClient>
 }
 
 /** The SQL database of DATABASE_URL; none for the memory store. */
@@ -93,7 +99,7 @@ const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
           ),
         // A file can be read and written on connections of its own; another connection to
         // `:memory:` would be another database.
-        ...(url.filename === ":memory:" ? {} : { fast: sqliteFast(url.filename) })
+        ...(url.filename === ":memory:" ? {} : { files: sqliteFileAdapters(url.filename) })
       })
     }
     case "postgres": {
@@ -122,14 +128,16 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         PasskeyRepoMemory.layer,
         OAuthAccountRepoMemory.layer,
         AuditLogMemory.layer,
+        StoreSpaceSqlite.nothingToReclaim,
         TransactionMemory.layer
       )
     ),
     Layer.provideMerge(UserRepoMemory.layerWith(options))
   )
 
-/** The fast adapters of a SQLite file (infrastructure/sql/fast/). */
-export const sqliteFast = (filename: string): FastAdapters => ({
+/** The adapters of a SQLite file of its own. */
+export const sqliteFileAdapters = (filename: string): FileAdapters => ({
+  storeSpace: StoreSpaceSqlite.layer(filename),
   tokenHolders: imported(
     () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
     (reader) => reader.layer(filename)
@@ -140,15 +148,16 @@ export const sqliteFast = (filename: string): FastAdapters => ({
   )
 })
 
-/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `fast` has others. */
-export const sqlRepositories = (options: UserRepoOptions = {}, fast: FastAdapters = {}) =>
+/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `files` has others. */
+export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapters = {}) =>
   Layer.mergeAll(
-    fast.refreshTokens ?? RefreshTokenRepoSql.layer,
+    files.refreshTokens ?? RefreshTokenRepoSql.layer,
     RoleRepoSql.layer,
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
-    fast.tokenHolders ?? TokenHoldersSql.layer,
+    files.storeSpace ?? StoreSpaceSqlite.nothingToReclaim,
+    files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 
@@ -160,7 +169,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, fast: FastAdapter
 export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) =>
   Option.match(sqlDatabase(url), {
     onNone: () => memoryRepositories(options),
-    onSome: (sql) => sqlRepositories(options, sql.fast).pipe(Layer.provide(sql.layer(options)))
+    onSome: (sql) => sqlRepositories(options, sql.files).pipe(Layer.provide(sql.layer(options)))
   })
 
 /** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store. */

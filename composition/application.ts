@@ -4,6 +4,7 @@ import { Accounts } from "../application/Accounts.js"
 import { Audit } from "../application/Audit.js"
 import { Lockout } from "../application/Lockout.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
+import { Pruning } from "../application/Pruning.js"
 import { Readiness } from "../application/Readiness.js"
 import { Sessions } from "../application/Sessions.js"
 import { Verification } from "../application/Verification.js"
@@ -20,7 +21,8 @@ export const useCases = Layer.mergeAll(
   Accounts.Default,
   PasswordSignIn.Default,
   AccessControl.Default,
-  Readiness.Default
+  Readiness.Default,
+  Pruning.Default
 ).pipe(
   Layer.provideMerge(WaysIn.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),

@@ -58,6 +58,7 @@ export const authPolicy = (settings: Settings, deployment: Deployment): AuthPoli
   limits: settings.limits,
   oauth: settings.oauth,
   passkeys: settings.passkeys,
+  storage: settings.storage,
   passwordPolicy: passwordPolicy(settings, deployment),
   profile: profileRules(settings.accounts.loginField, deployment),
   customClaims: customClaims(deployment)

@@ -1,7 +1,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Effect, Layer, Option } from "effect"
-import { auditRetention } from "../application/AuditRetention.js"
+import { Duration, Effect, Layer, Option } from "effect"
+import { pruneEvery } from "../application/Pruning.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
 import type { MetricsText } from "../interfaces/http/metrics.js"
@@ -42,12 +42,16 @@ export const service = <S, E, R, A = never, EO = never>(
   Layer.unwrapEffect(
     Effect.map(metricsText(settings), (metrics) =>
       Layer.mergeAll(
-        http(settings, deployment, Option.getOrUndefined(metrics)).pipe(
-          HttpServer.withLogAddress,
-          Layer.provide(server)
+        // The sweeps start once the server listens: a backlog never delays serving.
+        pruneEvery(Duration.seconds(settings.storage.pruneIntervalSeconds)).pipe(
+          Layer.provideMerge(
+            http(settings, deployment, Option.getOrUndefined(metrics)).pipe(
+              HttpServer.withLogAddress,
+              Layer.provide(server)
+            )
+          )
         ),
-        metricsPortLayer(settings, metrics),
-        auditRetention(settings.storage.auditRetentionDays)
+        metricsPortLayer(settings, metrics)
       )
     )
   ).pipe(Layer.provideMerge(application(settings, deployment, overrides)), Layer.provide(tracing(settings)))

@@ -14,7 +14,9 @@ export class AuditLog extends Context.Tag("app/AuditLog")<
     readonly append: (entry: AuditEntry) => Effect.Effect<void, StoreUnavailableError>
     /** The entries the query selects, newest first, at most `limit` of them. */
     readonly list: (query: AuditQuery) => Effect.Effect<ReadonlyArray<AuditRecord>, StoreUnavailableError>
-    /** Deletes the entries that occurred before `cutoff`; answers how many. */
-    readonly deleteBefore: (cutoff: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
+    /** Deletes at most `limit` of the entries that occurred before `cutoff`, oldest first; answers how many. */
+    readonly deleteBefore: (cutoff: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+    /** How many entries occurred before `cutoff`. */
+    readonly countBefore: (cutoff: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
   }
 >() {}

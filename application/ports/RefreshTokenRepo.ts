@@ -1,5 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { UserNotFoundError } from "../../domain/errors.js"
+import type { PruneCutoffs, PruneReport } from "../../domain/Retention.js"
 import type { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import type { UserId } from "../../domain/User.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
@@ -17,6 +18,17 @@ export interface Rotation {
    */
   readonly client?: { readonly ip_address: string | null; readonly user_agent: string | null } | undefined
 }
+
+/**
+ * The sweeps of refresh tokens and sessions (DECISIONS.md, "Data over time"), in the order a
+ * sweep runs them, each over rows whose purpose ended before its cutoff (domain/Retention.ts):
+ * - `expiredTokens`: tokens past their own expiry;
+ * - `endedSessionTokens`: the tokens of sessions ended before the cutoff, so that deleting a
+ *   session never cascades to more rows than one batch;
+ * - `endedSessions`: the sessions themselves, with any token left;
+ * - `sealedSuccessors`: the sealed successors of tokens rotated before the cutoff, cleared.
+ */
+export type SessionPruneStep = "expiredTokens" | "endedSessionTokens" | "endedSessions" | "sealedSuccessors"
 
 /**
  * Refresh tokens, stored as digests and grouped in families (sessions) with their client
@@ -69,5 +81,16 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
       familyId: FamilyId,
       now: DateTime.Utc
     ) => Effect.Effect<boolean, StoreUnavailableError>
+    /** One batch of a sweep's step: at most `limit` rows deleted (or cleared); answers how many. */
+    readonly prune: (
+      step: SessionPruneStep,
+      before: DateTime.Utc,
+      limit: number
+    ) => Effect.Effect<number, StoreUnavailableError>
+    /**
+     * What a sweep at `cutoffs` would delete (or clear) now, for a dry run: each row counted once,
+     * as the steps in their order would meet it.
+     */
+    readonly pending: (cutoffs: PruneCutoffs) => Effect.Effect<Omit<PruneReport, "auditEvents">, StoreUnavailableError>
   }
 >() {}

@@ -56,9 +56,13 @@ export const readStorage = (read: SettingsReader) => ({
   storeTimeoutSeconds: read.setting("STORE_TIMEOUT_SECONDS", F.int(1, 60), 5, {
     doc: "How long one PostgreSQL or Redis call may take before the request answers 503. SQLite calls run on the event loop, where no timer can cut them short, so they are not bounded."
   }),
-  /** Audit events older than this many days are deleted (at start, then hourly while serving). */
+  /** Audit events older than this many days are deleted by the sweeps. */
   auditRetentionDays: read.setting("AUDIT_RETENTION_DAYS", F.int(1, 36500), 90, {
-    doc: "Audit events older than this many days are deleted, at start and then every hour while serving."
+    doc: "Audit events older than this many days are deleted by the sweeps (PRUNE_INTERVAL_SECONDS)."
+  }),
+  /** Seconds between two sweeps of what has outlived its purpose (DECISIONS.md, "Data over time"). */
+  pruneIntervalSeconds: read.setting("PRUNE_INTERVAL_SECONDS", F.int(10, 86400), 600, {
+    doc: "Seconds between two sweeps of a serving process, the first once it listens: expired refresh tokens, sessions ended longer than an access token lives, sealed successors past the reuse grace window, audit events past AUDIT_RETENTION_DAYS, in batches of 1,000 rows. `portcullis prune` runs one sweep."
   })
 })
 

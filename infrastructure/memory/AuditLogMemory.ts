@@ -24,13 +24,18 @@ export const make = Effect.sync(() => {
         }
         return page
       }),
-    deleteBefore: (cutoff) =>
+    deleteBefore: (cutoff, limit) =>
       Effect.sync(() => {
-        const kept = records.filter((record) => !DateTime.lessThan(record.occurred_at, cutoff))
-        const deleted = records.length - kept.length
-        records = kept
+        let deleted = 0
+        records = records.filter((record) => {
+          const past = deleted < limit && DateTime.lessThan(record.occurred_at, cutoff)
+          if (past) deleted++
+          return !past
+        })
         return deleted
-      })
+      }),
+    countBefore: (cutoff) =>
+      Effect.sync(() => records.filter((record) => DateTime.lessThan(record.occurred_at, cutoff)).length)
   })
 })
 

@@ -1,5 +1,5 @@
-import { type DateTime, Effect, Layer, Option } from "effect"
-import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { DateTime, Effect, Layer, Option } from "effect"
+import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
 import { type FamilyId, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 
@@ -12,6 +12,42 @@ export const make = Effect.sync(() => {
     if (Option.isSome(family.revoked_at)) return false
     families.set(family.family_id, new TokenFamily({ ...family, revoked_at: Option.some(now) }, validated))
     return true
+  }
+
+  const endedBefore = (family: TokenFamily | undefined, before: DateTime.Utc) =>
+    family !== undefined &&
+    ((Option.isSome(family.revoked_at) && DateTime.lessThan(family.revoked_at.value, before)) ||
+      DateTime.lessThan(family.expires_at, before))
+
+  /** The keys of the rows of a sweep's step whose purpose ended before `before`. */
+  const prunable = function* (step: SessionPruneStep, before: DateTime.Utc): Generator<string> {
+    if (step === "endedSessions") {
+      for (const family of families.values()) if (endedBefore(family, before)) yield family.family_id
+      return
+    }
+    for (const token of tokens.values()) {
+      const due =
+        step === "expiredTokens"
+          ? DateTime.lessThan(token.expires_at, before)
+          : step === "endedSessionTokens"
+            ? endedBefore(families.get(token.family_id), before)
+            : Option.isSome(token.sealed_successor) &&
+              Option.isSome(token.rotated_at) &&
+              DateTime.lessThan(token.rotated_at.value, before)
+      if (due) yield token.digest
+    }
+  }
+
+  const pruneOne = (step: SessionPruneStep, key: string) => {
+    if (step === "endedSessions") {
+      families.delete(key as FamilyId)
+      for (const [digest, token] of tokens) if (token.family_id === key) tokens.delete(digest)
+    } else if (step === "sealedSuccessors") {
+      const token = tokens.get(key) as StoredRefreshToken
+      tokens.set(key, new StoredRefreshToken({ ...token, sealed_successor: Option.none() }, validated))
+    } else {
+      tokens.delete(key)
+    }
   }
 
   return RefreshTokenRepo.of({
@@ -77,6 +113,35 @@ export const make = Effect.sync(() => {
       Effect.sync(() => {
         const family = families.get(familyId)
         return family !== undefined && family.user_id === userId && isLive(family, now) && revoke(family, now)
+      }),
+    prune: (step, before, limit) =>
+      Effect.sync(() => {
+        const keys: Array<string> = []
+        for (const key of prunable(step, before)) {
+          if (keys.length >= limit) break
+          keys.push(key)
+        }
+        for (const key of keys) pruneOne(step, key)
+        return keys.length
+      }),
+    pending: (cutoffs) =>
+      Effect.sync(() => {
+        let refreshTokens = 0
+        let sealedSuccessors = 0
+        for (const token of tokens.values()) {
+          const gone =
+            DateTime.lessThan(token.expires_at, cutoffs.tokensExpiredBefore) ||
+            endedBefore(families.get(token.family_id), cutoffs.sessionsEndedBefore)
+          if (gone) refreshTokens++
+          else if (
+            Option.isSome(token.sealed_successor) &&
+            Option.isSome(token.rotated_at) &&
+            DateTime.lessThan(token.rotated_at.value, cutoffs.sealedRotatedBefore)
+          )
+            sealedSuccessors++
+        }
+        const sessions = [...families.values()].filter((family) => endedBefore(family, cutoffs.sessionsEndedBefore))
+        return { refreshTokens, sessions: sessions.length, sealedSuccessors }
       })
   })
 })

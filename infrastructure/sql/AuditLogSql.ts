@@ -57,9 +57,19 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    deleteBefore: (cutoff) =>
-      sql`DELETE FROM audit_events WHERE occurred_at < ${cutoff.epochMillis} RETURNING id`.pipe(
+    // One batch through the time index: a backlog never becomes one long statement.
+    deleteBefore: (cutoff, limit) =>
+      sql`DELETE FROM audit_events WHERE id IN (
+          SELECT id FROM audit_events WHERE occurred_at < ${cutoff.epochMillis} ORDER BY occurred_at LIMIT ${limit})
+        RETURNING id`.pipe(
         Effect.map((rows) => rows.length),
+        unavailable
+      ),
+
+    countBefore: (cutoff) =>
+      sql<{ readonly count: number | string }>`SELECT COUNT(*) AS count FROM audit_events
+        WHERE occurred_at < ${cutoff.epochMillis}`.pipe(
+        Effect.map((rows) => Number(rows[0]?.count ?? 0)),
         unavailable
       )
   })

@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
-import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
+import { RefreshTokenRepo, type Rotation, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
@@ -91,6 +91,33 @@ export const rotationValues = ({ presented, successor, sealedSuccessor, now, cli
     [now.epochMillis, successor.expires_at.epochMillis, client?.ip_address ?? null, client?.user_agent ?? null] as const
   ] as const
 
+/**
+ * A family `f` ended (revoked or expired) before `before`: never NULL, so that its negation is
+ * true of a live family.
+ */
+const endedBefore = (sql: SqlClient.SqlClient, before: number) =>
+  sql`((f.revoked_at IS NOT NULL AND f.revoked_at < ${before}) OR f.expires_at < ${before})`
+
+/**
+ * The rows of each sweep's step whose purpose ended before `before`, as a condition on `t`
+ * (refresh_tokens) or `f` (token_families), each served by an index (migration 0009).
+ */
+const prunable = (sql: SqlClient.SqlClient, step: SessionPruneStep, before: number) => {
+  switch (step) {
+    case "expiredTokens":
+      return { from: sql`refresh_tokens t`, where: sql`t.expires_at < ${before}` }
+    case "endedSessionTokens":
+      return {
+        from: sql`refresh_tokens t JOIN token_families f ON f.family_id = t.family_id`,
+        where: endedBefore(sql, before)
+      }
+    case "endedSessions":
+      return { from: sql`token_families f`, where: endedBefore(sql, before) }
+    case "sealedSuccessors":
+      return { from: sql`refresh_tokens t`, where: sql`t.sealed_successor IS NOT NULL AND t.rotated_at < ${before}` }
+  }
+}
+
 /** The family ended between the claim of its token and the update of the family: roll back. */
 class FamilyEnded {
   readonly _tag = "FamilyEnded"
@@ -176,6 +203,45 @@ export const make = Effect.gen(function* () {
         Effect.map((rows) => rows.map((row) => new TokenFamily(row, validated))),
         unavailable
       ),
+
+    // One batch: the keys of at most `limit` rows, then the rows by their keys, so that no
+    // statement holds the store for longer than a batch takes on either dialect.
+    prune: (step, before, limit) => {
+      const { from, where } = prunable(sql, step, before.epochMillis)
+      const batch = (key: string) => sql`SELECT ${sql.literal(key)} FROM ${from} WHERE ${where} LIMIT ${limit}`
+      const statement =
+        step === "endedSessions"
+          ? sql`DELETE FROM token_families WHERE family_id IN (${batch("f.family_id")}) RETURNING family_id`
+          : step === "sealedSuccessors"
+            ? sql`UPDATE refresh_tokens SET sealed_successor = NULL WHERE digest IN (${batch("t.digest")})
+                RETURNING digest`
+            : sql`DELETE FROM refresh_tokens WHERE digest IN (${batch("t.digest")}) RETURNING digest`
+      return statement.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      )
+    },
+
+    pending: (cutoffs) => {
+      const now = cutoffs.tokensExpiredBefore.epochMillis
+      const ended = cutoffs.sessionsEndedBefore.epochMillis
+      const sealed = cutoffs.sealedRotatedBefore.epochMillis
+      const endedFamily = endedBefore(sql, ended)
+      return sql<{ readonly tokens: number | string; readonly sealed: number | string }>`SELECT
+          COALESCE(SUM(CASE WHEN t.expires_at < ${now} OR ${endedFamily} THEN 1 ELSE 0 END), 0) AS tokens,
+          COALESCE(SUM(CASE WHEN t.expires_at >= ${now} AND NOT ${endedFamily}
+            AND t.sealed_successor IS NOT NULL AND t.rotated_at < ${sealed} THEN 1 ELSE 0 END), 0) AS sealed
+        FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id`.pipe(
+        Effect.zip(sql<{ readonly count: number | string }>`SELECT COUNT(*) AS count FROM token_families f
+          WHERE ${endedFamily}`),
+        Effect.map(([[tokens], [families]]) => ({
+          refreshTokens: Number(tokens?.tokens ?? 0),
+          sessions: Number(families?.count ?? 0),
+          sealedSuccessors: Number(tokens?.sealed ?? 0)
+        })),
+        unavailable
+      )
+    },
 
     revokeFamilyOfUser: (userId, familyId, now) =>
       sql`UPDATE token_families SET revoked_at = ${now.epochMillis}

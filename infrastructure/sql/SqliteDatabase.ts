@@ -106,7 +106,8 @@ export const client = (filename: string) =>
   )
 
 /**
- * Turns foreign keys on, makes every commit durable and prepares the schema; answers the
+ * Turns foreign keys on, makes every commit durable, lets a new file give freed pages back, and
+ * prepares the schema; answers the
  * migrations applied. WAL with synchronous=FULL syncs the log at each commit, so an acknowledged
  * write (a revocation above all) survives a power loss; NORMAL could lose the last ones.
  */
@@ -116,6 +117,15 @@ export const prepare = (options: Migrations.SchemaOptions = {}) =>
     yield* sql`PRAGMA foreign_keys = ON`
     yield* sql`PRAGMA synchronous = FULL`
     yield* sql`PRAGMA busy_timeout = 5000`
+    // A new file (no table yet) is made incremental, so that the pages a sweep frees can be given
+    // back (StoreSpaceSqlite). The mode is in the file's header, which the client's WAL pragma has
+    // already written: it changes only with a VACUUM, instant on an empty file. An older file
+    // keeps its mode until `portcullis prune --vacuum`.
+    const [tables] = yield* sql<{ readonly count: number }>`SELECT COUNT(*) AS count FROM sqlite_master`
+    if (tables?.count === 0) {
+      yield* sql`PRAGMA auto_vacuum = INCREMENTAL`
+      yield* sql`VACUUM`
+    }
     return yield* Migrations.prepareSchema(options)
   })
 

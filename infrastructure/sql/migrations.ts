@@ -165,6 +165,20 @@ export const loader = Migrator.fromRecord({
   // sign-in in the transaction that writes its session.
   "0008_credential_version": migration(
     (sql, type) => sql`ALTER TABLE users ADD COLUMN credential_version ${type("integer")} NOT NULL DEFAULT 0`
+  ),
+  // Data over time (domain/Retention.ts): each sweep's step finds its rows through an index, a
+  // user's live sessions are read without their ended ones, and users are listed by keyset.
+  "0009_retention_indexes": migration((sql) =>
+    sql`CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)`.pipe(
+      Effect.zipRight(
+        sql`CREATE INDEX refresh_tokens_sealed ON refresh_tokens (rotated_at) WHERE sealed_successor IS NOT NULL`
+      ),
+      Effect.zipRight(sql`CREATE INDEX token_families_expiry ON token_families (expires_at)`),
+      Effect.zipRight(
+        sql`CREATE INDEX token_families_live ON token_families (user_id, last_used_at) WHERE revoked_at IS NULL`
+      ),
+      Effect.zipRight(sql`CREATE INDEX users_created ON users (created_at, id)`)
+    )
   )
 })
 

@@ -8,13 +8,14 @@ import { audit } from "./audit.js"
 import { keygen } from "./keygen.js"
 import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
 import { withColorWhereWanted, withHelpAtEveryLevel, withOwnHelp } from "./output.js"
+import { prune } from "./prune.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv, StartupError } from "./startup.js"
 import { user } from "./users.js"
 
 const portcullis = Command.make("portcullis").pipe(
-  Command.withSubcommands([serve, migrate, createSuperuser, user, audit, openapi, check, secret, keygen]),
+  Command.withSubcommands([serve, migrate, createSuperuser, user, audit, prune, openapi, check, secret, keygen]),
   Command.withDescription(
     "Portcullis: authentication and account service. Every command reads the SERVICE_ settings of its environment (README: Settings); `portcullis check` prints them."
   )

@@ -20,6 +20,7 @@ const commands = [
   ["user", "roles", "add"],
   ["user", "roles", "remove"],
   ["audit"],
+  ["prune"],
   ["openapi"],
   ["check"],
   ["keygen"]
@@ -99,6 +100,7 @@ describe("portcullis --help", () => {
       "user roles add",
       "user roles remove",
       "audit",
+      "prune",
       "openapi",
       "check",
       "secret",

@@ -57,18 +57,19 @@ for (const backend of databases) {
       )
     )
 
-    it.effect("deleteBefore deletes only the entries older than the cutoff, and answers how many", () =>
+    it.effect("deleteBefore deletes at most a batch of the entries older than the cutoff, oldest first", () =>
       run(
         Effect.gen(function* () {
           const log = yield* AuditLog
-          yield* log.append(entry("account.locked", null, 1_000))
-          yield* log.append(entry("account.locked", null, 2_000))
-          yield* log.append(entry("account.locked", null, 3_000))
-          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000))).toBe(1)
+          for (const time of [1_000, 1_500, 1_700, 2_000, 3_000]) yield* log.append(entry("account.locked", null, time))
+          expect(yield* log.countBefore(DateTime.unsafeMake(2_000))).toBe(3)
+          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000), 2)).toBe(2)
+          expect(yield* log.countBefore(DateTime.unsafeMake(2_000))).toBe(1)
+          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000), 2)).toBe(1)
           expect((yield* log.list({ limit: 10 })).map((record) => DateTime.toEpochMillis(record.occurred_at))).toEqual([
             3_000, 2_000
           ])
-          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000))).toBe(0)
+          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000), 2)).toBe(0)
         })
       )
     )

@@ -4,7 +4,7 @@ import { DateTime, Duration, Effect, Option } from "effect"
 import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
 import { Transaction } from "../../application/ports/Transaction.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { sqliteFast } from "../../composition/adapters.js"
+import { sqliteFileAdapters } from "../../composition/adapters.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email } from "../../domain/User.js"
 import { open } from "../../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"
@@ -69,7 +69,7 @@ const rotatedAt = (digest: string) =>
   )
 
 const onFile = <A, E>(effect: Effect.Effect<A, E, RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient>) =>
-  effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFast)))
+  effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFileAdapters)))
 
 describe("the fast rotation of a SQLite file", () => {
   it.live("its connection commits every rotation with synchronous=FULL", () =>

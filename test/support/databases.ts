@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { type FastAdapters, memoryRepositories, sqliteFast, sqlRepositories } from "../../composition/adapters.js"
+import { type FileAdapters, memoryRepositories, sqliteFileAdapters, sqlRepositories } from "../../composition/adapters.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
 import * as Postgres from "./postgres.js"
@@ -26,9 +26,9 @@ export const sqliteWithClient = (options: UserRepoOptions = {}) =>
 
 /**
  * The SQLite repositories over a migrated file of their own (removed after), its client reachable
- * for checks; the plain adapters, or those `fast` makes for the file.
+ * for checks; the plain adapters, or those `files` makes for the file.
  */
-export const sqliteFileWithClient = (options: UserRepoOptions = {}, fast?: (filename: string) => FastAdapters) =>
+export const sqliteFileWithClient = (options: UserRepoOptions = {}, files?: (filename: string) => FileAdapters) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -37,7 +37,7 @@ export const sqliteFileWithClient = (options: UserRepoOptions = {}, fast?: (file
       ),
       (folder) => {
         const filename = join(folder, "portcullis.db")
-        return sqlRepositories(options, fast?.(filename)).pipe(
+        return sqlRepositories(options, files?.(filename)).pipe(
           Layer.provideMerge(SqliteDatabase.layer(filename, options)),
           Layer.provide(quiet)
         )
@@ -56,7 +56,7 @@ export const sqliteFile: Database = { name: "sqlite file", skip: false, reposito
 export const sqliteFileFast: Database = {
   name: "sqlite file, fast adapters",
   skip: false,
-  repositories: (options = {}) => sqliteFileWithClient(options, sqliteFast)
+  repositories: (options = {}) => sqliteFileWithClient(options, sqliteFileAdapters)
 }
 
 /** PostgreSQL in a schema of its own, when TEST_DATABASE_URL is set. */

@@ -1,0 +1,88 @@
+import { DateTime, type Duration, Effect, Layer, Schedule } from "effect"
+import { isEmptyReport, PRUNE_BATCH, type PruneCutoffs, type PruneReport, pruneCutoffs } from "../domain/Retention.js"
+import { AuthPolicy } from "./AuthPolicy.js"
+import { AuditLog } from "./ports/AuditLog.js"
+import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
+import { StoreSpace } from "./ports/StoreSpace.js"
+import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
+
+/**
+ * A macrotask's pause between two batches: requests that arrived meanwhile are read and served
+ * before the next batch (a fiber's yield alone would not let the event loop poll for them).
+ */
+const letRequestsIn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/** One step of a sweep, batch after batch until a batch finds nothing: answers the rows in all. */
+const untilDone = (batch: Effect.Effect<number, StoreUnavailableError>) =>
+  Effect.iterate(
+    { total: 0, last: -1 },
+    {
+      while: (state) => state.last !== 0,
+      body: (state) =>
+        Effect.map(Effect.zipLeft(batch, letRequestsIn), (deleted) => ({ total: state.total + deleted, last: deleted }))
+    }
+  ).pipe(Effect.map((state) => state.total))
+
+/**
+ * Data over time (DECISIONS.md): deletes what has outlived its purpose, in batches of at most
+ * PRUNE_BATCH rows with a pause between them, and gives SQLite's free pages back.
+ */
+export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
+  effect: Effect.gen(function* () {
+    const sessions = yield* RefreshTokenRepo
+    const log = yield* AuditLog
+    const space = yield* StoreSpace
+    const policy = yield* AuthPolicy
+    const cutoffsAt = (now: DateTime.Utc): PruneCutoffs =>
+      pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
+
+    const step = (name: SessionPruneStep, before: DateTime.Utc) => untilDone(sessions.prune(name, before, PRUNE_BATCH))
+
+    /** One sweep: every rule in turn, then the free pages. Answers what it deleted. */
+    const prune = Effect.fn("Pruning.prune")(function* () {
+      const cutoffs = cutoffsAt(yield* DateTime.now)
+      const expired = yield* step("expiredTokens", cutoffs.tokensExpiredBefore)
+      const ofEnded = yield* step("endedSessionTokens", cutoffs.sessionsEndedBefore)
+      const report: PruneReport = {
+        refreshTokens: expired + ofEnded,
+        sessions: yield* step("endedSessions", cutoffs.sessionsEndedBefore),
+        sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
+        auditEvents: yield* untilDone(log.deleteBefore(cutoffs.auditBefore, PRUNE_BATCH))
+      }
+      if (!isEmptyReport(report)) yield* space.reclaim("incremental")
+      return report
+    })
+
+    /** What a sweep would delete now, deleting nothing. */
+    const pending = Effect.fn("Pruning.pending")(function* () {
+      const cutoffs = cutoffsAt(yield* DateTime.now)
+      const ofSessions = yield* sessions.pending(cutoffs)
+      return { ...ofSessions, auditEvents: yield* log.countBefore(cutoffs.auditBefore) } satisfies PruneReport
+    })
+
+    /** The whole file rewritten (`portcullis prune --vacuum`): its size before and after, none for a store without a file. */
+    const vacuum = space.reclaim("full")
+
+    return { prune, pending, vacuum } as const
+  })
+}) {}
+
+/**
+ * For as long as the service serves: a sweep every `interval`, the first right away (the layer
+ * is built once the server listens). A failed sweep is logged and tried again at the next turn;
+ * every worker sweeps, and a row deleted twice is deleted once. Reads Effect's Clock, so the
+ * TestClock drives it.
+ */
+export const pruneEvery = (interval: Duration.Duration) =>
+  Layer.scopedDiscard(
+    Effect.flatMap(Pruning, (pruning) =>
+      pruning.prune().pipe(
+        Effect.tap((report) =>
+          isEmptyReport(report) ? Effect.void : Effect.logInfo("pruned what has outlived its purpose", report)
+        ),
+        Effect.catchTag("StoreUnavailableError", (error) => Effect.logWarning("prune sweep failed", error)),
+        Effect.repeat(Schedule.spaced(interval)),
+        Effect.forkScoped
+      )
+    )
+  )

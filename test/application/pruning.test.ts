@@ -1,0 +1,52 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, TestClock } from "effect"
+import { Audit } from "../../application/Audit.js"
+import { AuditLog } from "../../application/ports/AuditLog.js"
+import * as Logging from "../../composition/logging.js"
+import { Actor } from "../../domain/Audit.js"
+import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
+import * as TestApp from "../support/TestApp.js"
+
+const Store = Audit.Default.pipe(Layer.provideMerge(AuditLogMemory.layer))
+
+const recordNow = (label: string) =>
+  Effect.flatMap(Audit, (audit) =>
+    audit.record({ type: "account.locked", user_id: null, actor: Actor.none, details: { label } })
+  )
+
+const labels = Effect.flatMap(AuditLog, (log) =>
+  Effect.map(log.list({ limit: 100 }), (records) => records.map((record) => record.details.label))
+)
+
+describe("the serving service's sweeps (PRUNE_INTERVAL_SECONDS, AUDIT_RETENTION_DAYS)", () => {
+  it.scoped("sweep once the service serves, then every interval, deleting what is past retention and only that", () =>
+    Effect.gen(function* () {
+      // The log is made beforehand, so that its entries are days old when the service starts;
+      // once it serves, the TestClock moves by minutes (days would wake its every-minute timers
+      // thousands of times).
+      const store = yield* Layer.build(Store)
+      yield* recordNow("three days before").pipe(Effect.provide(store))
+      yield* TestClock.adjust(Duration.sum(Duration.days(1), Duration.minutes(5)))
+      yield* recordNow("two days less five minutes before").pipe(Effect.provide(store))
+      yield* TestClock.adjust(Duration.subtract(Duration.days(2), Duration.minutes(5)))
+      const settings = TestApp.settingsFor({
+        SERVICE_SECRET_KEY: TestApp.testSecretKey,
+        SERVICE_DATABASE_URL: "memory:",
+        SERVICE_LOG_LEVEL: "none",
+        SERVICE_AUDIT_RETENTION_DAYS: "2",
+        SERVICE_PRUNE_INTERVAL_SECONDS: "600"
+      })
+      const log = Layer.succeed(AuditLog, Context.get(store, AuditLog))
+      yield* Layer.build(
+        TestApp.serve(settings, { overrides: log }).pipe(Layer.provide(Logging.layer(settings.logging)))
+      )
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(yield* labels.pipe(Effect.provide(store))).toEqual(["two days less five minutes before"])
+      // Past retention five minutes later, but the next sweep is due ten minutes after the first.
+      yield* TestClock.adjust(Duration.minutes(6))
+      expect(yield* labels.pipe(Effect.provide(store))).toEqual(["two days less five minutes before"])
+      yield* TestClock.adjust(Duration.minutes(4))
+      expect(yield* labels.pipe(Effect.provide(store))).toEqual([])
+    })
+  )
+})

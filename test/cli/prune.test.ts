@@ -1,0 +1,83 @@
+import Database from "better-sqlite3"
+import { describe, expect, it } from "vitest"
+import { lines, runCli } from "../support/cliRun.js"
+import { temporaryDatabase } from "../support/processes.js"
+
+const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
+const DAY = 86_400_000
+
+/**
+ * Rows a year of use leaves behind, written straight into the file: a session that expired a
+ * month ago and its tokens, a session still live, and audit events from before and within
+ * the 90 days kept.
+ */
+const seed = (filename: string) => {
+  const db = new Database(filename)
+  const now = Date.now()
+  db.prepare("INSERT INTO users (id, email, created_at) VALUES ('u1', 'old@example.com', ?)").run(now - 400 * DAY)
+  const family = db.prepare(
+    "INSERT INTO token_families (family_id, user_id, created_at, last_used_at, expires_at) VALUES (?, 'u1', ?, ?, ?)"
+  )
+  const token = db.prepare("INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at) VALUES (?, ?, ?, ?)")
+  family.run("gone", now - 60 * DAY, now - 60 * DAY, now - 30 * DAY)
+  for (let n = 0; n < 3; n++) token.run(`gone-${n}`, "gone", now - 60 * DAY, now - 30 * DAY)
+  family.run("live", now - DAY, now - DAY, now + 29 * DAY)
+  token.run("live-0", "live", now - DAY, now + 29 * DAY)
+  const event = db.prepare(
+    "INSERT INTO audit_events (occurred_at, event_type, actor_kind, details) VALUES (?, 'account.locked', 'none', '{}')"
+  )
+  for (let n = 0; n < 5; n++) event.run(now - 100 * DAY)
+  event.run(now - DAY)
+  db.close()
+}
+
+const count = (filename: string, table: string) => {
+  const db = new Database(filename, { readonly: true })
+  const { n } = db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }
+  db.close()
+  return n
+}
+
+describe("portcullis prune", () => {
+  it("counts with --dry-run, then deletes what has outlived its purpose and rewrites the file with --vacuum", async () => {
+    const url = temporaryDatabase()
+    const filename = url.slice("sqlite:".length)
+    const vars = { SERVICE_DATABASE_URL: url, SERVICE_SECRET_KEY: secretKey }
+    expect((await runCli(["migrate"], vars, { timeout: 30_000 })).status).toBe(0)
+    seed(filename)
+
+    const dry = await runCli(["prune", "--dry-run"], vars, { timeout: 30_000 })
+    expect(dry.stderr).toBe("")
+    expect(dry.status).toBe(0)
+    expect(lines(dry.stdout)).toEqual([
+      "refresh tokens to delete: 3",
+      "sessions to delete: 1",
+      "sealed successors to clear: 0",
+      "audit events to delete: 5"
+    ])
+    expect(count(filename, "refresh_tokens")).toBe(4)
+
+    const run = await runCli(["prune", "--vacuum"], vars, { timeout: 30_000 })
+    expect(run.stderr).toBe("")
+    expect(run.status).toBe(0)
+    const output = lines(run.stdout)
+    expect(output.slice(0, 4)).toEqual([
+      "refresh tokens deleted: 3",
+      "sessions deleted: 1",
+      "sealed successors cleared: 0",
+      "audit events deleted: 5"
+    ])
+    expect(output[4]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
+    expect(count(filename, "refresh_tokens")).toBe(1)
+    expect(count(filename, "token_families")).toBe(1)
+    expect(count(filename, "audit_events")).toBe(1)
+
+    const again = await runCli(["prune"], vars, { timeout: 30_000 })
+    expect(lines(again.stdout)).toEqual([
+      "refresh tokens deleted: 0",
+      "sessions deleted: 0",
+      "sealed successors cleared: 0",
+      "audit events deleted: 0"
+    ])
+  })
+})
