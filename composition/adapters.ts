@@ -32,6 +32,7 @@ import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.j
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
 import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
+import * as StoreSpaceNone from "../infrastructure/memory/StoreSpaceNone.js"
 import * as TokenHoldersMemory from "../infrastructure/memory/TokenHoldersMemory.js"
 import * as TransactionMemory from "../infrastructure/memory/TransactionMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
@@ -42,7 +43,6 @@ import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
-import * as StoreSpaceSqlite from "../infrastructure/sql/StoreSpaceSqlite.js"
 import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
 import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
@@ -128,7 +128,7 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         PasskeyRepoMemory.layer,
         OAuthAccountRepoMemory.layer,
         AuditLogMemory.layer,
-        StoreSpaceSqlite.nothingToReclaim,
+        StoreSpaceNone.layer,
         TransactionMemory.layer
       )
     ),
@@ -137,7 +137,10 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
 
 /** The adapters of a SQLite file of its own. */
 export const sqliteFileAdapters = (filename: string): FileAdapters => ({
-  storeSpace: StoreSpaceSqlite.layer(filename),
+  storeSpace: imported(
+    () => import("../infrastructure/sql/StoreSpaceSqlite.js"),
+    (space) => space.layer(filename)
+  ),
   tokenHolders: imported(
     () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
     (reader) => reader.layer(filename)
@@ -156,7 +159,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
-    files.storeSpace ?? StoreSpaceSqlite.nothingToReclaim,
+    files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))

@@ -47,6 +47,3 @@ export const layer = (filename: string) =>
       })
     )
   )
-
-/** A store whose room is its own business: PostgreSQL's autovacuum, memory. */
-export const nothingToReclaim = Layer.succeed(StoreSpace, StoreSpace.of({ reclaim: () => Effect.succeedNone }))
