@@ -2,7 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { type FileAdapters, memoryRepositories, sqliteFileAdapters, sqlRepositories } from "../../composition/adapters.js"
+import {
+  type FileAdapters,
+  memoryRepositories,
+  sqliteFileAdapters,
+  sqlRepositories
+} from "../../composition/adapters.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
 import * as Postgres from "./postgres.js"
