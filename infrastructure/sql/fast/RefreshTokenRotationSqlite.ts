@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
 import { Effect, Layer, Option } from "effect"
-import { RefreshTokenRepo } from "../../../application/ports/RefreshTokenRepo.js"
+import { RefreshTokenRepo, type Rotation } from "../../../application/ports/RefreshTokenRepo.js"
 import { unavailable } from "../failures.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
 import { attempt, prepared } from "./prepared.js"
@@ -54,7 +54,7 @@ export const layer = (filename: string) =>
       const claim = prepared(db, statement.claim)
       const insert = prepared(db, statement.insert)
       const touch = prepared(db, statement.touch)
-      const rotateNow = db.transaction((rotation: Parameters<typeof plain.rotate>[0]): boolean => {
+      const rotateNow = db.transaction((rotation: Rotation): boolean => {
         const [claimed, successor, touched] = RefreshTokenRepoSql.rotationValues(rotation)
         const family = claim.all(...claimed)[0]?.family_id as string | undefined
         if (family === undefined) return false
@@ -62,7 +62,7 @@ export const layer = (filename: string) =>
         if (touch.all(...touched, family).length === 0) throw new FamilyEnded()
         return true
       })
-      const committed = (rotation: Parameters<typeof plain.rotate>[0]) =>
+      const committed = (rotation: Rotation) =>
         attempt(() => {
           try {
             return Effect.succeed(rotateNow.immediate(rotation))
