@@ -1,35 +1,21 @@
-import { DateTime, Duration, Effect, Metric, Option, Schema } from "effect"
+import { DateTime, Effect, Option } from "effect"
 import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
-import {
-  CredentialsChangedError,
-  SessionNotFoundError,
-  TokenBlacklistedError,
-  TokenError,
-  TokenExpiredError
-} from "../domain/errors.js"
-import {
-  type ClientInfo,
-  decideRefresh,
-  FamilyId,
-  StoredRefreshToken,
-  sessionList,
-  TokenFamily
-} from "../domain/Session.js"
-import { TokenPair, type TokenPayload, tokenWindow } from "../domain/Token.js"
+import { CredentialsChangedError, SessionNotFoundError, TokenBlacklistedError, TokenError } from "../domain/errors.js"
+import { type ClientInfo, FamilyId, sessionList, TokenFamily } from "../domain/Session.js"
+import type { TokenPayload } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { validated } from "../domain/validated.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { refreshReuseDetections } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
-import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { TokenHolders } from "./ports/TokenHolders.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
+import { pairIssuer } from "./SessionTokens.js"
 
 /** Who an access token speaks for, and the token itself. */
 export interface Principal {
@@ -41,15 +27,13 @@ export interface Principal {
 export const currentFamily = (principal: Principal): Option.Option<FamilyId> =>
   Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
 
-const decodeSealedPair = Schema.decodeUnknownOption(Schema.parseJson(TokenPair))
-
 /**
  * Sessions, in the spec's sense: a session is one refresh-token family, the refresh tokens
  * rotated from one sign-in and the access tokens issued with them. Every way a session ends
  * (logout, DELETE /sessions, reuse, a password change or reset, deletion, deactivation) is
  * recorded in the database, and every access token is checked against that record: no cache
  * stands between them, so no cache lost, flushed or written by another process can revive an
- * ended session.
+ * ended session. The refresh that rotates a session's tokens is Refresh's.
  */
 export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
   effect: Effect.gen(function* () {
@@ -61,56 +45,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const events = yield* Events
     const audit = yield* Audit
     const tx = yield* Transaction
-    const { tokens: rules, customClaims } = yield* AuthPolicy
-
-    const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
-    const refreshTokenTtl = Duration.days(rules.refreshTokenExpireDays)
-    const reuseGrace = Duration.seconds(rules.refreshReuseGraceSeconds)
-    const expiresIn = Math.floor(Duration.toSeconds(accessTokenTtl))
-
-    /** A pair for the session `familyId`, whose sign-in happened at `signedInAt` (the access token's auth_time). */
-    const issuePair = Effect.fnUntraced(function* (
-      user: User,
-      familyId: FamilyId,
-      now: DateTime.Utc,
-      signedInAt: DateTime.Utc
-    ) {
-      const refresh = yield* signer.sign({
-        sub: user.id,
-        type: "refresh",
-        jti: yield* crypto.randomId,
-        ...tokenWindow(now, refreshTokenTtl),
-        family_id: familyId
-      })
-      const access = yield* signer.sign({
-        sub: user.id,
-        type: "access",
-        jti: yield* crypto.randomId,
-        ...tokenWindow(now, accessTokenTtl),
-        roles: user.roles,
-        extra: Option.isSome(customClaims) ? yield* customClaims.value(toPublicUser(user)) : {},
-        family_id: familyId,
-        auth_time: Math.floor(DateTime.toEpochMillis(signedInAt) / 1000)
-      })
-      const pair: TokenPair = {
-        access_token: access,
-        refresh_token: refresh,
-        token_type: "bearer",
-        expires_in: expiresIn
-      }
-      const stored = new StoredRefreshToken(
-        {
-          digest: crypto.digest(refresh),
-          family_id: familyId,
-          issued_at: now,
-          expires_at: DateTime.addDuration(now, refreshTokenTtl),
-          rotated_at: Option.none(),
-          sealed_successor: Option.none()
-        },
-        validated
-      )
-      return { pair, stored }
-    })
+    const { tokens: rules } = yield* AuthPolicy
+    const issuePair = yield* pairIssuer
 
     /** A sign-in refused because the user's ways in changed while it checked the credential. */
     const staleSignIn = (user: User, signIn: AuditDetails) =>
@@ -167,73 +103,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       )
       if (!started) return yield* staleSignIn(user, signIn)
       return pair
-    })
-
-    const rotate = (
-      digest: string,
-      isRetry: boolean,
-      client?: ClientInfo
-    ): Effect.Effect<TokenPair, TokenError | TokenExpiredError | TokenBlacklistedError | StoreUnavailableError> =>
-      Effect.gen(function* () {
-        const now = yield* DateTime.now
-        const presented = yield* holders.presented(digest)
-        const decision = decideRefresh(presented, now, reuseGrace)
-        switch (decision._tag) {
-          case "Unknown":
-            return yield* new TokenError({ message: "Unknown refresh token." })
-          case "Revoked":
-            return yield* new TokenBlacklistedError({ message: "The session has ended." })
-          case "Expired":
-            return yield* new TokenExpiredError()
-          case "ReuseDetected": {
-            const familyId = decision.family.family_id
-            yield* Effect.logWarning("refresh token reuse detected; ending its session").pipe(
-              Effect.annotateLogs({ family_id: familyId })
-            )
-            yield* Metric.increment(refreshReuseDetections)
-            yield* families.revokeFamily(familyId, now)
-            yield* audit.record({
-              type: "refresh.reuse_detected",
-              user_id: decision.family.user_id,
-              details: { family_id: familyId }
-            })
-            return yield* new TokenBlacklistedError({ message: "Refresh token reuse detected; the session has ended." })
-          }
-          case "ReplaySuccessor":
-            return yield* crypto.open(decision.sealedSuccessor).pipe(
-              Option.flatMap(decodeSealedPair),
-              Option.match({
-                onNone: () => Effect.fail(new TokenError({ message: "Unknown refresh token." })),
-                onSome: Effect.succeed
-              })
-            )
-          case "Rotate": {
-            const { family } = decision
-            const user = Option.flatMap(presented, (found) => found.user)
-            if (Option.isNone(user) || !user.value.is_active) {
-              return yield* new TokenError({ message: "The account is no longer active." })
-            }
-            const { pair, stored } = yield* issuePair(user.value, family.family_id, now, family.created_at)
-            const sealedSuccessor = Duration.isZero(reuseGrace)
-              ? Option.none()
-              : Option.some(yield* crypto.seal(JSON.stringify(pair)))
-            const won = yield* families.rotate({ presented: digest, successor: stored, sealedSuccessor, now, client })
-            if (won) return pair
-            // Another request rotated or ended this token between our read and our write: the
-            // next decision sees what it did (reuse, or its successor within the grace window).
-            if (isRetry) return yield* new TokenError({ message: "Unknown refresh token." })
-            return yield* rotate(digest, true, client)
-          }
-        }
-      })
-
-    /**
-     * Exchanges a refresh token for a new pair, applying the refresh-family rule. The session
-     * records the client it was refreshed from as its latest.
-     */
-    const refresh = Effect.fn("Sessions.refresh")(function* (presented: string, client?: ClientInfo) {
-      yield* signer.verify(presented, "refresh")
-      return yield* rotate(crypto.digest(presented), false, client)
     })
 
     /**
@@ -320,6 +189,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return revoked
     })
 
-    return { start, refresh, authenticate, logout, end, endOthers, endAll, list } as const
+    return { start, authenticate, logout, end, endOthers, endAll, list } as const
   })
 }) {}

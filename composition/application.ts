@@ -6,6 +6,7 @@ import { Lockout } from "../application/Lockout.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Pruning } from "../application/Pruning.js"
 import { Readiness } from "../application/Readiness.js"
+import { Refresh } from "../application/Refresh.js"
 import { Sessions } from "../application/Sessions.js"
 import { Verification } from "../application/Verification.js"
 import { WaysIn } from "../application/WaysIn.js"
@@ -22,7 +23,8 @@ export const useCases = Layer.mergeAll(
   PasswordSignIn.Default,
   AccessControl.Default,
   Readiness.Default,
-  Pruning.Default
+  Pruning.Default,
+  Refresh.Default
 ).pipe(
   Layer.provideMerge(WaysIn.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),

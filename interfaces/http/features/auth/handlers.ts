@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { Accounts, Registration } from "../../../../application/Accounts.js"
 import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
+import { Refresh } from "../../../../application/Refresh.js"
 import { Sessions } from "../../../../application/Sessions.js"
 import { CurrentPrincipal } from "../../Authentication.js"
 import { clientInfo } from "../../clientInfo.js"
@@ -21,6 +22,7 @@ export const auth = feature({
         const accounts = yield* Accounts
         const signIn = yield* PasswordSignIn
         const sessions = yield* Sessions
+        const rotation = yield* Refresh
         const transport = yield* SessionTransport
         return handlers
           .handle("register", ({ payload: { email, password, ...extra } }) =>
@@ -34,7 +36,7 @@ export const auth = feature({
               .pipe(Effect.flatMap(transport.deliver))
           )
           .handle("refresh", ({ payload, request }) =>
-            transport.refresh(request, payload?.refresh_token, (token) => sessions.refresh(token, clientInfo(request)))
+            transport.refresh(request, payload?.refresh_token, (token) => rotation.refresh(token, clientInfo(request)))
           )
           .handle("logout", () =>
             Effect.flatMap(CurrentPrincipal, sessions.logout).pipe(Effect.zipRight(transport.clear))
