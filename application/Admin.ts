@@ -7,7 +7,7 @@ import { Audit } from "./Audit.js"
 import { RoleRepo } from "./ports/RoleRepo.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { Transaction } from "./ports/Transaction.js"
-import { type UserQuery, UserRepo } from "./ports/UserRepo.js"
+import { UserRepo } from "./ports/UserRepo.js"
 
 /** How an operator names a user: by email address or by id. */
 export type UserRef = { readonly email: Email } | { readonly id: UserId }
@@ -15,7 +15,16 @@ export type UserRef = { readonly email: Email } | { readonly id: UserId }
 /** One page of users, and where the next one starts when there is one. */
 export interface UserPage {
   readonly users: ReadonlyArray<PublicUser>
-  readonly nextOffset: Option.Option<number>
+  /** The user the next page starts after, when one follows. */
+  readonly nextAfter: Option.Option<UserId>
+}
+
+/** Which users to list: at most `limit`, after the user `after`, matching the email filters. */
+export interface UserListing {
+  readonly emailStartsWith?: string
+  readonly emailContains?: string
+  readonly after?: UserId
+  readonly limit: number
 }
 
 /**
@@ -93,12 +102,22 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
       return found.value
     })
 
-    /** One more user than the page is asked for tells whether another page follows. */
-    const listUsers = Effect.fn("Admin.listUsers")(function* (query: UserQuery) {
-      const found = yield* users.list({ ...query, limit: query.limit + 1 })
+    /**
+     * A page of users, oldest first, by keyset: after the user `after` names (UserNotFoundError if
+     * it is gone). One more user than the page is asked for tells whether another page follows.
+     */
+    const listUsers = Effect.fn("Admin.listUsers")(function* ({ after, ...query }: UserListing) {
+      const from = after === undefined ? undefined : yield* findUser({ id: after })
+      const found = yield* users.list({
+        ...query,
+        ...(from === undefined ? {} : { after: from }),
+        limit: query.limit + 1
+      })
+      const shown = found.slice(0, query.limit)
+      const last = shown.at(-1)
       const page: UserPage = {
-        users: found.slice(0, query.limit).map(toPublicUser),
-        nextOffset: found.length > query.limit ? Option.some(query.offset + query.limit) : Option.none()
+        users: shown.map(toPublicUser),
+        nextAfter: found.length > query.limit && last !== undefined ? Option.some(last.id) : Option.none()
       }
       return page
     })

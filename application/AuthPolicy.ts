@@ -15,6 +15,8 @@ export interface TokenRules {
   readonly refreshTokenExpireDays: number
   /** Zero is the strict rule: any second presentation of a rotated refresh token is reuse. */
   readonly refreshReuseGraceSeconds: number
+  /** The live sessions a user may hold; a sign-in past it ends the least recently used. */
+  readonly maxSessionsPerUser: number
   readonly emailVerifyExpireMinutes: number
   readonly passwordResetExpireMinutes: number
   /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */

@@ -1,27 +1,10 @@
 import { DateTime, type Duration, Effect, Layer, Schedule } from "effect"
 import { isEmptyReport, PRUNE_BATCH, type PruneCutoffs, type PruneReport, pruneCutoffs } from "../domain/Retention.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { untilNoneLeft } from "./batches.js"
 import { AuditLog } from "./ports/AuditLog.js"
 import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
 import { StoreSpace } from "./ports/StoreSpace.js"
-import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
-
-/**
- * A macrotask's pause between two batches: requests that arrived meanwhile are read and served
- * before the next batch (a fiber's yield alone would not let the event loop poll for them).
- */
-const letRequestsIn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
-
-/** One step of a sweep, batch after batch until a batch finds nothing: answers the rows in all. */
-const untilDone = (batch: Effect.Effect<number, StoreUnavailableError>) =>
-  Effect.iterate(
-    { total: 0, last: -1 },
-    {
-      while: (state) => state.last !== 0,
-      body: (state) =>
-        Effect.map(Effect.zipLeft(batch, letRequestsIn), (deleted) => ({ total: state.total + deleted, last: deleted }))
-    }
-  ).pipe(Effect.map((state) => state.total))
 
 /**
  * Data over time (DECISIONS.md): deletes what has outlived its purpose, in batches of at most
@@ -36,7 +19,8 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
     const cutoffsAt = (now: DateTime.Utc): PruneCutoffs =>
       pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
 
-    const step = (name: SessionPruneStep, before: DateTime.Utc) => untilDone(sessions.prune(name, before, PRUNE_BATCH))
+    const step = (name: SessionPruneStep, before: DateTime.Utc) =>
+      untilNoneLeft(sessions.prune(name, before, PRUNE_BATCH))
 
     /** One sweep: every rule in turn, then the free pages. Answers what it deleted. */
     const prune = Effect.fn("Pruning.prune")(function* () {
@@ -47,7 +31,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         refreshTokens: expired + ofEnded,
         sessions: yield* step("endedSessions", cutoffs.sessionsEndedBefore),
         sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
-        auditEvents: yield* untilDone(log.deleteBefore(cutoffs.auditBefore, PRUNE_BATCH))
+        auditEvents: yield* untilNoneLeft(log.deleteBefore(cutoffs.auditBefore, PRUNE_BATCH))
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")
       return report

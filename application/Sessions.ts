@@ -2,12 +2,13 @@ import { DateTime, Effect, Option } from "effect"
 import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { CredentialsChangedError, SessionNotFoundError, TokenBlacklistedError, TokenError } from "../domain/errors.js"
-import { type ClientInfo, FamilyId, sessionList, TokenFamily } from "../domain/Session.js"
+import { type ClientInfo, FamilyId, type SessionPosition, sessionPage, TokenFamily } from "../domain/Session.js"
 import type { TokenPayload } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
 import { validated } from "../domain/validated.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { letRequestsIn, untilNoneLeft } from "./batches.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { RefreshTokenRepo } from "./ports/RefreshTokenRepo.js"
@@ -26,6 +27,15 @@ export interface Principal {
 /** The session (family) an access token belongs to, if it names one. */
 export const currentFamily = (principal: Principal): Option.Option<FamilyId> =>
   Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
+
+/** Sessions ended by one statement of a bulk ending: a few milliseconds of the store's time. */
+const SESSIONS_BATCH = 500
+
+/** Which page of their sessions a caller asks for. */
+export interface SessionPageRequest {
+  readonly limit: number
+  readonly after: Option.Option<SessionPosition>
+}
 
 /**
  * Sessions, in the spec's sense: a session is one refresh-token family, the refresh tokens
@@ -98,6 +108,9 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             details: { ...signIn, family_id: familyId }
           })
           yield* families.startFamily(family, stored)
+          for (const evicted of yield* families.endLeastRecentlyUsed(user.id, now, rules.maxSessionsPerUser)) {
+            yield* audit.append({ type: "session.evicted", user_id: user.id, details: { family_id: evicted } })
+          }
           return true
         })
       )
@@ -139,16 +152,51 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       yield* events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))
     })
 
-    /** Ends every session of a user but `except`; answers the families it ended. */
+    /**
+     * Ends every session of a user but `except`, in batches with a pause between them (DECISIONS.md,
+     * "Data over time"); answers how many families it ended, and how many of those were live.
+     */
     const endAll = Effect.fn("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {
-      return yield* families.revokeFamiliesOfUser(userId, yield* DateTime.now, except)
+      const now = yield* DateTime.now
+      let ended = 0
+      let live = 0
+      for (;;) {
+        const batch = yield* families.endFamiliesOfUser(userId, now, except, SESSIONS_BATCH)
+        ended += batch.ended
+        live += batch.live
+        if (batch.done) return { ended, live }
+        yield* letRequestsIn
+      }
     })
 
-    /** The caller's live sessions, most recently used first, their own marked current. */
-    const list = Effect.fn("Sessions.list")(function* (principal: Principal) {
+    /**
+     * Deletes the records of every session of a user whose sessions have ended, for the user's
+     * deletion: their refresh tokens, then the sessions, in batches.
+     */
+    const forget = Effect.fn("Sessions.forget")(function* (userId: UserId) {
+      yield* untilNoneLeft(families.deleteOfUser(userId, "tokens", SESSIONS_BATCH))
+      yield* untilNoneLeft(families.deleteOfUser(userId, "sessions", SESSIONS_BATCH))
+    })
+
+    /**
+     * A page of the caller's live sessions: on the first page their own first, then the others,
+     * most recently used first; and where the next page starts, if there is one.
+     */
+    const list = Effect.fn("Sessions.list")(function* (principal: Principal, page: SessionPageRequest) {
       const now = yield* DateTime.now
-      const live = yield* families.liveFamiliesOf(principal.user.id, now)
-      return sessionList(live, currentFamily(principal), now)
+      const current = currentFamily(principal)
+      const own =
+        Option.isNone(page.after) && Option.isSome(current)
+          ? yield* families.liveFamily(principal.user.id, current.value, now)
+          : Option.none()
+      const room = page.limit - (Option.isSome(own) ? 1 : 0)
+      // One more than fits, to know whether a next page exists.
+      const others = yield* families.liveFamiliesOf(principal.user.id, now, {
+        limit: room + 1,
+        after: page.after,
+        except: current
+      })
+      return sessionPage(own, others, page.limit, current)
     })
 
     /**
@@ -174,12 +222,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * sessions.
      */
     const endOthers = Effect.fn("Sessions.endOthers")(function* (principal: Principal) {
-      const now = yield* DateTime.now
-      const live = new Set(
-        (yield* families.liveFamiliesOf(principal.user.id, now)).map((family) => family.family_id as string)
-      )
-      const ended = yield* endAll(principal.user.id, currentFamily(principal))
-      const revoked = ended.filter((familyId) => live.has(familyId)).length
+      const revoked = (yield* endAll(principal.user.id, currentFamily(principal))).live
       yield* audit.record({
         type: "sessions.revoked_others",
         user_id: principal.user.id,
@@ -189,6 +232,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return revoked
     })
 
-    return { start, authenticate, logout, end, endOthers, endAll, list } as const
+    return { start, authenticate, logout, end, endOthers, endAll, forget, list } as const
   })
 }) {}

@@ -97,7 +97,9 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       })
 
     const endSessions = (userId: UserId, ended: SessionsEnded, caller: Option.Option<FamilyId>) =>
-      ended === "none" ? Effect.succeed([]) : sessions.endAll(userId, ended === "all" ? Option.none() : caller)
+      ended === "none"
+        ? Effect.succeed({ ended: 0, live: 0 })
+        : sessions.endAll(userId, ended === "all" ? Option.none() : caller)
 
     const actorOf = (options: ChangeOptions) => (options.actor === undefined ? {} : { actor: options.actor })
 
@@ -115,7 +117,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         const ending = sessionsEndedBy(change)
         const ended = yield* endSessions(user.id, ending, options.caller ?? Option.none())
         const endedEntry = sessionsEndedEntryOf(change)
-        const counted = ending !== "none" && endedEntry === null ? { sessions_ended: ended.length } : {}
+        const counted = ending !== "none" && endedEntry === null ? { sessions_ended: ended.ended } : {}
         yield* audit.append({
           type: auditTypeOf(change),
           user_id: user.id,
@@ -127,7 +129,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
             type: endedEntry,
             user_id: user.id,
             ...actorOf(options),
-            details: { revoked: ended.length }
+            details: { revoked: ended.ended }
           })
         }
         return done
@@ -187,7 +189,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
           yield* recorded("takeover.provider_unlinked", { provider })
         }
         const ended = yield* sessions.endAll(userId, Option.none())
-        yield* recorded("takeover.sessions_ended", { sessions_ended: ended.length })
+        yield* recorded("takeover.sessions_ended", { sessions_ended: ended.ended })
         yield* users.setFlags(userId, { is_verified: true })
       })
 

@@ -22,6 +22,7 @@ export const AuditEventType = Schema.Literal(
   "permission.removed",
   "session.logged_out",
   "session.revoked",
+  "session.evicted",
   "sessions.revoked_others",
   "sessions.revoked_all",
   "user.created",

@@ -1,4 +1,4 @@
-import { Array as Arr, Data, DateTime, Duration, Option, Order, Schema } from "effect"
+import { Data, DateTime, Duration, Option, Order, Schema } from "effect"
 import { UserId } from "./User.js"
 
 /** One sign-in and every refresh token rotated from it: a session, a device. */
@@ -66,34 +66,103 @@ export type SessionInfo = typeof SessionInfo.Type
 export const isLive = (family: TokenFamily, now: DateTime.Utc): boolean =>
   Option.isNone(family.revoked_at) && DateTime.lessThan(now, family.expires_at)
 
-/** Most recently used first; then the newest sign-in; then by id, so the order is total. */
-const byRecentUse: Order.Order<TokenFamily> = Order.combineAll([
+/**
+ * Most recently used first; among sessions last used at the same instant, by id, descending, so
+ * that the order is total and a store can walk it through its index of live sessions.
+ */
+export const byRecentUse: Order.Order<TokenFamily> = Order.combine(
   Order.reverse(Order.mapInput(DateTime.Order, (family: TokenFamily) => family.last_used_at)),
-  Order.reverse(Order.mapInput(DateTime.Order, (family: TokenFamily) => family.created_at)),
-  Order.mapInput(Order.string, (family: TokenFamily) => family.family_id)
-])
+  Order.reverse(Order.mapInput(Order.string, (family: TokenFamily) => family.family_id))
+)
+
+/** A place in a user's list of sessions: just after the session last used at `last_used_at` with id `family_id`. */
+export interface SessionPosition {
+  /** Milliseconds since the epoch. */
+  readonly last_used_at: number
+  readonly family_id: string
+}
+
+/** The place before every session: a list's next page that starts at its top. */
+export const listTop: SessionPosition = { last_used_at: Number.MAX_SAFE_INTEGER, family_id: "" }
+
+/** Whether `family` comes after `position` in the list (byRecentUse). */
+export const isAfter = (family: TokenFamily, position: SessionPosition): boolean => {
+  const usedAt = DateTime.toEpochMillis(family.last_used_at)
+  return usedAt < position.last_used_at || (usedAt === position.last_used_at && family.family_id < position.family_id)
+}
+
+/** The place just after `family`. */
+export const positionOf = (family: TokenFamily): SessionPosition => ({
+  last_used_at: DateTime.toEpochMillis(family.last_used_at),
+  family_id: family.family_id
+})
+
+export const SESSION_PAGE_DEFAULT = 100
+export const SESSION_PAGE_MAX = 500
+
+/** How many sessions a page lists (`?limit=`). */
+export const SessionLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, SESSION_PAGE_MAX)).annotations(
+  { message: () => ({ message: `must be a whole number from 1 to ${SESSION_PAGE_MAX}`, override: true }) }
+)
 
 /**
- * The sessions a user is shown: the live ones, most recently used first, with the one making
- * the request marked `current`.
+ * A page's place in the list (`?cursor=`), as the Link header of the page before gave it: the
+ * last use in milliseconds and the id of the session before it. Only a place in the caller's own
+ * list: a forged one shows nothing that the list's first page would not.
  */
-export const sessionList = (
-  families: ReadonlyArray<TokenFamily>,
-  current: Option.Option<FamilyId>,
-  now: DateTime.Utc
-): ReadonlyArray<SessionInfo> =>
-  Arr.sort(
-    families.filter((family) => isLive(family, now)),
-    byRecentUse
-  ).map((family) => ({
-    family_id: family.family_id,
-    ip_address: family.ip_address,
-    user_agent: family.user_agent,
-    created_at: family.created_at,
-    last_used_at: family.last_used_at,
-    expires_at: family.expires_at,
-    current: Option.contains(current, family.family_id)
-  }))
+export const SessionCursor = Schema.String.pipe(
+  Schema.pattern(/^\d{1,16}\.[A-Za-z0-9_-]{0,128}$/),
+  Schema.annotations({ message: () => ({ message: "must be a cursor from the Link header", override: true }) }),
+  Schema.brand("SessionCursor")
+)
+export type SessionCursor = typeof SessionCursor.Type
+
+/** The cursor of a page that starts after `position`. */
+export const sessionCursor = (position: SessionPosition): SessionCursor =>
+  SessionCursor.make(`${position.last_used_at}.${position.family_id}`)
+
+/** The place a cursor names. */
+export const positionOfCursor = (cursor: SessionCursor): SessionPosition => {
+  const dot = cursor.indexOf(".")
+  return { last_used_at: Number(cursor.slice(0, dot)), family_id: cursor.slice(dot + 1) }
+}
+
+/** A session as its owner is shown it, marked `current` when it is the one making the request. */
+export const sessionInfo = (family: TokenFamily, current: Option.Option<FamilyId>): SessionInfo => ({
+  family_id: family.family_id,
+  ip_address: family.ip_address,
+  user_agent: family.user_agent,
+  created_at: family.created_at,
+  last_used_at: family.last_used_at,
+  expires_at: family.expires_at,
+  current: Option.contains(current, family.family_id)
+})
+
+/** One page of a user's sessions, and where the next one starts, if there is one. */
+export interface SessionPage {
+  readonly sessions: ReadonlyArray<SessionInfo>
+  readonly next: Option.Option<SessionPosition>
+}
+
+/**
+ * A page of the sessions a user is shown, of at most `limit`: on the first page the caller's own
+ * session (`own`, when live) first, then `others` (read one past the room left, most recently
+ * used first, the caller's own left out). A further page exists when `others` had more than fit.
+ */
+export const sessionPage = (
+  own: Option.Option<TokenFamily>,
+  others: ReadonlyArray<TokenFamily>,
+  limit: number,
+  current: Option.Option<FamilyId>
+): SessionPage => {
+  const room = limit - (Option.isSome(own) ? 1 : 0)
+  const shown = others.slice(0, room)
+  const last = shown.at(-1)
+  return {
+    sessions: [...Option.toArray(own), ...shown].map((family) => sessionInfo(family, current)),
+    next: others.length > room ? Option.some(last === undefined ? listTop : positionOf(last)) : Option.none()
+  }
+}
 
 /** What to do with a presented refresh token. */
 export type RefreshDecision = Data.TaggedEnum<{

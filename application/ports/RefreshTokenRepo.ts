@@ -1,7 +1,7 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { UserNotFoundError } from "../../domain/errors.js"
 import type { PruneCutoffs, PruneReport } from "../../domain/Retention.js"
-import type { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import type { FamilyId, SessionPosition, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import type { UserId } from "../../domain/User.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 
@@ -17,6 +17,26 @@ export interface Rotation {
    * that is null (or no client at all) keeps what was recorded before.
    */
   readonly client?: { readonly ip_address: string | null; readonly user_agent: string | null } | undefined
+}
+
+/** One page of a user's live families (domain/Session.ts, "A user's list of sessions"). */
+export interface LivePage {
+  /** At most this many families. */
+  readonly limit: number
+  /** Only the families after this place in the list; none: from its start. */
+  readonly after: Option.Option<SessionPosition>
+  /** A family left out (the caller's own, shown apart). */
+  readonly except: Option.Option<FamilyId>
+}
+
+/**
+ * What one batch of a bulk ending did: how many families it ended, how many of them were live,
+ * and whether it found none left beyond them (a racing ending may have taken some of its own).
+ */
+export interface EndedBatch {
+  readonly ended: number
+  readonly live: number
+  readonly done: boolean
 }
 
 /**
@@ -56,22 +76,56 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
     readonly rotate: (rotation: Rotation) => Effect.Effect<boolean, StoreUnavailableError>
     /** Ends one family; true when it was live. */
     readonly revokeFamily: (familyId: FamilyId, now: DateTime.Utc) => Effect.Effect<boolean, StoreUnavailableError>
-    /** Ends every live family of a user but `except`; answers the families ended. */
-    readonly revokeFamiliesOfUser: (
+    /**
+     * One batch of ending every session of a user but `except`: ends at most `limit` of the
+     * families not yet ended (expired ones too: that costs nothing and covers any access token
+     * still alive), so that ending thousands never holds the store or the event loop for long.
+     */
+    readonly endFamiliesOfUser: (
       userId: UserId,
       now: DateTime.Utc,
-      except: Option.Option<FamilyId>
+      except: Option.Option<FamilyId>,
+      limit: number
+    ) => Effect.Effect<EndedBatch, StoreUnavailableError>
+    /**
+     * Ends the user's least recently used families beyond the `keep` most recently used of those
+     * not yet ended (MAX_SESSIONS_PER_USER); answers the ones it ended that were live at `now`.
+     */
+    readonly endLeastRecentlyUsed: (
+      userId: UserId,
+      now: DateTime.Utc,
+      keep: number
     ) => Effect.Effect<ReadonlyArray<FamilyId>, StoreUnavailableError>
+    /**
+     * One batch of deleting a user's session records, for the deletion of the user: at most
+     * `limit` of their refresh tokens (`tokens`), or of their sessions with any token left
+     * (`sessions`); answers how many.
+     */
+    readonly deleteOfUser: (
+      userId: UserId,
+      what: "tokens" | "sessions",
+      limit: number
+    ) => Effect.Effect<number, StoreUnavailableError>
     /**
      * Whether a family has ended (or never was): the record every access token of the family is
      * checked against, so an ended session stays ended whatever happens to any cache.
      */
     readonly isEnded: (familyId: FamilyId) => Effect.Effect<boolean, StoreUnavailableError>
-    /** The user's live families (not ended, not expired at `now`), in no particular order. */
+    /**
+     * A page of the user's live families (not ended, not expired at `now`), most recently used
+     * first (domain/Session.ts `byRecentUse`), read through an index of the live ones only.
+     */
     readonly liveFamiliesOf: (
       userId: UserId,
-      now: DateTime.Utc
+      now: DateTime.Utc,
+      page: LivePage
     ) => Effect.Effect<ReadonlyArray<TokenFamily>, StoreUnavailableError>
+    /** One of the user's families, if it is live at `now`. */
+    readonly liveFamily: (
+      userId: UserId,
+      familyId: FamilyId,
+      now: DateTime.Utc
+    ) => Effect.Effect<Option.Option<TokenFamily>, StoreUnavailableError>
     /**
      * Ends one family only if it belongs to `userId` and is live at `now`; true when it did. A
      * family of another user is left as it is, and answered exactly like an unknown one.

@@ -15,10 +15,13 @@ export interface NewUser {
 
 /** A page of users for an operator: those whose email contains `emailContains`, if given. */
 export interface UserQuery {
-  /** A part of the normalised email address (normaliseEmail), matched literally: no wildcards. */
+  /** The start of the normalised email address (normaliseEmail), matched literally, through its index. */
+  readonly emailStartsWith?: string
+  /** A part of the normalised email address, matched literally: it reads every user. */
   readonly emailContains?: string
+  /** Only the users after this one, oldest first (created_at, then id): a keyset, never an offset. */
+  readonly after?: User
   readonly limit: number
-  readonly offset: number
 }
 
 /** The flags an operator may change on a user. */

@@ -160,6 +160,9 @@ export const readTokens = (read: SettingsReader) => {
     refreshReuseGraceSeconds: read.setting("REFRESH_REUSE_GRACE_SECONDS", F.int(0, 300), 0, {
       doc: "A window in which a rotated refresh token presented again returns its successor pair instead of counting as reuse (racing tabs, lost responses); 0 is the strict rule."
     }),
+    maxSessionsPerUser: read.setting("MAX_SESSIONS_PER_USER", F.int(1, 100_000), 500, {
+      doc: "The live sessions (sign-ins) a user may hold; a sign-in past it ends the least recently used one, recorded as `session.evicted`."
+    }),
     emailVerifyExpireMinutes: read.setting("EMAIL_VERIFY_EXPIRE_MINUTES", F.int(1, 525_600), 1440, {
       doc: "The email verification token's lifetime."
     }),

@@ -1,6 +1,6 @@
-import { DateTime, Effect, Layer, Option } from "effect"
+import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
-import { type FamilyId, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { byRecentUse, type FamilyId, isAfter, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 
 /** Families and digests in Maps. Each operation runs without yielding, so rotation is a true CAS. */
@@ -13,6 +13,9 @@ export const make = Effect.sync(() => {
     families.set(family.family_id, new TokenFamily({ ...family, revoked_at: Option.some(now) }, validated))
     return true
   }
+
+  const notEndedOf = (userId: string) =>
+    [...families.values()].filter((family) => family.user_id === userId && Option.isNone(family.revoked_at))
 
   const endedBefore = (family: TokenFamily | undefined, before: DateTime.Utc) =>
     family !== undefined &&
@@ -95,20 +98,60 @@ export const make = Effect.sync(() => {
         const family = families.get(familyId)
         return family !== undefined && revoke(family, now)
       }),
-    revokeFamiliesOfUser: (userId, now, except) =>
-      Effect.sync(() =>
-        [...families.values()]
-          .filter((family) => family.user_id === userId && !Option.contains(except, family.family_id))
-          .filter((family) => revoke(family, now))
-          .map((family) => family.family_id)
-      ),
+    endFamiliesOfUser: (userId, now, except, limit) =>
+      Effect.sync(() => {
+        const batch = notEndedOf(userId)
+          .filter((family) => !Option.contains(except, family.family_id))
+          .slice(0, limit)
+        const live = batch.filter((family) => isLive(family, now)).length
+        for (const family of batch) revoke(family, now)
+        return { ended: batch.length, live, done: batch.length < limit }
+      }),
+    endLeastRecentlyUsed: (userId, now, keep) =>
+      Effect.sync(() => {
+        const beyond = Arr.sort(notEndedOf(userId), byRecentUse).slice(keep)
+        for (const family of beyond) revoke(family, now)
+        return beyond.filter((family) => DateTime.lessThan(now, family.expires_at)).map((family) => family.family_id)
+      }),
+    deleteOfUser: (userId, what, limit) =>
+      Effect.sync(() => {
+        const owned = new Set(
+          [...families.values()].filter((family) => family.user_id === userId).map((family) => family.family_id)
+        )
+        if (what === "sessions") {
+          const batch = [...owned].slice(0, limit)
+          for (const familyId of batch) pruneOne("endedSessions", familyId)
+          return batch.length
+        }
+        const batch = [...tokens.values()].filter((token) => owned.has(token.family_id)).slice(0, limit)
+        for (const token of batch) tokens.delete(token.digest)
+        return batch.length
+      }),
     isEnded: (familyId) =>
       Effect.sync(() => {
         const family = families.get(familyId)
         return family === undefined || Option.isSome(family.revoked_at)
       }),
-    liveFamiliesOf: (userId, now) =>
-      Effect.sync(() => [...families.values()].filter((family) => family.user_id === userId && isLive(family, now))),
+    liveFamiliesOf: (userId, now, { limit, after, except }) =>
+      Effect.sync(() =>
+        Arr.sort(
+          [...families.values()].filter(
+            (family) =>
+              family.user_id === userId &&
+              isLive(family, now) &&
+              !Option.contains(except, family.family_id) &&
+              (Option.isNone(after) || isAfter(family, after.value))
+          ),
+          byRecentUse
+        ).slice(0, limit)
+      ),
+    liveFamily: (userId, familyId, now) =>
+      Effect.sync(() =>
+        Option.filter(
+          Option.fromNullable(families.get(familyId)),
+          (family) => family.user_id === userId && isLive(family, now)
+        )
+      ),
     revokeFamilyOfUser: (userId, familyId, now) =>
       Effect.sync(() => {
         const family = families.get(familyId)

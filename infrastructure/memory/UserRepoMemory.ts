@@ -9,6 +9,10 @@ import { randomUserId, type UserRepoOptions } from "../users.js"
  * Users in a Map, for tests and throwaway runs. Synchronous operations make each one atomic.
  * Integer ids count from 1 and are never reused, not even after a delete.
  */
+/** Oldest first; by id among users created at the same instant. */
+const byCreation = (a: User, b: User) =>
+  a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
 export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) {
   const idType = options.idType ?? "uuid"
   let lastInteger = 0
@@ -50,14 +54,14 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         }
         return Option.none()
       }),
-    list: ({ emailContains, limit, offset }) =>
+    list: ({ emailStartsWith, emailContains, after, limit }) =>
       Effect.sync(() =>
         [...byId.values()]
+          .filter((user) => emailStartsWith === undefined || user.email.startsWith(emailStartsWith))
           .filter((user) => emailContains === undefined || user.email.includes(emailContains))
-          .sort(
-            (a, b) => a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-          )
-          .slice(offset, offset + limit)
+          .filter((user) => after === undefined || byCreation(after, user) < 0)
+          .sort(byCreation)
+          .slice(0, limit)
       ),
     setPassword: (id, hashedPassword) =>
       Effect.sync(() => {

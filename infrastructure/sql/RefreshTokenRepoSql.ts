@@ -12,7 +12,6 @@ import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 const Millis = SqlMillis
 const OptionalMillis = Schema.OptionFromNullOr(Millis)
 
-const decodeFamilyIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ family_id: FamilyId })))
 const decodeFamilies = Schema.decodeUnknown(
   Schema.Array(
     Schema.Struct({
@@ -128,6 +127,13 @@ export const make = Effect.gen(function* () {
   const inTransaction = transaction(sql)
 
   const statement = rotationStatements(sql)
+  const familyColumns = sql.literal(
+    "family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at, revoked_at"
+  )
+  const familiesOfRows = (rows: ReadonlyArray<unknown>) =>
+    Effect.map(decodeFamilies(rows), (decoded) => decoded.map((row) => new TokenFamily(row, validated)))
+  const exceptFamily = (except: Option.Option<FamilyId>) =>
+    Option.match(except, { onNone: () => sql``, onSome: (familyId) => sql`AND family_id <> ${familyId}` })
   const insertToken = (token: StoredRefreshToken) => statement.insert(...tokenValues(token))
 
   return RefreshTokenRepo.of({
@@ -179,13 +185,48 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    revokeFamiliesOfUser: (userId, now, except) =>
-      sql`UPDATE token_families SET revoked_at = ${now.epochMillis}
-        WHERE user_id = ${userId} AND revoked_at IS NULL
-          ${Option.match(except, { onNone: () => sql``, onSome: (familyId) => sql`AND family_id <> ${familyId}` })}
-        RETURNING family_id`.pipe(
-        Effect.flatMap(decodeFamilyIds),
-        Effect.map((rows) => rows.map((row) => row.family_id)),
+    // A batch's keys first, then the update of those still not ended: the keys read tell whether
+    // any is left (fewer than `limit`: none), whatever a racing ending took of them meanwhile.
+    endFamiliesOfUser: (userId, now, except, limit) =>
+      Effect.gen(function* () {
+        const keys = yield* sql<{ readonly family_id: string }>`SELECT family_id FROM token_families
+          WHERE user_id = ${userId} AND revoked_at IS NULL ${exceptFamily(except)}
+          LIMIT ${limit}`
+        if (keys.length === 0) return { ended: 0, live: 0, done: true }
+        const ended = yield* sql<{ readonly expires_at: number | string }>`UPDATE token_families
+          SET revoked_at = ${now.epochMillis}
+          WHERE family_id IN ${sql.in(keys.map((key) => key.family_id))} AND revoked_at IS NULL
+          RETURNING expires_at`
+        return {
+          ended: ended.length,
+          live: ended.filter((row) => Number(row.expires_at) > now.epochMillis).length,
+          done: keys.length < limit
+        }
+      }).pipe(unavailable),
+
+    // At most a thousand a sign-in: a limit both dialects accept before an OFFSET.
+    endLeastRecentlyUsed: (userId, now, keep) =>
+      sql<{ readonly family_id: string; readonly expires_at: number | string }>`UPDATE token_families
+        SET revoked_at = ${now.epochMillis}
+        WHERE revoked_at IS NULL AND family_id IN (SELECT family_id FROM token_families
+          WHERE user_id = ${userId} AND revoked_at IS NULL
+          ORDER BY last_used_at DESC, family_id DESC LIMIT 1000 OFFSET ${keep})
+        RETURNING family_id, expires_at`.pipe(
+        Effect.map((rows) =>
+          rows.filter((row) => Number(row.expires_at) > now.epochMillis).map((row) => FamilyId.make(row.family_id))
+        ),
+        unavailable
+      ),
+
+    deleteOfUser: (userId, what, limit) =>
+      (what === "tokens"
+        ? sql`DELETE FROM refresh_tokens WHERE digest IN (SELECT t.digest
+            FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
+            WHERE f.user_id = ${userId} LIMIT ${limit}) RETURNING digest`
+        : sql`DELETE FROM token_families WHERE family_id IN (SELECT family_id
+            FROM token_families WHERE user_id = ${userId} LIMIT ${limit}) RETURNING family_id`
+      ).pipe(
+        Effect.map((rows) => rows.length),
         unavailable
       ),
 
@@ -195,12 +236,24 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    liveFamiliesOf: (userId, now) =>
-      sql`SELECT family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at, revoked_at
-        FROM token_families
-        WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now.epochMillis}`.pipe(
-        Effect.flatMap(decodeFamilies),
-        Effect.map((rows) => rows.map((row) => new TokenFamily(row, validated))),
+    liveFamiliesOf: (userId, now, { limit, after, except }) =>
+      sql`SELECT ${familyColumns} FROM token_families
+        WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now.epochMillis}
+          ${exceptFamily(except)}
+          ${Option.match(after, {
+            onNone: () => sql``,
+            onSome: ({ last_used_at, family_id }) =>
+              sql`AND (last_used_at, family_id) < (${last_used_at}, ${family_id})`
+          })}
+        ORDER BY last_used_at DESC, family_id DESC
+        LIMIT ${limit}`.pipe(Effect.flatMap(familiesOfRows), unavailable),
+
+    liveFamily: (userId, familyId, now) =>
+      sql`SELECT ${familyColumns} FROM token_families
+        WHERE family_id = ${familyId} AND user_id = ${userId}
+          AND revoked_at IS NULL AND expires_at > ${now.epochMillis}`.pipe(
+        Effect.flatMap(familiesOfRows),
+        Effect.map((families) => Option.fromNullable(families[0])),
         unavailable
       ),
 

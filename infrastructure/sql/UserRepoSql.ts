@@ -37,7 +37,16 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
     )
   const byId = (id: UserId) => one(sql`u.id = ${id}`)
   /** LIKE's wildcards and its escape character, taken literally. */
-  const containing = (part: string) => `%${part.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+  const escapeLike = (part: string) => part.replace(/[\\%_]/g, (char) => `\\${char}`)
+  const containing = (part: string) => `%${escapeLike(part)}%`
+  /** An address starting with `prefix`, as a range of the email index's order (migration 0010). */
+  const startingWith = (prefix: string) =>
+    sql.onDialectOrElse({
+      pg: () => sql`u.email LIKE ${`${escapeLike(prefix)}%`} ESCAPE '\\'`,
+      // Binary order: every address starting with the prefix lies between it and it followed by
+      // the last code point.
+      orElse: () => sql`u.email >= ${prefix} AND u.email < ${`${prefix}\u{10FFFF}`}`
+    })
   /** USER_ID_TYPE=integer: the next number of a counter that never goes back (migration 0004). */
   const nextIntegerId = sql`INSERT INTO id_sequences (name, last_value) VALUES ('users', 1)
     ON CONFLICT (name) DO UPDATE SET last_value = id_sequences.last_value + 1 RETURNING last_value`.pipe(
@@ -80,10 +89,17 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
       field === "email"
         ? one(sql`u.email = ${value}`)
         : one(sql`${sql.literal(customFieldValue(sql, field))} = ${value}`),
-    list: ({ emailContains, limit, offset }) =>
+    list: ({ emailStartsWith, emailContains, after, limit }) =>
       sql`${select}
-        WHERE ${emailContains === undefined ? sql`1 = 1` : sql`u.email LIKE ${containing(emailContains)} ESCAPE '\\'`}
-        ORDER BY u.created_at, u.id LIMIT ${limit} OFFSET ${offset}`.pipe(
+        WHERE ${sql.and([
+          ...(emailStartsWith === undefined ? [] : [startingWith(emailStartsWith)]),
+          ...(emailContains === undefined ? [] : [sql`u.email LIKE ${containing(emailContains)} ESCAPE '\\'`]),
+          ...(after === undefined
+            ? []
+            : // A row value: both dialects seek the (created_at, id) index to it.
+              [sql`(u.created_at, u.id) > (${after.created_at.epochMillis}, ${after.id})`])
+        ])}
+        ORDER BY u.created_at, u.id LIMIT ${limit}`.pipe(
         Effect.flatMap(decodeUsers),
         Effect.map((rows) => rows.map((row) => new User(row, validated))),
         unavailable

@@ -179,6 +179,15 @@ export const loader = Migrator.fromRecord({
       ),
       Effect.zipRight(sql`CREATE INDEX users_created ON users (created_at, id)`)
     )
+  ),
+  // `user list --email` is a prefix search. SQLite's own email index serves it as a range of
+  // the binary order; PostgreSQL's orders by the database's collation, where LIKE 'x%' needs an
+  // index of its own, by code point.
+  "0010_email_prefix_index": migration((sql) =>
+    sql.onDialectOrElse({
+      pg: () => sql`CREATE INDEX users_email_prefix ON users (email text_pattern_ops)`,
+      orElse: () => Effect.void
+    })
   )
 })
 

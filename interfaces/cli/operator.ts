@@ -15,8 +15,10 @@ export const decodeEmail = (value: string) =>
     Effect.mapError(() => new StartupError({ lines: [`--email ${JSON.stringify(value)} is not an email address`] }))
   )
 
-const decodeId = (value: string) =>
-  Schema.decodeUnknown(UserId)(value.trim()).pipe(Effect.mapError(() => new StartupError({ lines: ["--id is empty"] })))
+export const decodeId = (value: string, option = "--id") =>
+  Schema.decodeUnknown(UserId)(value.trim()).pipe(
+    Effect.mapError(() => new StartupError({ lines: [`${option} is empty`] }))
+  )
 
 /** `--email` or `--id`: one of them names the user. */
 export const userRefOption = Options.orElse(

@@ -4,7 +4,7 @@ import { Accounts } from "../../application/Accounts.js"
 import { Admin, type UserPage } from "../../application/Admin.js"
 import type { UserFlags } from "../../application/ports/UserRepo.js"
 import { normaliseEmail, type PublicUser, PublicUser as PublicUserSchema, RoleName } from "../../domain/User.js"
-import { decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
+import { decodeId, decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
 import { group } from "./output.js"
 import { passwordOptions, readPassword } from "./password.js"
 import { StartupError } from "./startup.js"
@@ -20,36 +20,49 @@ const list = Command.make(
   "list",
   {
     email: Options.text("email").pipe(
+      Options.withPseudoName("START"),
+      Options.optional,
+      Options.withDescription("Only users whose email address starts with this text (letter case aside).")
+    ),
+    emailContains: Options.text("email-contains").pipe(
       Options.withPseudoName("PART"),
       Options.optional,
-      Options.withDescription("Only users whose email address contains this text (letter case aside).")
+      Options.withDescription(
+        "Only users whose email address contains this text (letter case aside); it reads every user."
+      )
     ),
     limit: Options.integer("limit").pipe(
       Options.withDefault(50),
       Options.withDescription(`How many users to print, 1 to ${MAX_LIMIT}.`)
     ),
-    offset: Options.integer("offset").pipe(
-      Options.withDefault(0),
-      Options.withDescription("How many users to skip: the next page starts where the last one said.")
+    after: Options.text("after").pipe(
+      Options.withPseudoName("ID"),
+      Options.optional,
+      Options.withDescription("Only the users after this one: the next page starts where the last one said.")
     ),
     json: Options.boolean("json").pipe(
-      Options.withDescription("Print {users, next_offset} as JSON, users as the API shows them.")
+      Options.withDescription("Print {users, next_after} as JSON, users as the API shows them.")
     )
   },
-  ({ email, limit, offset, json }) =>
+  ({ email, emailContains, limit, after, json }) =>
     Effect.gen(function* () {
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
         return yield* new StartupError({ lines: [`--limit must be from 1 to ${MAX_LIMIT}`] })
       }
-      if (!Number.isInteger(offset) || offset < 0) {
-        return yield* new StartupError({ lines: ["--offset must be 0 or more"] })
-      }
+      const from = Option.isSome(after) ? { after: yield* decodeId(after.value, "--after") } : {}
       const page = yield* operate(
         Effect.flatMap(Admin, (admin) =>
           admin.listUsers({
-            ...Option.match(email, { onNone: () => ({}), onSome: (part) => ({ emailContains: normaliseEmail(part) }) }),
-            limit,
-            offset
+            ...Option.match(email, {
+              onNone: () => ({}),
+              onSome: (start) => ({ emailStartsWith: normaliseEmail(start) })
+            }),
+            ...Option.match(emailContains, {
+              onNone: () => ({}),
+              onSome: (part) => ({ emailContains: normaliseEmail(part) })
+            }),
+            ...from,
+            limit
           })
         )
       )
@@ -63,7 +76,10 @@ const list = Command.make(
 
 const pageJson = (page: UserPage) =>
   JSON.stringify(
-    { users: page.users.map((user) => encodeUser(user)), next_offset: Option.getOrNull(page.nextOffset) },
+    {
+      users: page.users.map((user) => encodeUser(user)),
+      next_after: Option.getOrNull(Option.map(page.nextAfter, String))
+    },
     null,
     2
   )
@@ -95,9 +111,9 @@ const pageTable = (page: UserPage) => {
       .join("  ")
       .trimEnd()
   )
-  return Option.match(page.nextOffset, {
+  return Option.match(page.nextAfter, {
     onNone: () => lines,
-    onSome: (next) => [...lines, `More users: --offset ${next}`]
+    onSome: (next) => [...lines, `More users: --after ${next}`]
   }).join("\n")
 }
 

@@ -23,7 +23,7 @@ import { verifyGroup } from "./features/verify/group.js"
 
 export { PermissionName } from "../../domain/Access.js"
 export * from "../../domain/errors.js"
-export { FamilyId, SessionInfo } from "../../domain/Session.js"
+export { FamilyId, SessionCursor, SessionInfo } from "../../domain/Session.js"
 export { Email, PublicUser, RoleName } from "../../domain/User.js"
 export type { ApiShape } from "./Api.js"
 export { CsrfError, HashingQueueFullError } from "./errors.js"
@@ -112,7 +112,7 @@ const withAccessToken = (accessToken: (() => string | undefined) | undefined) =>
   })
 
 /**
- * The client: `client.auth.login({ payload })`, `client.profile.me()`, `client.sessions.list()`…
+ * The client: `client.auth.login({ payload })`, `client.profile.me()`, `client.sessions.list({ urlParams: {} })`…
  * Needs an HttpClient (`FetchHttpClient.layer`). Failures are the route's declared errors
  * (AuthenticationError, RateLimitedError, …), or HttpClientError / ParseError.
  */

@@ -9,6 +9,7 @@ export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "X-CSRF-To
 /** Response headers a page on an allowed origin may read beyond the CORS-safelisted ones. */
 const EXPOSED_HEADERS = [
   "Allow",
+  "Link",
   "Retry-After",
   "WWW-Authenticate",
   "X-Request-Id",

@@ -32,7 +32,7 @@ const withUsers = async (emails: ReadonlyArray<string>) => {
 const listJson = async (vars: Readonly<Record<string, string>>, args: ReadonlyArray<string> = []) => {
   const run = await runCli(["user", "list", "--json", ...args], vars)
   expect(run.status, run.stderr).toBe(0)
-  return JSON.parse(run.stdout) as { users: ReadonlyArray<ListedUser>; next_offset: number | null }
+  return JSON.parse(run.stdout) as { users: ReadonlyArray<ListedUser>; next_after: string | null }
 }
 
 describe("portcullis user list", () => {
@@ -41,46 +41,53 @@ describe("portcullis user list", () => {
     vars = await withUsers(["ada@example.com", "bob@example.org", "carol@example.com"])
   }, 90_000)
 
-  it("prints a table of id, email, flags, roles and created_at, and where the next page starts", async () => {
+  it("prints a table of id, email, flags, roles and created_at, and the user the next page starts after", async () => {
     const run = await runCli(["user", "list", "--limit", "2"], vars)
     expect(run.status).toBe(0)
     const [header, first, second, more, ...rest] = lines(run.stdout)
     expect(header?.split(/\s+/)).toEqual(["ID", "EMAIL", "FLAGS", "ROLES", "CREATED_AT"])
     expect(first).toMatch(/^\S+\s+ada@example\.com\s+active,verified,superuser\s+-\s+\d{4}-\d\d-\d\dT[\d:.]+Z$/)
     expect(second).toContain("bob@example.org")
-    expect(more).toBe("More users: --offset 2")
+    const bobId = second?.split(/\s+/)[0]
+    expect(more).toBe(`More users: --after ${bobId}`)
     expect(rest).toEqual([])
 
-    const last = await runCli(["user", "list", "--limit", "2", "--offset", "2"], vars)
+    const last = await runCli(["user", "list", "--limit", "2", "--after", String(bobId)], vars)
     expect(lines(last.stdout)).toHaveLength(2)
     expect(last.stdout).toContain("carol@example.com")
     expect(last.stdout).not.toContain("More users")
   }, 60_000)
 
-  it("--json pages and filters by a part of the email, in any letter case", async () => {
+  it("--json pages by keyset, --email by the start of the address and --email-contains by a part, in any letter case", async () => {
     const all = await listJson(vars)
     expect(all.users.map((user) => user.email)).toEqual(["ada@example.com", "bob@example.org", "carol@example.com"])
-    expect(all.next_offset).toBeNull()
+    expect(all.next_after).toBeNull()
     expect(all.users[0]).toMatchObject({ is_active: true, is_superuser: true, roles: [] })
     expect(all.users[0]).not.toHaveProperty("hashed_password")
 
-    const filtered = await listJson(vars, ["--email", "EXAMPLE.COM", "--limit", "1"])
+    const filtered = await listJson(vars, ["--email-contains", "EXAMPLE.COM", "--limit", "1"])
     expect(filtered.users.map((user) => user.email)).toEqual(["ada@example.com"])
-    expect(filtered.next_offset).toBe(1)
-    expect((await listJson(vars, ["--email", "nobody"])).users).toEqual([])
-  }, 90_000)
+    expect(filtered.next_after).toBe(all.users[0]?.id)
+    const next = await listJson(vars, ["--email-contains", "example.com", "--after", String(filtered.next_after)])
+    expect(next.users.map((user) => user.email)).toEqual(["carol@example.com"])
+    expect((await listJson(vars, ["--email-contains", "nobody"])).users).toEqual([])
 
-  it("refuses a limit out of range and a negative offset, in one line", async () => {
-    for (const args of [
-      ["--limit", "0"],
-      ["--limit", "1001"],
-      ["--offset", "-1"]
-    ]) {
+    expect((await listJson(vars, ["--email", "BO"])).users.map((user) => user.email)).toEqual(["bob@example.org"])
+    expect((await listJson(vars, ["--email", "example.com"])).users).toEqual([])
+  }, 120_000)
+
+  it("refuses a limit out of range and an --after that names no user, in one line", async () => {
+    for (const [args, message] of [
+      [["--limit", "0"], /^--limit must be/],
+      [["--limit", "1001"], /^--limit must be/],
+      [["--after", " "], /^--after is empty/],
+      [["--after", "no-such-user"], /user/i]
+    ] as const) {
       const run = await runCli(["user", "list", ...args], vars)
       expect(run.status).toBe(1)
-      expect(lines(run.stderr)).toEqual([expect.stringMatching(/^--(limit|offset) must be/)])
+      expect(lines(run.stderr)).toEqual([expect.stringMatching(message)])
     }
-  }, 90_000)
+  }, 120_000)
 })
 
 describe("portcullis user roles and user update by id", () => {

@@ -150,7 +150,11 @@ for (const backend of databases) {
 
           // The live session is as it was: its current token rotates.
           expect(yield* stored("live-3")).toEqual(Option.some(null))
-          const live = yield* tokens.liveFamiliesOf(user.id, at(0))
+          const live = yield* tokens.liveFamiliesOf(user.id, at(0), {
+            limit: 10,
+            after: Option.none(),
+            except: Option.none()
+          })
           expect(live.map((found) => found.family_id)).toEqual(["live"])
           expect(yield* tokens.pending(cutoffs)).toEqual({ refreshTokens: 0, sessions: 0, sealedSuccessors: 0 })
           expect(

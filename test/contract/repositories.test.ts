@@ -454,7 +454,97 @@ for (const backend of [...databases, sqliteFileFast]) {
       )
     )
 
-    it.effect("revokeFamiliesOfUser ends every live family of the user but the one excepted", () =>
+    it.effect(
+      "endFamiliesOfUser ends, a batch at a time, every family of the user not yet ended but the one excepted",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const users = yield* UserRepo
+            const tokens = yield* RefreshTokenRepo
+            const alice = yield* users.create(newUser("alice@example.com"))
+            const bob = yield* users.create(newUser("bob@example.com"))
+            for (const [owner, name, created] of [
+              [alice, "a1", at(0)],
+              [alice, "a2", at(0)],
+              [alice, "a3", at(0)],
+              [alice, "a4", at(0)],
+              [alice, "a5-expired", at(-90 * 86_400_000)],
+              [bob, "b1", at(0)]
+            ] as const) {
+              yield* tokens.startFamily(family(owner.id, name, created), token(`digest-${name}`, name, created))
+            }
+            expect(yield* tokens.revokeFamily(FamilyId.make("a4"), at(1_000))).toBe(true)
+
+            const except = Option.some(FamilyId.make("a1"))
+            // a2, a3 and the expired a5 are left: two batches of two, the second finding none beyond.
+            const first = yield* tokens.endFamiliesOfUser(alice.id, at(2_000), except, 2)
+            expect(first).toMatchObject({ ended: 2, done: false })
+            const second = yield* tokens.endFamiliesOfUser(alice.id, at(2_000), except, 2)
+            expect(second).toMatchObject({ ended: 1, done: true })
+            // The expired family is ended too, but it was not live.
+            expect(first.live + second.live).toBe(2)
+
+            const revokedAt = (name: string) =>
+              Effect.map(tokens.findByDigest(`digest-${name}`), (option) => found(option).family.revoked_at)
+            expect(yield* revokedAt("a1")).toEqual(Option.none())
+            expect(yield* revokedAt("a2")).toEqual(Option.some(at(2_000)))
+            expect(yield* revokedAt("a3")).toEqual(Option.some(at(2_000)))
+            expect(yield* revokedAt("a4")).toEqual(Option.some(at(1_000)))
+            expect(yield* revokedAt("a5-expired")).toEqual(Option.some(at(2_000)))
+            expect(yield* revokedAt("b1")).toEqual(Option.none())
+
+            expect(yield* tokens.endFamiliesOfUser(alice.id, at(3_000), Option.none(), 10)).toEqual({
+              ended: 1,
+              live: 1,
+              done: true
+            })
+            expect(yield* revokedAt("a1")).toEqual(Option.some(at(3_000)))
+            expect(yield* tokens.endFamiliesOfUser(alice.id, at(4_000), Option.none(), 10)).toEqual({
+              ended: 0,
+              live: 0,
+              done: true
+            })
+            expect(yield* revokedAt("b1")).toEqual(Option.none())
+          })
+        )
+    )
+
+    it.effect("endLeastRecentlyUsed keeps the most recently used and ends the rest, answering the live ones", () =>
+      run(
+        Effect.gen(function* () {
+          const users = yield* UserRepo
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* users.create(newUser("alice@example.com"))
+          const bob = yield* users.create(newUser("bob@example.com"))
+          // Last used in the order of their names; "old" expired long ago, "gone" ended.
+          for (const [owner, name, usedAt] of [
+            [alice, "old", at(-90 * 86_400_000)],
+            [alice, "u1", at(1_000)],
+            [alice, "u2", at(2_000)],
+            [alice, "u3", at(3_000)],
+            [alice, "gone", at(4_000)],
+            [alice, "u4", at(5_000)],
+            [bob, "b1", at(0)]
+          ] as const) {
+            yield* tokens.startFamily(family(owner.id, name, usedAt), token(`digest-${name}`, name, usedAt))
+          }
+          yield* tokens.revokeFamily(FamilyId.make("gone"), at(5_500))
+
+          expect(yield* tokens.endLeastRecentlyUsed(alice.id, at(6_000), 5)).toEqual([])
+          expect([...(yield* tokens.endLeastRecentlyUsed(alice.id, at(6_000), 2))].sort()).toEqual(["u1", "u2"])
+          const revokedAt = (name: string) =>
+            Effect.map(tokens.findByDigest(`digest-${name}`), (option) => found(option).family.revoked_at)
+          expect(yield* revokedAt("old")).toEqual(Option.some(at(6_000)))
+          expect(yield* revokedAt("u3")).toEqual(Option.none())
+          expect(yield* revokedAt("u4")).toEqual(Option.none())
+          expect(yield* revokedAt("gone")).toEqual(Option.some(at(5_500)))
+          expect(yield* revokedAt("b1")).toEqual(Option.none())
+          expect(yield* tokens.endLeastRecentlyUsed(alice.id, at(7_000), 2)).toEqual([])
+        })
+      )
+    )
+
+    it.effect("deleteOfUser deletes a user's tokens, then sessions, a batch at a time, and no one else's", () =>
       run(
         Effect.gen(function* () {
           const users = yield* UserRepo
@@ -465,28 +555,19 @@ for (const backend of [...databases, sqliteFileFast]) {
             [alice, "a1"],
             [alice, "a2"],
             [alice, "a3"],
-            [alice, "a4"],
             [bob, "b1"]
           ] as const) {
             yield* tokens.startFamily(family(owner.id, name, at(0)), token(`digest-${name}`, name, at(0)))
           }
-          expect(yield* tokens.revokeFamily(FamilyId.make("a4"), at(1_000))).toBe(true)
-
-          const ended = yield* tokens.revokeFamiliesOfUser(alice.id, at(2_000), Option.some(FamilyId.make("a1")))
-          expect([...ended].sort()).toEqual(["a2", "a3"])
-
-          const revokedAt = (name: string) =>
-            Effect.map(tokens.findByDigest(`digest-${name}`), (option) => found(option).family.revoked_at)
-          expect(yield* revokedAt("a1")).toEqual(Option.none())
-          expect(yield* revokedAt("a2")).toEqual(Option.some(at(2_000)))
-          expect(yield* revokedAt("a3")).toEqual(Option.some(at(2_000)))
-          expect(yield* revokedAt("a4")).toEqual(Option.some(at(1_000)))
-          expect(yield* revokedAt("b1")).toEqual(Option.none())
-
-          expect(yield* tokens.revokeFamiliesOfUser(alice.id, at(3_000), Option.none())).toEqual(["a1"])
-          expect(yield* revokedAt("a1")).toEqual(Option.some(at(3_000)))
-          expect(yield* tokens.revokeFamiliesOfUser(alice.id, at(4_000), Option.none())).toEqual([])
-          expect(yield* revokedAt("b1")).toEqual(Option.none())
+          expect(yield* tokens.deleteOfUser(alice.id, "tokens", 2)).toBe(2)
+          expect(yield* tokens.deleteOfUser(alice.id, "tokens", 2)).toBe(1)
+          expect(yield* tokens.deleteOfUser(alice.id, "tokens", 2)).toBe(0)
+          expect(yield* tokens.isEnded(FamilyId.make("a1"))).toBe(false)
+          expect(yield* tokens.deleteOfUser(alice.id, "sessions", 2)).toBe(2)
+          expect(yield* tokens.deleteOfUser(alice.id, "sessions", 2)).toBe(1)
+          expect(yield* tokens.deleteOfUser(alice.id, "sessions", 2)).toBe(0)
+          expect(yield* tokens.isEnded(FamilyId.make("a1"))).toBe(true)
+          expect(Option.isSome(yield* tokens.findByDigest("digest-b1"))).toBe(true)
         })
       )
     )
@@ -506,7 +587,7 @@ for (const backend of [...databases, sqliteFileFast]) {
           expect(yield* tokens.isEnded(FamilyId.make("never-started"))).toBe(true)
           expect(yield* tokens.isEnded(FamilyId.make("live"))).toBe(false)
           expect(yield* tokens.isEnded(FamilyId.make("expired"))).toBe(false)
-          yield* tokens.revokeFamiliesOfUser(alice.id, at(2_000), Option.none())
+          yield* tokens.endFamiliesOfUser(alice.id, at(2_000), Option.none(), 10)
           expect(yield* tokens.isEnded(FamilyId.make("live"))).toBe(true)
         })
       )

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option, Schema, TestClock } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
+import { FamilyId, listTop, type SessionPosition, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, type User, UserId } from "../../domain/User.js"
 import { databases, sqliteFileFast } from "../support/databases.js"
 
@@ -57,7 +57,9 @@ const start = (of: TokenFamily) => Effect.flatMap(RefreshTokenRepo, (tokens) => 
 
 /** The live families of a user, encoded and sorted by id so that adapters compare field by field. */
 const liveOf = (owner: UserId, now: DateTime.Utc) =>
-  Effect.flatMap(RefreshTokenRepo, (tokens) => tokens.liveFamiliesOf(owner, now)).pipe(
+  Effect.flatMap(RefreshTokenRepo, (tokens) =>
+    tokens.liveFamiliesOf(owner, now, { limit: 500, after: Option.none(), except: Option.none() })
+  ).pipe(
     Effect.map((families) =>
       families.map((one) => encodeFamily(one)).sort((a, b) => a.family_id.localeCompare(b.family_id))
     )
@@ -136,6 +138,69 @@ for (const backend of [...databases, sqliteFileFast]) {
           expect(yield* liveOf(alice.id, now)).toEqual([
             encodeFamily(new TokenFamily({ ...phone, last_used_at: now, expires_at: at(40 * DAY + 5) }))
           ])
+        })
+      )
+    )
+
+    it.effect(
+      "liveFamiliesOf pages most recently used first, by id among equals, after a place and without the one excepted",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const tokens = yield* RefreshTokenRepo
+            const alice = yield* createUser("alice@example.com")
+            const bob = yield* createUser("bob@example.com")
+            // Last used: e at 5 s; c and d both at 4 s; b at 3 s; a at 2 s; "ended" and "expired" not live.
+            for (const [name, usedAt] of [
+              ["a", 2_000],
+              ["b", 3_000],
+              ["c", 4_000],
+              ["d", 4_000],
+              ["e", 5_000],
+              ["ended", 6_000]
+            ] as const) {
+              yield* start(family(alice, name, at(usedAt)))
+            }
+            yield* start(family(alice, "expired", at(-40 * DAY)))
+            yield* start(family(bob, "bobs", at(7_000)))
+            yield* tokens.revokeFamily(FamilyId.make("ended"), at(6_500))
+
+            const page = (limit: number, after: Option.Option<SessionPosition>, except = Option.none<FamilyId>()) =>
+              Effect.map(tokens.liveFamiliesOf(alice.id, at(10_000), { limit, after, except }), (families) =>
+                families.map((one) => one.family_id)
+              )
+            expect(yield* page(10, Option.none())).toEqual(["e", "d", "c", "b", "a"])
+            expect(yield* page(2, Option.none())).toEqual(["e", "d"])
+            const afterD = Option.some({ last_used_at: START + 4_000, family_id: "d" })
+            expect(yield* page(2, afterD)).toEqual(["c", "b"])
+            expect(yield* page(10, Option.some({ last_used_at: START + 2_000, family_id: "a" }))).toEqual([])
+            expect(yield* page(10, Option.some(listTop))).toEqual(["e", "d", "c", "b", "a"])
+            expect(yield* page(10, afterD, Option.some(FamilyId.make("b")))).toEqual(["c", "a"])
+            expect(yield* page(10, Option.none(), Option.some(FamilyId.make("e")))).toEqual(["d", "c", "b", "a"])
+          })
+        )
+    )
+
+    it.effect("liveFamily answers the user's family only while it is live", () =>
+      run(
+        Effect.gen(function* () {
+          const tokens = yield* RefreshTokenRepo
+          const alice = yield* createUser("alice@example.com")
+          const bob = yield* createUser("bob@example.com")
+          const phone = family(alice, "phone", at(0), { expires_at: at(DAY) })
+          yield* start(phone)
+          yield* start(family(alice, "ended", at(0)))
+          yield* tokens.revokeFamily(FamilyId.make("ended"), at(1))
+          const one = (owner: User, id: string, now: DateTime.Utc) =>
+            Effect.map(
+              tokens.liveFamily(owner.id, FamilyId.make(id), now),
+              Option.map((found) => encodeFamily(found))
+            )
+          expect(yield* one(alice, "phone", at(10))).toEqual(Option.some(encodeFamily(phone)))
+          expect(yield* one(bob, "phone", at(10))).toEqual(Option.none())
+          expect(yield* one(alice, "phone", at(DAY))).toEqual(Option.none())
+          expect(yield* one(alice, "ended", at(10))).toEqual(Option.none())
+          expect(yield* one(alice, "nothing", at(10))).toEqual(Option.none())
         })
       )
     )

@@ -1,6 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Option } from "effect"
-import { FamilyId, isLive, sessionList, TokenFamily } from "../../domain/Session.js"
+import { Array as Arr, DateTime, Either, Option, Schema } from "effect"
+import {
+  byRecentUse,
+  FamilyId,
+  isAfter,
+  isLive,
+  listTop,
+  positionOf,
+  positionOfCursor,
+  SessionCursor,
+  sessionCursor,
+  sessionPage,
+  TokenFamily
+} from "../../domain/Session.js"
 import { UserId } from "../../domain/User.js"
 
 const START = Date.UTC(2030, 0, 1, 12, 0, 0)
@@ -30,15 +42,50 @@ describe("isLive", () => {
   })
 })
 
-describe("sessionList", () => {
-  it("lists live sessions most recently used first, with every field a client sees", () => {
-    const listed = sessionList(
-      [family("old", { lastUsedAt: 10 }), family("newest", { lastUsedAt: 30 }), family("middle", { lastUsedAt: 20 })],
-      Option.none(),
-      at(100)
+const ids = (families: ReadonlyArray<{ readonly family_id: string }>) => families.map((one) => one.family_id)
+
+describe("byRecentUse", () => {
+  it("orders most recently used first, then by id descending, so the order never depends on the store", () => {
+    const families = [
+      family("b", { createdAt: 0, lastUsedAt: 50 }),
+      family("old", { lastUsedAt: 10 }),
+      family("a", { createdAt: 40, lastUsedAt: 50 }),
+      family("newest", { lastUsedAt: 60 })
+    ]
+    const expected = ["newest", "b", "a", "old"]
+    expect(ids(Arr.sort(families, byRecentUse))).toEqual(expected)
+    expect(ids(Arr.sort([...families].reverse(), byRecentUse))).toEqual(expected)
+  })
+
+  it("isAfter agrees with the order: a family comes after the place of every family before it", () => {
+    const sorted = Arr.sort(
+      [family("b", { lastUsedAt: 50 }), family("a", { lastUsedAt: 50 }), family("c", { lastUsedAt: 70 })],
+      byRecentUse
     )
-    expect(listed.map((session) => session.family_id)).toEqual(["newest", "middle", "old"])
-    expect(listed[0]).toEqual({
+    for (const [i, one] of sorted.entries()) {
+      for (const [j, other] of sorted.entries()) expect(isAfter(other, positionOf(one))).toBe(j > i)
+      expect(isAfter(one, listTop)).toBe(true)
+    }
+  })
+})
+
+describe("sessionPage", () => {
+  const others = [
+    family("newest", { lastUsedAt: 30 }),
+    family("middle", { lastUsedAt: 20 }),
+    family("old", { lastUsedAt: 10 })
+  ]
+
+  it("shows the caller's own session first, then the others, with every field a client sees", () => {
+    const page = sessionPage(
+      Option.some(family("mine", { lastUsedAt: 1 })),
+      others,
+      10,
+      Option.some(FamilyId.make("mine"))
+    )
+    expect(ids(page.sessions)).toEqual(["mine", "newest", "middle", "old"])
+    expect(page.sessions.map((session) => session.current)).toEqual([true, false, false, false])
+    expect(page.sessions[1]).toEqual({
       family_id: "newest",
       ip_address: "203.0.113.7",
       user_agent: "agent-newest",
@@ -47,37 +94,33 @@ describe("sessionList", () => {
       expires_at: at(1_000_000),
       current: false
     })
+    expect(page.next).toEqual(Option.none())
   })
 
-  it("breaks ties of last use by the newer sign-in, then by id, so the order never depends on the store", () => {
-    const families = [
-      family("b", { createdAt: 0, lastUsedAt: 50 }),
-      family("a", { createdAt: 0, lastUsedAt: 50 }),
-      family("newer", { createdAt: 40, lastUsedAt: 50 })
-    ]
-    const expected = ["newer", "a", "b"]
-    expect(sessionList(families, Option.none(), at(100)).map((s) => s.family_id)).toEqual(expected)
-    expect(sessionList([...families].reverse(), Option.none(), at(100)).map((s) => s.family_id)).toEqual(expected)
+  it("announces a next page, after the last one shown, when the others read did not all fit", () => {
+    const page = sessionPage(Option.some(family("mine")), others, 3, Option.some(FamilyId.make("mine")))
+    expect(ids(page.sessions)).toEqual(["mine", "newest", "middle"])
+    expect(page.next).toEqual(Option.some({ last_used_at: START + 20, family_id: "middle" }))
+    const later = sessionPage(Option.none(), others, 3, Option.some(FamilyId.make("mine")))
+    expect(ids(later.sessions)).toEqual(["newest", "middle", "old"])
+    expect(later.next).toEqual(Option.none())
   })
 
-  it("marks only the current family current", () => {
-    const listed = sessionList(
-      [family("mine", { lastUsedAt: 1 }), family("other", { lastUsedAt: 2 })],
-      Option.some(FamilyId.make("mine")),
-      at(100)
-    )
-    expect(listed.map((session) => [session.family_id, session.current])).toEqual([
-      ["other", false],
-      ["mine", true]
-    ])
+  it("with room for the caller's own session only, the next page starts at the top", () => {
+    const page = sessionPage(Option.some(family("mine")), others.slice(0, 1), 1, Option.some(FamilyId.make("mine")))
+    expect(ids(page.sessions)).toEqual(["mine"])
+    expect(page.next).toEqual(Option.some(listTop))
   })
+})
 
-  it("leaves out ended and expired sessions", () => {
-    const listed = sessionList(
-      [family("live"), family("ended", { revokedAt: 5 }), family("expired", { expiresAt: 100 })],
-      Option.some(FamilyId.make("ended")),
-      at(100)
-    )
-    expect(listed.map((session) => session.family_id)).toEqual(["live"])
+describe("SessionCursor", () => {
+  it("round-trips a place and refuses anything else", () => {
+    const place = { last_used_at: START, family_id: "0b6c-Family_id" }
+    const cursor = sessionCursor(place)
+    expect(positionOfCursor(Schema.decodeUnknownSync(SessionCursor)(cursor))).toEqual(place)
+    expect(positionOfCursor(Schema.decodeUnknownSync(SessionCursor)(sessionCursor(listTop)))).toEqual(listTop)
+    for (const bad of ["", "abc", "1", "-1.a", "1.5.a b", "12345678901234567.a", "1.a/b"]) {
+      expect(Either.isLeft(Schema.decodeUnknownEither(SessionCursor)(bad)), bad).toBe(true)
+    }
   })
 })

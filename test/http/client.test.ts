@@ -46,8 +46,20 @@ describe("the typed client in bearer mode", () => {
         token = signedIn.access_token
         expect((yield* client.profile.me()).email).toBe(email)
 
-        const sessions = yield* client.sessions.list()
+        const sessions = yield* client.sessions.list({ urlParams: {} })
         expect(sessions).toHaveLength(1)
+        // A second sign-in, then pages of one: the Link header names the next.
+        const other = yield* client.auth.login({ payload: { identifier: email, password: secret } })
+        const [page, response] = yield* client.sessions.list({ urlParams: { limit: 1 }, withResponse: true })
+        expect(page.map((session) => session.current)).toEqual([true])
+        const next = /cursor=([^&>]+)/.exec(response.headers.link ?? "")?.[1]
+        expect(next).toBeDefined()
+        const rest = yield* client.sessions.list({
+          urlParams: { limit: 1, cursor: Client.SessionCursor.make(decodeURIComponent(next ?? "")) }
+        })
+        expect(rest.map((session) => session.family_id)).not.toContain(page[0]?.family_id)
+        expect(rest).toHaveLength(1)
+        expect(other.access_token).not.toBe(token)
 
         const pair = yield* client.auth.refresh({ payload: { refresh_token: signedIn.refresh_token ?? "" } })
         expect(pair.refresh_token).not.toBe(signedIn.refresh_token)

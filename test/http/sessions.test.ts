@@ -87,11 +87,12 @@ for (const backend of TestApp.backendsWithFile()) {
           const [phone, laptop, tablet] = yield* userWithDevices("Phone/1.0", "Laptop/2.0", "Tablet/3.0")
           if (!phone || !laptop || !tablet) throw new Error("three sessions expected")
           const listed = yield* listSessions(laptop.access)
-          expect(listed.map((session) => session.user_agent)).toEqual(["Tablet/3.0", "Laptop/2.0", "Phone/1.0"])
+          // The caller's own first, then the others most recently used first.
+          expect(listed.map((session) => session.user_agent)).toEqual(["Laptop/2.0", "Tablet/3.0", "Phone/1.0"])
           expect(listed.map((session) => session.family_id)).toEqual(
-            [tablet, laptop, phone].map((s) => familyOf(s.access))
+            [laptop, tablet, phone].map((s) => familyOf(s.access))
           )
-          expect(listed.map((session) => session.current)).toEqual([false, true, false])
+          expect(listed.map((session) => session.current)).toEqual([true, false, false])
           for (const session of listed) {
             expect(session).toEqual({
               family_id: expect.any(String),
@@ -142,9 +143,10 @@ for (const backend of TestApp.backendsWithFile()) {
             headers: { "user-agent": "Browser/2.0" }
           })
           expect(reply.status).toBe(200)
-          const listed = yield* listSessions(caller.access)
+          const listed = yield* listSessions(browser.access)
           expect(listed.map((s) => s.user_agent)).toEqual(["Browser/2.0", "Caller"])
           expect(listed[0]?.family_id).toBe(familyOf(browser.access))
+          expect((yield* listSessions(caller.access)).map((s) => s.user_agent)).toEqual(["Caller", "Browser/2.0"])
         })
       )
 
@@ -303,7 +305,7 @@ for (const backend of TestApp.backendsWithFile()) {
             })
           )
 
-          expect((yield* listSessions(caller.access)).map((s) => s.user_agent)).toEqual(["Other", "Caller"])
+          expect((yield* listSessions(caller.access)).map((s) => s.user_agent)).toEqual(["Caller", "Other"])
           expectProblem(yield* deleteSession(caller.access, stale), 404, "NotFoundError")
           expect((yield* revokeOthers(caller.access)).body).toMatchObject({ revoked: 1 })
           yield* expectEnded(other)

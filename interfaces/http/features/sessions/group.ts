@@ -4,7 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { SessionNotFoundError, StoreUnavailableError } from "../../../../domain/errors.js"
-import { FamilyId, SessionInfo } from "../../../../domain/Session.js"
+import { FamilyId, SessionCursor, SessionInfo, SessionLimit } from "../../../../domain/Session.js"
 import { type ApiShape, listOf, placed } from "../../Api.js"
 import { declared } from "../../problemSchemas.js"
 import { Authentication } from "../../security.js"
@@ -15,6 +15,11 @@ export const RevokedSessions = Schema.Struct({
 }).annotations({
   identifier: "RevokedSessions",
   examples: [{ detail: "Every other session has ended; this one goes on.", revoked: 2 }]
+})
+
+export const SessionListParams = Schema.Struct({
+  limit: Schema.optional(SessionLimit),
+  cursor: Schema.optional(SessionCursor)
 })
 
 /** The signed-in user's live sessions: list them, end one, end all the others. */
@@ -31,6 +36,11 @@ export const sessionsGroup = (shape: ApiShape) =>
       .add(
         HttpApiEndpoint.get("list", "/sessions")
           .annotate(OpenApi.Summary, "List live sessions")
+          .annotate(
+            OpenApi.Description,
+            'The caller\'s live sessions, their own first, then the others most recently used first: at most `limit` (100 unless given, at most 500). When more follow, the `Link` header names the next page: `<…/sessions?limit=…&cursor=…>; rel="next"`.'
+          )
+          .setUrlParams(SessionListParams)
           .addSuccess(listOf(SessionInfo))
       )
       .add(

@@ -1,0 +1,356 @@
+// `npm run bench:scale`: Portcullis on a large database against itself on a small one (DECISIONS.md,
+// "Data over time"). For SQLite, and PostgreSQL when TEST_DATABASE_URL is set, it seeds a database of
+// SCALE_USERS users (1,000,000) with a session each, five refresh tokens a session and five audit
+// events a user, and one of a thousand users alike, then:
+// - loads login, GET /me and POST /refresh on both, in alternated rounds (BENCH_ROUNDS, 3; the
+//   median round of each), and draws the large one's ratio to the small one's;
+// - probes /healthz every 20 ms while DELETE /me ends a user's 5,000 sessions, on the large one;
+// - ages the large database by a year (every instant moved back 365 days: nearly every session
+//   and token expired, the audit events past AUDIT_RETENTION_DAYS), probes /healthz while a
+//   freshly started server's first sweep deletes that backlog, and reads the database's size
+//   before, after the sweep and after `portcullis prune --vacuum`.
+// Writes bench/results/<date>-scale.json. Nothing else may run meanwhile; a million users take
+// some minutes to seed on each store.
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
+import { hash } from "@node-rs/argon2"
+import Database from "better-sqlite3"
+import pg from "pg"
+import {
+  contractRoutes,
+  freePort,
+  log,
+  measure,
+  medianRound,
+  password,
+  post,
+  root,
+  rounds,
+  secret,
+  sleep,
+  startServer
+} from "./harness.mjs"
+
+const users = Number(process.env.SCALE_USERS ?? 1_000_000)
+const smallUsers = 1_000
+const DAY = 86_400_000
+const YEAR = 365 * DAY
+const cli = join(root, "dist/interfaces/cli/main.js")
+
+/** The user ids and addresses of the seeded users: UUID-shaped ids, as USER_ID_TYPE=uuid makes. */
+const seededIdSql = {
+  sqlite: (i) => `printf('%08x-0000-7000-8000-%012x', ${i}, ${i})`,
+  pg: (i) => `lpad(to_hex(${i}), 8, '0') || '-0000-7000-8000-' || lpad(to_hex(${i}), 12, '0')`
+}
+
+/**
+ * The statements that seed `count` users as a month of use leaves them: created over the last
+ * year, each with one session last used within the last 29 days (a tenth of them ended), five
+ * refresh tokens rotated a quarter of an hour apart, the newest live, and five audit events within
+ * the last 89 days. Nothing is due for a sweep yet. `range(n)` is a relation of i = 0..n-1.
+ */
+const seedStatements = (dialect, count, hashed, range, now) => {
+  const id = seededIdSql[dialect]
+  const bool = (value) => (dialect === "pg" ? (value ? "TRUE" : "FALSE") : value ? "1" : "0")
+  const usedAt = (i) => `(${now} - 29 * ${DAY} + ((${i} * 7919) % ${count}) * ${Math.floor((28 * DAY) / count)})`
+  return [
+    `INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at)
+      SELECT ${id("i")}, 'user' || i || '@scale.example', '${hashed}', ${bool(true)}, ${bool(true)}, ${bool(false)},
+        ${now} - ${YEAR} + i * ${Math.floor(YEAR / count)} FROM ${range(count)}`,
+    `INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at, revoked_at)
+      SELECT 'family-' || i, ${id("i")}, '192.0.2.1', 'scale/1.0', ${usedAt("i")} - ${DAY}, ${usedAt("i")},
+        ${usedAt("i")} + 30 * ${DAY}, CASE WHEN i % 10 = 0 THEN ${usedAt("i")} ELSE NULL END FROM ${range(count)}`,
+    `INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
+      SELECT 'token-' || i || '-' || k, 'family-' || i, ${usedAt("i")} - (4 - k) * 900000,
+        ${usedAt("i")} - (4 - k) * 900000 + 30 * ${DAY},
+        CASE WHEN k < 4 THEN ${usedAt("i")} - (3 - k) * 900000 ELSE NULL END, NULL
+      FROM ${range(count)}, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) AS ks`,
+    `INSERT INTO audit_events (occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, details)
+      SELECT ${now} - 89 * ${DAY} + ((i * 5 + k) * 104729 % ${count * 5}) * ${Math.floor((88 * DAY) / (count * 5))},
+        'sign_in.succeeded', ${id("i")}, 'user', ${id("i")}, '192.0.2.1', 'scale/1.0', '{"method":"password"}'
+      FROM ${range(count)}, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) AS ks`
+  ]
+}
+
+/** Every instant of the seeded rows moved back a year: what a year without sweeps leaves. */
+const ageStatements = [
+  `UPDATE token_families SET created_at = created_at - ${YEAR}, last_used_at = last_used_at - ${YEAR},
+    expires_at = expires_at - ${YEAR}, revoked_at = revoked_at - ${YEAR}`,
+  `UPDATE refresh_tokens SET issued_at = issued_at - ${YEAR}, expires_at = expires_at - ${YEAR},
+    rotated_at = rotated_at - ${YEAR}`,
+  `UPDATE audit_events SET occurred_at = occurred_at - ${YEAR}`
+]
+
+/** A store: how to make a database, seed it, age it and read its size. */
+const sqliteStore = (folder) => ({
+  name: "sqlite",
+  create: (label) => ({ url: `sqlite:${join(folder, `${label}.db`)}`, file: join(folder, `${label}.db`) }),
+  run: async (database, statements) => {
+    const db = new Database(database.file)
+    db.pragma("journal_mode = WAL")
+    db.pragma("foreign_keys = ON")
+    for (const statement of statements) db.exec(statement)
+    db.pragma("wal_checkpoint(TRUNCATE)")
+    db.close()
+  },
+  range: (n) => `(WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < ${n - 1}) SELECT i FROM r)`,
+  size: async (database) => statSync(database.file).size + walSize(database.file),
+  drop: async () => {}
+})
+
+const walSize = (file) => {
+  try {
+    return statSync(`${file}-wal`).size
+  } catch {
+    return 0
+  }
+}
+
+const pgStore = (baseUrl) => ({
+  name: "postgresql",
+  create: (label) => {
+    const schema = `scale_${label}_${process.pid}`
+    const url = new URL(baseUrl)
+    url.searchParams.set("options", `-c search_path=${schema}`)
+    return { url: url.toString(), schema }
+  },
+  run: async (database, statements) => {
+    const client = new pg.Client({ connectionString: baseUrl })
+    await client.connect()
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${database.schema}`)
+      await client.query(`SET search_path = ${database.schema}`)
+      for (const statement of statements) await client.query(statement)
+      await client.query("ANALYZE")
+    } finally {
+      await client.end()
+    }
+  },
+  range: (n) => `generate_series(0, ${n - 1}) AS r(i)`,
+  size: async (database) => {
+    const client = new pg.Client({ connectionString: baseUrl })
+    await client.connect()
+    try {
+      const { rows } = await client.query(
+        "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint AS size FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+        [database.schema]
+      )
+      return Number(rows[0].size)
+    } finally {
+      await client.end()
+    }
+  },
+  drop: async (database) => {
+    const client = new pg.Client({ connectionString: baseUrl })
+    await client.connect()
+    await client.query(`DROP SCHEMA IF EXISTS ${database.schema} CASCADE`)
+    await client.end()
+  }
+})
+
+const env = (database) => ({
+  SERVICE_DATABASE_URL: database.url,
+  SERVICE_SECRET_KEY: secret,
+  SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
+  SERVICE_MAX_LOGIN_ATTEMPTS: "100",
+  SERVICE_LOG_LEVEL: "warn"
+})
+
+/** `portcullis` run once, to its end, on `database`. */
+const portcullis = (database, args) =>
+  execFileSync(process.execPath, [cli, ...args], { env: { ...process.env, ...env(database) } }).toString()
+
+const timed = async (what, work) => {
+  const started = Date.now()
+  const result = await work()
+  const seconds = (Date.now() - started) / 1000
+  log(`  ${what}: ${seconds.toFixed(1)} s`)
+  return { result, seconds }
+}
+
+/** A migrated database of `count` seeded users. */
+const seeded = async (store, label, count, hashed) => {
+  const database = store.create(label)
+  await store.drop(database)
+  if (store.name === "postgresql") await store.run(database, [])
+  portcullis(database, ["migrate"])
+  const { seconds } = await timed(`${store.name}: seeded ${count} users`, () =>
+    store.run(
+      database,
+      seedStatements(store.name === "sqlite" ? "sqlite" : "pg", count, hashed, store.range, Date.now())
+    )
+  )
+  return { ...database, seedSeconds: seconds }
+}
+
+const serve = async (name, database) => {
+  const port = freePort()
+  const server = await startServer(
+    name,
+    [cli, "serve"],
+    { ...env(database), SERVICE_PORT: String(port) },
+    `http://127.0.0.1:${port}/healthz`
+  )
+  return { server, base: `http://127.0.0.1:${port}`, auth: `http://127.0.0.1:${port}/api/v1/auth` }
+}
+
+/** /healthz every 20 ms while `work` runs: each probe's time, in milliseconds. */
+const probing = async (base, work) => {
+  const probes = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now()
+      await (await fetch(`${base}/healthz`)).arrayBuffer()
+      probes.push(performance.now() - started)
+      await sleep(20)
+    }
+  })()
+  await sleep(100)
+  const result = await work()
+  running = false
+  await loop
+  const sorted = [...probes].sort((a, b) => a - b)
+  return {
+    result,
+    probes: probes.length,
+    probe_max_ms: Math.round(sorted.at(-1) ?? 0),
+    probe_p99_ms: Math.round(sorted[Math.floor(sorted.length * 0.99)] ?? 0)
+  }
+}
+
+/** A user of the large database with 5,000 sessions, deleted by DELETE /me while /healthz is probed. */
+const bulkDelete = async (store, database, running) => {
+  const email = "many-sessions@scale.example"
+  await post(`${running.auth}/register`, { email, password })
+  const login = await post(`${running.auth}/login`, { email, password })
+  const userId = String(login.body.user.id)
+  const now = Date.now()
+  await store.run(database, [
+    `INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at, revoked_at)
+      SELECT 'many-' || i, '${userId}', '192.0.2.1', 'scale/1.0', ${now} - i, ${now} - i, ${now} + 30 * ${DAY}, NULL
+      FROM ${store.range(5_000)}`,
+    `INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
+      SELECT 'many-token-' || i, 'many-' || i, ${now} - i, ${now} + 30 * ${DAY}, NULL, NULL FROM ${store.range(5_000)}`
+  ])
+  const { result, ...probed } = await probing(running.base, async () => {
+    const started = performance.now()
+    const reply = await fetch(`${running.auth}/me`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${login.body.access_token}` }
+    })
+    return { status: reply.status, ms: Math.round(performance.now() - started) }
+  })
+  if (result.status !== 204) throw new Error(`DELETE /me answered ${result.status}`)
+  return { delete_ms: result.ms, ...probed }
+}
+
+/** The large database a year on: its first sweep under /healthz probes, then its size, pruned and vacuumed. */
+const aYearLater = async (store, database) => {
+  await timed(`${store.name}: aged a year`, () => store.run(database, ageStatements))
+  const before = await store.size(database)
+  const running = await serve(`${store.name} a year later`, database)
+  // The sweep starts once the server listens; it is over when a dry run finds nothing left.
+  const swept = await probing(running.base, async () => {
+    const started = Date.now()
+    for (;;) {
+      await sleep(2_000)
+      // Each line of a dry run ends with a count: "refresh tokens to delete: 0".
+      const counts = portcullis(database, ["prune", "--dry-run"]).match(/\d+$/gm) ?? []
+      if (counts.every((count) => count === "0")) return (Date.now() - started) / 1000
+    }
+  })
+  await running.server.stop()
+  const afterSweep = await store.size(database)
+  const { seconds: vacuumSeconds } = await timed(`${store.name}: prune --vacuum`, async () =>
+    portcullis(database, ["prune", "--vacuum"])
+  )
+  return {
+    size_before_bytes: before,
+    sweep_seconds: swept.result,
+    sweep_probe_max_ms: swept.probe_max_ms,
+    sweep_probe_p99_ms: swept.probe_p99_ms,
+    size_after_sweep_bytes: afterSweep,
+    vacuum_seconds: vacuumSeconds,
+    size_after_vacuum_bytes: await store.size(database)
+  }
+}
+
+const ratioOf = (large, small) => Math.round((large / small) * 100) / 100
+
+const main = async () => {
+  execFileSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit" })
+  const hashed = await hash(password, { memoryCost: 19_456, timeCost: 2, parallelism: 1 })
+  const folder = mkdtempSync(join(tmpdir(), "portcullis-scale-"))
+  const stores = [
+    sqliteStore(folder),
+    ...(process.env.TEST_DATABASE_URL ? [pgStore(process.env.TEST_DATABASE_URL)] : [])
+  ]
+  const report = { date: new Date().toISOString(), cpus: cpus().length, users, stores: [] }
+  try {
+    for (const store of stores) {
+      log(`${store.name}: seeding`)
+      const small = await seeded(store, "small", smallUsers, hashed)
+      const large = await seeded(store, "large", users, hashed)
+      const servers = {
+        small: await serve(`${store.name} small`, small),
+        large: await serve(`${store.name} large`, large)
+      }
+      // Let each server's first sweep (which finds nothing due) pass before the loads.
+      await sleep(3_000)
+      const routes = {
+        small: await contractRoutes(`${store.name}-small`, servers.small.auth),
+        large: await contractRoutes(`${store.name}-large`, servers.large.auth)
+      }
+      const figures = {}
+      for (const route of ["login", "me", "refresh"]) {
+        const taken = { small: [], large: [] }
+        for (let round = 0; round < rounds; round++) {
+          const order = round % 2 === 0 ? ["small", "large"] : ["large", "small"]
+          for (const size of order) {
+            const figure = await measure(servers[size].server, routes[size][route])
+            taken[size].push(figure)
+            log(`  round ${round + 1} of ${rounds}: ${store.name} ${size} ${route} ${figure.requests_per_second} req/s`)
+          }
+        }
+        const small = medianRound(taken.small)
+        const large = medianRound(taken.large)
+        figures[route] = {
+          small,
+          large,
+          ratio: ratioOf(large.requests_per_second, small.requests_per_second),
+          p50_ratio: ratioOf(large.p50_ms, small.p50_ms)
+        }
+        log(
+          `${store.name} ${route}: large / small ${figures[route].ratio} (${large.requests_per_second} / ${small.requests_per_second} req/s)`
+        )
+      }
+      const bulk = await bulkDelete(store, large, servers.large)
+      log(`${store.name}: DELETE /me of 5,000 sessions ${bulk.delete_ms} ms; /healthz max ${bulk.probe_max_ms} ms`)
+      await servers.small.server.stop()
+      await servers.large.server.stop()
+      const year = await aYearLater(store, large)
+      log(
+        `${store.name}: a year later ${year.size_before_bytes} bytes; swept ${year.size_after_sweep_bytes}; vacuumed ${year.size_after_vacuum_bytes}`
+      )
+      report.stores.push({
+        store: store.name,
+        seed_seconds: large.seedSeconds,
+        routes: figures,
+        bulk_delete: bulk,
+        a_year_later: year
+      })
+      await store.drop(small)
+      await store.drop(large)
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true })
+  }
+  const file = join(root, "bench/results", `${report.date.slice(0, 10)}-scale.json`)
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+  log(`written ${file}`)
+}
+
+await main()
