@@ -4,11 +4,12 @@
 // events a user, and one of a thousand users alike, then:
 // - loads login, GET /me and POST /refresh on both, in alternated rounds (BENCH_ROUNDS, 3; the
 //   median round of each), and draws the large one's ratio to the small one's;
+// - loads GET /sessions of a user with 5,000 ended sessions and one live against a user with one;
 // - probes /healthz every 20 ms while DELETE /me ends a user's 5,000 sessions, on the large one;
 // - ages the large database by a year (every instant moved back 365 days: nearly every session
 //   and token expired, the audit events past AUDIT_RETENTION_DAYS), probes /healthz while a
-//   freshly started server's first sweep deletes that backlog, and reads the database's size
-//   before, after the sweep and after `portcullis prune --vacuum`.
+//   freshly started server's first sweep deletes that backlog, and reads the database's rows and
+//   size before and after the sweep, and its size after `portcullis prune --vacuum`.
 // Writes bench/results/<date>-scale.json. Nothing else may run meanwhile; a million users take
 // some minutes to seed on each store.
 import { execFileSync } from "node:child_process"
@@ -97,6 +98,14 @@ const sqliteStore = (folder) => ({
   },
   range: (n) => `(WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < ${n - 1}) SELECT i FROM r)`,
   size: async (database) => statSync(database.file).size + walSize(database.file),
+  count: async (database, query) => {
+    const db = new Database(database.file, { readonly: true })
+    try {
+      return Number(Object.values(db.prepare(query).get())[0])
+    } finally {
+      db.close()
+    }
+  },
   drop: async () => {}
 })
 
@@ -138,6 +147,17 @@ const pgStore = (baseUrl) => ({
         [database.schema]
       )
       return Number(rows[0].size)
+    } finally {
+      await client.end()
+    }
+  },
+  count: async (database, query) => {
+    const client = new pg.Client({ connectionString: baseUrl })
+    await client.connect()
+    try {
+      await client.query(`SET search_path = ${database.schema}`)
+      const { rows } = await client.query(query)
+      return Number(Object.values(rows[0])[0])
     } finally {
       await client.end()
     }
@@ -221,6 +241,46 @@ const probing = async (base, work) => {
   }
 }
 
+/**
+ * GET /sessions of a user with 5,000 ended sessions and one live against a user with one, on the
+ * large database, in alternated rounds: the list reads the live ones through their own index.
+ */
+const sessionsOfManyEnded = async (store, database, running) => {
+  const signedIn = async (email) => {
+    await post(`${running.auth}/register`, { email, password })
+    const login = await post(`${running.auth}/login`, { email, password })
+    return login.body
+  }
+  const one = await signedIn("one-session@scale.example")
+  const many = await signedIn("ended-sessions@scale.example")
+  const now = Date.now()
+  await store.run(database, [
+    `INSERT INTO token_families (family_id, user_id, ip_address, user_agent, created_at, last_used_at, expires_at, revoked_at)
+      SELECT 'ended-' || i, '${String(many.user.id)}', '192.0.2.1', 'scale/1.0', ${now} - i, ${now} - i, ${now} + ${30 * DAY}, ${now}
+      FROM ${store.range(5_000)}`
+  ])
+  const route = (token) => ({
+    url: `${running.auth}/sessions`,
+    script: "fixed.lua",
+    connections: 50,
+    env: { BENCH_PATH: new URL(`${running.auth}/sessions`).pathname, BENCH_HEADERS: `Authorization: Bearer ${token}` }
+  })
+  const taken = { one: [], many: [] }
+  for (let round = 0; round < rounds; round++) {
+    for (const who of round % 2 === 0 ? ["one", "many"] : ["many", "one"]) {
+      taken[who].push(await measure(running.server, route(who === "one" ? one.access_token : many.access_token)))
+    }
+  }
+  const small = medianRound(taken.one)
+  const large = medianRound(taken.many)
+  return {
+    one_session: small,
+    ended_5000_and_one_live: large,
+    ratio: ratioOf(large.requests_per_second, small.requests_per_second),
+    p50_ratio: ratioOf(large.p50_ms, small.p50_ms)
+  }
+}
+
 /** A user of the large database with 5,000 sessions, deleted by DELETE /me while /healthz is probed. */
 const bulkDelete = async (store, database, running) => {
   const email = "many-sessions@scale.example"
@@ -247,10 +307,35 @@ const bulkDelete = async (store, database, running) => {
   return { delete_ms: result.ms, ...probed }
 }
 
+/**
+ * The rows of each kind, and how many of them a sweep must keep: refresh tokens not yet expired
+ * (with a session that has not ended), sessions live or ended within the last hour, audit
+ * events within AUDIT_RETENTION_DAYS (90).
+ */
+const rowsOf = async (store, database) => {
+  const now = Date.now()
+  const count = (query) => store.count(database, query)
+  return {
+    refresh_tokens: await count("SELECT COUNT(*) FROM refresh_tokens"),
+    refresh_tokens_needed: await count(
+      `SELECT COUNT(*) FROM refresh_tokens t JOIN token_families f ON f.family_id = t.family_id
+        WHERE t.expires_at > ${now} AND (f.revoked_at IS NULL OR f.revoked_at > ${now - 3_600_000})`
+    ),
+    sessions: await count("SELECT COUNT(*) FROM token_families"),
+    sessions_needed: await count(
+      `SELECT COUNT(*) FROM token_families
+        WHERE expires_at > ${now - 3_600_000} AND (revoked_at IS NULL OR revoked_at > ${now - 3_600_000})`
+    ),
+    audit_events: await count("SELECT COUNT(*) FROM audit_events"),
+    audit_events_needed: await count(`SELECT COUNT(*) FROM audit_events WHERE occurred_at > ${now - 90 * DAY}`)
+  }
+}
+
 /** The large database a year on: its first sweep under /healthz probes, then its size, pruned and vacuumed. */
 const aYearLater = async (store, database) => {
   await timed(`${store.name}: aged a year`, () => store.run(database, ageStatements))
   const before = await store.size(database)
+  const rowsBefore = await rowsOf(store, database)
   const running = await serve(`${store.name} a year later`, database)
   // The sweep starts once the server listens; it is over when a dry run finds nothing left.
   const swept = await probing(running.base, async () => {
@@ -264,10 +349,13 @@ const aYearLater = async (store, database) => {
   })
   await running.server.stop()
   const afterSweep = await store.size(database)
+  const rowsAfter = await rowsOf(store, database)
   const { seconds: vacuumSeconds } = await timed(`${store.name}: prune --vacuum`, async () =>
     portcullis(database, ["prune", "--vacuum"])
   )
   return {
+    rows_before: rowsBefore,
+    rows_after_sweep: rowsAfter,
     size_before_bytes: before,
     sweep_seconds: swept.result,
     sweep_probe_max_ms: swept.probe_max_ms,
@@ -324,9 +412,13 @@ const main = async () => {
           p50_ratio: ratioOf(large.p50_ms, small.p50_ms)
         }
         log(
-          `${store.name} ${route}: large / small ${figures[route].ratio} (${large.requests_per_second} / ${small.requests_per_second} req/s)`
+          `${store.name} ${route}: large / small ${figures[route].ratio} (${large.requests_per_second} / ${small.requests_per_second} req/s), p50 ${figures[route].p50_ratio}`
         )
       }
+      const sessionsList = await sessionsOfManyEnded(store, large, servers.large)
+      log(
+        `${store.name} GET /sessions, 5,000 ended and one live / one: p50 ${sessionsList.p50_ratio}, req/s ${sessionsList.ratio}`
+      )
       const bulk = await bulkDelete(store, large, servers.large)
       log(`${store.name}: DELETE /me of 5,000 sessions ${bulk.delete_ms} ms; /healthz max ${bulk.probe_max_ms} ms`)
       await servers.small.server.stop()
@@ -339,6 +431,7 @@ const main = async () => {
         store: store.name,
         seed_seconds: large.seedSeconds,
         routes: figures,
+        sessions_list: sessionsList,
         bulk_delete: bulk,
         a_year_later: year
       })
