@@ -20,7 +20,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
       pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
 
     const step = (name: SessionPruneStep, before: DateTime.Utc) =>
-      untilNoneLeft(sessions.prune(name, before, PRUNE_BATCH))
+      untilNoneLeft((size) => sessions.prune(name, before, size), PRUNE_BATCH)
 
     /** One sweep: every rule in turn, then the free pages. Answers what it deleted. */
     const prune = Effect.fn("Pruning.prune")(function* () {
@@ -31,7 +31,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         refreshTokens: expired + ofEnded,
         sessions: yield* step("endedSessions", cutoffs.sessionsEndedBefore),
         sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
-        auditEvents: yield* untilNoneLeft(log.deleteBefore(cutoffs.auditBefore, PRUNE_BATCH))
+        auditEvents: yield* untilNoneLeft((size) => log.deleteBefore(cutoffs.auditBefore, size), PRUNE_BATCH)
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")
       return report

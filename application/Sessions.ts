@@ -1,7 +1,8 @@
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Duration, Effect, Option } from "effect"
 import { Actor, type AuditDetails } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import { CredentialsChangedError, SessionNotFoundError, TokenBlacklistedError, TokenError } from "../domain/errors.js"
+import { nextBatchSize } from "../domain/Retention.js"
 import { type ClientInfo, FamilyId, type SessionPosition, sessionPage, TokenFamily } from "../domain/Session.js"
 import type { TokenPayload } from "../domain/Token.js"
 import { toPublicUser, type User, UserId } from "../domain/User.js"
@@ -28,7 +29,7 @@ export interface Principal {
 export const currentFamily = (principal: Principal): Option.Option<FamilyId> =>
   Option.map(Option.fromNullable(principal.claims.family_id), FamilyId.make)
 
-/** Sessions ended by one statement of a bulk ending: a few milliseconds of the store's time. */
+/** Sessions ended by one statement of a bulk ending, at most: fewer while statements overrun their budget. */
 const SESSIONS_BATCH = 500
 
 /** Which page of their sessions a caller asks for. */
@@ -160,11 +161,13 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       const now = yield* DateTime.now
       let ended = 0
       let live = 0
+      let size = SESSIONS_BATCH
       for (;;) {
-        const batch = yield* families.endFamiliesOfUser(userId, now, except, SESSIONS_BATCH)
+        const [elapsed, batch] = yield* Effect.timed(families.endFamiliesOfUser(userId, now, except, size))
         ended += batch.ended
         live += batch.live
         if (batch.done) return { ended, live }
+        size = nextBatchSize(size, Duration.toMillis(elapsed), SESSIONS_BATCH)
         yield* letRequestsIn
       }
     })
@@ -174,8 +177,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * deletion: their refresh tokens, then the sessions, in batches.
      */
     const forget = Effect.fn("Sessions.forget")(function* (userId: UserId) {
-      yield* untilNoneLeft(families.deleteOfUser(userId, "tokens", SESSIONS_BATCH))
-      yield* untilNoneLeft(families.deleteOfUser(userId, "sessions", SESSIONS_BATCH))
+      yield* untilNoneLeft((size) => families.deleteOfUser(userId, "tokens", size), SESSIONS_BATCH)
+      yield* untilNoneLeft((size) => families.deleteOfUser(userId, "sessions", size), SESSIONS_BATCH)
     })
 
     /**

@@ -1,4 +1,5 @@
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
+import { nextBatchSize } from "../domain/Retention.js"
 
 /**
  * Work on many rows is done in batches with a pause between them (DECISIONS.md, "Data over
@@ -11,13 +12,21 @@ import { Effect } from "effect"
  */
 export const letRequestsIn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
-/** Batch after batch until one finds nothing: answers the rows of all of them. */
-export const untilNoneLeft = <E, R>(batch: Effect.Effect<number, E, R>) =>
+/**
+ * Batch after batch until one finds nothing: answers the rows of all of them. Each batch is given
+ * its size, at most `max`, smaller while batches take longer than BATCH_BUDGET_MILLIS
+ * (domain/Retention.ts `nextBatchSize`).
+ */
+export const untilNoneLeft = <E, R>(batch: (size: number) => Effect.Effect<number, E, R>, max: number) =>
   Effect.iterate(
-    { total: 0, last: -1 },
+    { total: 0, last: -1, size: max },
     {
       while: (state) => state.last !== 0,
       body: (state) =>
-        Effect.map(Effect.zipLeft(batch, letRequestsIn), (done) => ({ total: state.total + done, last: done }))
+        Effect.map(Effect.zipLeft(Effect.timed(batch(state.size)), letRequestsIn), ([elapsed, done]) => ({
+          total: state.total + done,
+          last: done,
+          size: nextBatchSize(state.size, Duration.toMillis(elapsed), max)
+        }))
     }
   ).pipe(Effect.map((state) => state.total))
