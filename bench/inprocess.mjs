@@ -88,7 +88,13 @@ const target = async (dist) => {
   const makers = {
     me: async () => () => call("GET", "/me", { token: access_token }),
     healthz: async () => () => served(HttpServerRequest.fromWeb(new Request("http://127.0.0.1/healthz"))),
-    login: async () => () => call("POST", "/login", { json: credentials }),
+    // An account of its own: its thousands of sessions past MAX_SESSIONS_PER_USER would end the
+    // session of the /me token and the refresh chains.
+    login: async () => {
+      const signer = { ...credentials, email: "inprocess-login@bench.example" }
+      await call("POST", "/register", { json: signer })
+      return () => call("POST", "/login", { json: signer })
+    },
     register: async () => {
       let sequence = 0
       return () => call("POST", "/register", { json: { ...credentials, email: `new-${sequence++}@bench.example` } })

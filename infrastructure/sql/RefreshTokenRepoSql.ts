@@ -1,12 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
-import { RefreshTokenRepo, type Rotation, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
+import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
 import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
+import { rotationStatements, rotationValues, tokenValues } from "./rotation.js"
 import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
 const Millis = SqlMillis
@@ -23,72 +24,6 @@ const decodeFamilies = Schema.decodeUnknown(
     })
   )
 )
-
-const nullable = Option.getOrNull
-
-/**
- * A rotation's three statements, built with the client (and so for its dialect) over plain values,
- * one parameter each: the plain adapter runs them in a transaction of the client, the fast one
- * (fast/RefreshTokenRotationSqlite) prepares them once on a connection of its own.
- *
- * A compare-and-swap on both dialects. On PostgreSQL (READ COMMITTED) a racing claim of the same
- * token waits for the first one's transaction, then re-checks `rotated_at IS NULL` on the
- * committed row and claims nothing: exactly one winner. The family is touched under the same
- * re-check, so a session ended while the rotation ran makes it roll back and lose.
- */
-export const rotationStatements = (sql: SqlClient.SqlClient) => ({
-  claim: (rotatedAt: number, sealedSuccessor: string | null, presented: string) =>
-    sql<{ readonly family_id: string }>`UPDATE refresh_tokens
-      SET rotated_at = ${rotatedAt}, sealed_successor = ${sealedSuccessor}
-      WHERE digest = ${presented} AND rotated_at IS NULL
-        AND EXISTS (SELECT 1 FROM token_families f
-          WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
-      RETURNING family_id`,
-  insert: (
-    digest: string,
-    familyId: string,
-    issuedAt: number,
-    expiresAt: number,
-    rotatedAt: number | null,
-    sealedSuccessor: string | null
-  ) =>
-    sql`INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
-      VALUES (${digest}, ${familyId}, ${issuedAt}, ${expiresAt}, ${rotatedAt}, ${sealedSuccessor})`,
-  touch: (
-    lastUsedAt: number,
-    expiresAt: number,
-    ipAddress: string | null,
-    userAgent: string | null,
-    familyId: string
-  ) =>
-    sql<{ readonly family_id: string }>`UPDATE token_families
-      SET last_used_at = ${lastUsedAt}, expires_at = ${expiresAt},
-        ip_address = COALESCE(${ipAddress}, ip_address), user_agent = COALESCE(${userAgent}, user_agent)
-      WHERE family_id = ${familyId} AND revoked_at IS NULL
-      RETURNING family_id`
-})
-
-/** A stored token's values, as `insert` takes them. */
-const tokenValues = (token: StoredRefreshToken) =>
-  [
-    token.digest,
-    token.family_id,
-    token.issued_at.epochMillis,
-    token.expires_at.epochMillis,
-    nullable(Option.map(token.rotated_at, (at) => at.epochMillis)),
-    nullable(token.sealed_successor)
-  ] as const
-
-/**
- * A rotation's values: the claim's, the successor's, and the touch's but for the family, which the
- * claim answers. A part of the client that is null keeps what the family recorded before.
- */
-export const rotationValues = ({ presented, successor, sealedSuccessor, now, client }: Rotation) =>
-  [
-    [now.epochMillis, nullable(sealedSuccessor), presented] as const,
-    tokenValues(successor),
-    [now.epochMillis, successor.expires_at.epochMillis, client?.ip_address ?? null, client?.user_agent ?? null] as const
-  ] as const
 
 /**
  * A family `f` ended (revoked or expired) before `before`: never NULL, so that its negation is

@@ -5,6 +5,7 @@ import { Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo, type Rotation } from "../../../application/ports/RefreshTokenRepo.js"
 import { unavailable } from "../failures.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
+import { rotationStatements, rotationValues } from "../rotation.js"
 import { attempt, prepared } from "./prepared.js"
 
 /** The family ended between the claim of its token and its touch: the rotation rolls back. */
@@ -50,12 +51,12 @@ export const layer = (filename: string) =>
         }),
         (opened) => Effect.sync(() => opened.close())
       )
-      const statement = RefreshTokenRepoSql.rotationStatements(sql)
+      const statement = rotationStatements(sql)
       const claim = prepared(db, statement.claim)
       const insert = prepared(db, statement.insert)
       const touch = prepared(db, statement.touch)
       const rotateNow = db.transaction((rotation: Rotation): boolean => {
-        const [claimed, successor, touched] = RefreshTokenRepoSql.rotationValues(rotation)
+        const [claimed, successor, touched] = rotationValues(rotation)
         const family = claim.all(...claimed)[0]?.family_id as string | undefined
         if (family === undefined) return false
         insert.run(...successor)
