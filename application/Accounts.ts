@@ -2,7 +2,6 @@ import { Data, Duration, Effect, Either, Option, type Redacted } from "effect"
 import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
 import {
-  type FieldProblem,
   RateLimitedError,
   ReauthenticationError,
   UserNotFoundError,
@@ -10,7 +9,7 @@ import {
   wholeSeconds
 } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
-import { encodeFieldValues, profilePatchProblems } from "../domain/Profile.js"
+import { encodeFieldValues, profilePatchProblems, registrationFieldValues } from "../domain/Profile.js"
 import { type Email, loginIdentifierOf, type PublicUser, toPublicUser, type UserId } from "../domain/User.js"
 import { passwordChangeProof, WayInChange } from "../domain/WaysIn.js"
 import { Audit } from "./Audit.js"
@@ -60,17 +59,12 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       /** The deployment's registration fields, in their decoded (Type) form. */
       extra: Readonly<Record<string, unknown>> = {}
     ) {
-      const accepted = policy.profile.registrationFields ?? new Set<string>()
-      const problems: Array<FieldProblem> = Object.keys(extra)
-        .filter((path) => !accepted.has(path))
-        .map((path) => ({ path, message: "is not a registration field" }))
-      for (const path of policy.profile.requiredFields ?? []) {
-        if (extra[path] === undefined) problems.push({ path, message: "is missing" })
-      }
-      const encoded = encodeFieldValues(policy.profile.schemas ?? new Map(), extra)
-      if (Either.isLeft(encoded)) problems.push(...encoded.left)
-      if (problems.length > 0 || Either.isLeft(encoded)) {
-        return yield* new ValidationError({ message: "The registration fields are not acceptable.", errors: problems })
+      const encoded = registrationFieldValues(policy.profile, extra)
+      if (Either.isLeft(encoded)) {
+        return yield* new ValidationError({
+          message: "The registration fields are not acceptable.",
+          errors: encoded.left
+        })
       }
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)

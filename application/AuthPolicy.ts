@@ -19,6 +19,8 @@ export interface TokenRules {
   readonly maxSessionsPerUser: number
   readonly emailVerifyExpireMinutes: number
   readonly passwordResetExpireMinutes: number
+  /** How long a mailed sign-in link and code can be confirmed. */
+  readonly emailSignInExpireMinutes: number
   /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */
   readonly jwtLeewaySeconds: number
   /** When false, access tokens live until they expire: logout ends only the refresh side. */
@@ -35,6 +37,8 @@ export interface AccountRules {
   readonly reauthMaxAgeSeconds: number
   /** The owner is mailed when a way in is added or removed, or the password set, changed or reset. */
   readonly securityNotices: boolean
+  /** A confirmed sign-in mail for an unknown address creates the account. */
+  readonly emailSignUpEnabled: boolean
 }
 
 /** A rate limit: at most `count` requests in `windowSeconds`. */

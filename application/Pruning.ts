@@ -3,6 +3,7 @@ import { isEmptyReport, PRUNE_BATCH, type PruneCutoffs, type PruneReport, pruneC
 import { AuthPolicy } from "./AuthPolicy.js"
 import { untilNoneLeft } from "./batches.js"
 import { AuditLog } from "./ports/AuditLog.js"
+import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
 import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
 import { StoreSpace } from "./ports/StoreSpace.js"
 
@@ -14,6 +15,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
   effect: Effect.gen(function* () {
     const sessions = yield* RefreshTokenRepo
     const log = yield* AuditLog
+    const signIns = yield* EmailSignInRequests
     const space = yield* StoreSpace
     const policy = yield* AuthPolicy
     const cutoffsAt = (now: DateTime.Utc): PruneCutoffs =>
@@ -31,7 +33,11 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         refreshTokens: expired + ofEnded,
         sessions: yield* step("endedSessions", cutoffs.sessionsEndedBefore),
         sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
-        auditEvents: yield* untilNoneLeft((size) => log.deleteBefore(cutoffs.auditBefore, size), PRUNE_BATCH)
+        auditEvents: yield* untilNoneLeft((size) => log.deleteBefore(cutoffs.auditBefore, size), PRUNE_BATCH),
+        signInRequests: yield* untilNoneLeft(
+          (size) => signIns.deleteExpired(cutoffs.signInRequestsExpiredBefore, size),
+          PRUNE_BATCH
+        )
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")
       return report
@@ -41,7 +47,11 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
     const pending = Effect.fn("Pruning.pending")(function* () {
       const cutoffs = cutoffsAt(yield* DateTime.now)
       const ofSessions = yield* sessions.pending(cutoffs)
-      return { ...ofSessions, auditEvents: yield* log.countBefore(cutoffs.auditBefore) } satisfies PruneReport
+      return {
+        ...ofSessions,
+        auditEvents: yield* log.countBefore(cutoffs.auditBefore),
+        signInRequests: yield* signIns.countExpired(cutoffs.signInRequestsExpiredBefore)
+      } satisfies PruneReport
     })
 
     /** The whole file rewritten (`portcullis prune --vacuum`): its size before and after, none for a store without a file. */

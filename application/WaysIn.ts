@@ -229,6 +229,37 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         return { done, takenOver: Option.isSome(evicted) }
       })
 
-    return { held, requireRecentSignIn, change, remove, proveAddress } as const
+    /**
+     * A proof of the address that adds no way in (a mailed sign-in link or code). An account
+     * that never proved its address loses every way in and session it held and becomes verified,
+     * in one transaction, decided on the account as stored inside it; a verified one is left as
+     * it is. Answers the account as it now is (its credential version moved by a takeover).
+     */
+    const confirmAddress = (user: User, proof: AddressProof) =>
+      Effect.gen(function* () {
+        if (user.is_verified) return { user, takenOver: false }
+        const evicted = yield* tx.transaction(
+          Effect.gen(function* () {
+            if (!(yield* users.changeCredentials(user.id))) return yield* new CredentialsChangedError()
+            const stored = yield* users.findById(user.id)
+            if (Option.isNone(stored)) return yield* new CredentialsChangedError()
+            const decision = decideProofOfAddress(stored.value, yield* held(user.id))
+            if (decision._tag === "Keep") return Option.none<Eviction>()
+            yield* evict(user.id, decision.eviction, proof)
+            return Option.some(decision.eviction)
+          })
+        )
+        const now = yield* users.findById(user.id)
+        if (Option.isNone(now)) return yield* new CredentialsChangedError()
+        if (Option.isSome(evicted)) {
+          yield* Effect.logInfo("a proof of the address took over an account that had never proved it").pipe(
+            Effect.annotateLogs({ user_id: user.id, proof })
+          )
+          yield* notify(user.email, WayInChange.TakenOver({ removed: evicted.value }))
+        }
+        return { user: now.value, takenOver: Option.isSome(evicted) }
+      })
+
+    return { held, requireRecentSignIn, change, remove, proveAddress, confirmAddress } as const
   })
 }) {}

@@ -37,7 +37,7 @@ export const protectionsLocal = Metric.gauge("portcullis_protections_local", {
     "1 while the Redis of REDIS_URL is unusable, so that rate limits and lockout count in each process on its own; 0 otherwise."
 })
 
-export type SignInMethod = "password" | "passkey" | "oauth"
+export type SignInMethod = "password" | "passkey" | "oauth" | "email"
 
 /**
  * Counts a sign-in's outcome: a success, or a refusal by its error kind. A defect or an

@@ -27,6 +27,7 @@ import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMe
 import * as AuditLogMemory from "../infrastructure/memory/AuditLogMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
 import * as ChallengeStoreMemory from "../infrastructure/memory/ChallengeStoreMemory.js"
+import * as EmailSignInRequestsMemory from "../infrastructure/memory/EmailSignInRequestsMemory.js"
 import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRepoMemory.js"
 import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.js"
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
@@ -38,6 +39,7 @@ import * as TransactionMemory from "../infrastructure/memory/TransactionMemory.j
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
 import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
+import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
@@ -128,6 +130,7 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         PasskeyRepoMemory.layer,
         OAuthAccountRepoMemory.layer,
         AuditLogMemory.layer,
+        EmailSignInRequestsMemory.layer,
         StoreSpaceNone.layer,
         TransactionMemory.layer
       )
@@ -159,6 +162,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
+    EmailSignInRequestsSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { Admin } from "../application/Admin.js"
+import { EmailSignIn } from "../application/EmailSignIn.js"
 import { OAuthFlow } from "../application/OAuthFlow.js"
 import { OAuthLinking } from "../application/OAuthLinking.js"
 import { OAuthSignIn } from "../application/OAuthSignIn.js"
@@ -10,6 +11,7 @@ import { type Deployment as DeploymentOf, deploymentProblems as problemsOf } fro
 import { withUseCases } from "../interfaces/http/Feature.js"
 import { admin } from "../interfaces/http/features/admin/handlers.js"
 import { auth } from "../interfaces/http/features/auth/handlers.js"
+import { emailSignIn } from "../interfaces/http/features/emailSignIn/handlers.js"
 import { jwks } from "../interfaces/http/features/jwks/handlers.js"
 import { oauth } from "../interfaces/http/features/oauth/handlers.js"
 import { passkey } from "../interfaces/http/features/passkey/handlers.js"
@@ -38,6 +40,7 @@ export const features = [
   withUseCases(admin, Admin.Default),
   withUseCases(oauth, oauthUseCases),
   withUseCases(passkey, Passkeys.Default),
+  withUseCases(emailSignIn, EmailSignIn.Default),
   jwks
 ] as const
 

@@ -34,6 +34,9 @@ const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyA
     ...sendEvents
       .filter((name) => deployment.events?.[name] === undefined)
       .map((name) => `${name} has no handler and ${noMailer}: its tokens are generated and dropped`),
+    ...(settings.accounts.emailSignInEnabled && deployment.events?.send_sign_in_email === undefined
+      ? [`send_sign_in_email has no handler and ${noMailer}: nobody can sign in by mail`]
+      : []),
     ...(settings.accounts.securityNotices && deployment.events?.send_security_notice === undefined
       ? [
           `send_security_notice has no handler and ${noMailer}: owners are not told when a way to sign in to their account is added or removed`

@@ -36,7 +36,10 @@ export const AuditEventType = Schema.Literal(
   "takeover.password_cleared",
   "takeover.passkey_removed",
   "takeover.provider_unlinked",
-  "takeover.sessions_ended"
+  "takeover.sessions_ended",
+  "email_sign_in.requested",
+  "email_sign_in.code_failed",
+  "email_sign_in.voided"
 )
 export type AuditEventType = typeof AuditEventType.Type
 

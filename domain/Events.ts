@@ -22,6 +22,16 @@ export type AuthEvent = Data.TaggedEnum<{
   /** A password-reset token was generated for this address. */
   send_password_reset_email: { readonly email: string; readonly token: string }
   /**
+   * A sign-in link's token and its code for this address (EMAIL_SIGN_IN_ENABLED); `sign_up` when
+   * no account holds it yet, and confirming creates one.
+   */
+  send_sign_in_email: {
+    readonly email: string
+    readonly token: string
+    readonly code: string
+    readonly sign_up: boolean
+  }
+  /**
    * A way in of the account at this address was added or removed, or its password set, changed
    * or reset: its owner is told (SECURITY_NOTICES). Not one of the spec's events.
    */
@@ -51,5 +61,6 @@ export const eventNames = [
   "after_oauth_unlink",
   "send_verification_email",
   "send_password_reset_email",
+  "send_sign_in_email",
   "send_security_notice"
 ] as const satisfies ReadonlyArray<AuthEventName>

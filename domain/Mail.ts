@@ -15,10 +15,10 @@ export const mailPurposes = ["verify-email", "reset-password"] as const
 export type MailPurpose = (typeof mailPurposes)[number]
 
 /**
- * Every mail's templates, by their file names: the two token mails and the owner's notice of a
- * change of their ways in (DECISIONS "Ways in").
+ * Every mail's templates, by their file names: the two token mails, the sign-in mail (a link and
+ * a code) and the owner's notice of a change of their ways in (DECISIONS "Ways in").
  */
-export const templateNames = [...mailPurposes, "security-notice"] as const
+export const templateNames = [...mailPurposes, "sign-in", "security-notice"] as const
 export type TemplateName = (typeof templateNames)[number]
 
 /**
@@ -43,6 +43,7 @@ const noticePlaceholders = ["change", "summary", "when", "ip_address", "client",
 export const placeholdersOf: Readonly<Record<TemplateName, ReadonlyArray<string>>> = {
   "verify-email": tokenPlaceholders,
   "reset-password": tokenPlaceholders,
+  "sign-in": [...tokenPlaceholders, "code"],
   "security-notice": noticePlaceholders
 }
 
@@ -55,6 +56,9 @@ const subjectLine = /^Subject:[ \t]*(.*?)[ \t]*\r?\n/
  */
 const missingFault = (mail: TemplateName, names: ReadonlyArray<string>): ReadonlyArray<string> => {
   if (mail === "security-notice") return names.includes("change") ? [] : ["does not name {{change}}"]
+  if (mail === "sign-in") {
+    return names.includes("link") || names.includes("code") ? [] : ["names neither {{link}} nor {{code}}"]
+  }
   return names.includes("link") || names.includes("token") ? [] : ["names neither {{link}} nor {{token}}"]
 }
 
@@ -98,8 +102,11 @@ const render = (template: MailTemplate, to: string, values: Readonly<Record<stri
   }
 }
 
+/** The hosted pages a mailed link opens. */
+export type LinkPage = MailPurpose | "sign-in"
+
 /** PUBLIC_URL/<path>?token=…, keeping any path PUBLIC_URL has. */
-export const mailLink = (publicUrl: URL, purpose: MailPurpose, token: string) => {
+export const mailLink = (publicUrl: URL, purpose: LinkPage, token: string) => {
   const url = new URL(purpose, publicUrl.href.endsWith("/") ? publicUrl : `${publicUrl.href}/`)
   url.searchParams.set("token", token)
   return url.href
@@ -127,6 +134,20 @@ export const composeMail = (
     token,
     product: context.product,
     email
+  })
+
+/** The sign-in mail: the link to PUBLIC_URL/sign-in and the code, either of which signs its reader in. */
+export const composeSignInMail = (
+  templates: MailTemplates,
+  context: MailContext,
+  mail: { readonly email: string; readonly token: string; readonly code: string }
+): MailMessage =>
+  render(templates["sign-in"], mail.email, {
+    link: mailLink(context.publicUrl, "sign-in", mail.token),
+    token: mail.token,
+    code: mail.code,
+    product: context.product,
+    email: mail.email
   })
 
 /**
@@ -219,5 +240,6 @@ export const composeNotice = (
 export const withReplacements = (builtIn: MailTemplates, replacements: MailTemplateReplacements): MailTemplates => ({
   "verify-email": { ...builtIn["verify-email"], ...replacements["verify-email"] },
   "reset-password": { ...builtIn["reset-password"], ...replacements["reset-password"] },
+  "sign-in": { ...builtIn["sign-in"], ...replacements["sign-in"] },
   "security-notice": { ...builtIn["security-notice"], ...replacements["security-notice"] }
 })

@@ -78,3 +78,23 @@ export const profilePatchProblems = (
         ? []
         : [{ path, message: "is not a profile field" }]
   )
+
+/**
+ * A registration's custom fields (decoded) in their stored form, or every problem with them: a
+ * name the registration does not accept, a required one missing, a value its schema refuses.
+ */
+export const registrationFieldValues = (
+  rules: ProfileRules,
+  values: Readonly<Record<string, unknown>>
+): Either.Either<Record<string, unknown>, ReadonlyArray<FieldProblem>> => {
+  const accepted = rules.registrationFields ?? new Set<string>()
+  const problems: Array<FieldProblem> = Object.keys(values)
+    .filter((path) => !accepted.has(path))
+    .map((path) => ({ path, message: "is not a registration field" }))
+  for (const path of rules.requiredFields ?? []) {
+    if (values[path] === undefined) problems.push({ path, message: "is missing" })
+  }
+  const encoded = encodeFieldValues(rules.schemas ?? new Map(), values)
+  if (Either.isLeft(encoded)) problems.push(...encoded.left)
+  return problems.length > 0 || Either.isLeft(encoded) ? Either.left(problems) : encoded
+}

@@ -31,6 +31,8 @@ export interface PruneCutoffs {
   readonly sealedRotatedBefore: DateTime.Utc
   /** Audit events that occurred before this are past AUDIT_RETENTION_DAYS. */
   readonly auditBefore: DateTime.Utc
+  /** A sign-in request by mail that expired before this can never be confirmed. */
+  readonly signInRequestsExpiredBefore: DateTime.Utc
 }
 
 export const pruneCutoffs = (rules: RetentionRules, now: DateTime.Utc): PruneCutoffs => ({
@@ -40,7 +42,8 @@ export const pruneCutoffs = (rules: RetentionRules, now: DateTime.Utc): PruneCut
     Duration.sum(Duration.minutes(rules.accessTokenExpireMinutes), Duration.seconds(rules.jwtLeewaySeconds))
   ),
   sealedRotatedBefore: DateTime.subtractDuration(now, Duration.seconds(rules.refreshReuseGraceSeconds)),
-  auditBefore: retentionCutoff(now, rules.auditRetentionDays)
+  auditBefore: retentionCutoff(now, rules.auditRetentionDays),
+  signInRequestsExpiredBefore: now
 })
 
 /** At most this many rows in one statement of a sweep, so that none holds the store for long. */
@@ -67,10 +70,18 @@ export interface PruneReport {
   readonly sessions: number
   readonly sealedSuccessors: number
   readonly auditEvents: number
+  /** Sign-in requests by mail that expired unconfirmed. */
+  readonly signInRequests: number
 }
 
-export const emptyReport: PruneReport = { refreshTokens: 0, sessions: 0, sealedSuccessors: 0, auditEvents: 0 }
+export const emptyReport: PruneReport = {
+  refreshTokens: 0,
+  sessions: 0,
+  sealedSuccessors: 0,
+  auditEvents: 0,
+  signInRequests: 0
+}
 
 /** True when a sweep found nothing to delete. */
 export const isEmptyReport = (report: PruneReport): boolean =>
-  report.refreshTokens + report.sessions + report.sealedSuccessors + report.auditEvents === 0
+  report.refreshTokens + report.sessions + report.sealedSuccessors + report.auditEvents + report.signInRequests === 0

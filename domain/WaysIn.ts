@@ -244,7 +244,7 @@ const describeEviction = (removed: Eviction): string =>
 export const evictsOnProof = (account: { readonly is_verified: boolean }): boolean => !account.is_verified
 
 /** How an address was proven, reaching an account. */
-export type AddressProof = "provider_verified_email" | "password_reset_link"
+export type AddressProof = "provider_verified_email" | "password_reset_link" | "mailed_sign_in"
 
 export type ProofDecision = Data.TaggedEnum<{
   /**

@@ -47,6 +47,13 @@ export class TokenError extends Schema.TaggedError<TokenError>()("TokenError", {
 
 export class TokenExpiredError extends Schema.TaggedError<TokenExpiredError>()("TokenExpiredError", {}) {}
 
+/**
+ * A mailed sign-in code that signs nobody in: wrong, or no request is pending for the address
+ * (none, used, voided after five wrong codes, expired). One answer for all, so that it tells
+ * nothing of whether the address has an account.
+ */
+export class SignInCodeError extends Schema.TaggedError<SignInCodeError>()("SignInCodeError", {}) {}
+
 /** A token that was revoked: logged out, its session ended, or its family burned by reuse. */
 export class TokenBlacklistedError extends Schema.TaggedError<TokenBlacklistedError>()("TokenBlacklistedError", {
   message: Schema.String
@@ -167,6 +174,7 @@ export type FullAuthError =
   | TokenError
   | TokenExpiredError
   | TokenBlacklistedError
+  | SignInCodeError
   | UserAlreadyExistsError
   | UserNotFoundError
   | SessionNotFoundError

@@ -10,6 +10,8 @@ export class Cryptography extends Context.Tag("app/Cryptography")<
     readonly randomId: Effect.Effect<string>
     /** 256 random bits from a cryptographic source, base64url: a secret a client keeps. */
     readonly randomSecret: Effect.Effect<string>
+    /** `length` decimal digits, each uniform, from a cryptographic source: a code a reader types. */
+    readonly randomDigits: (length: number) => Effect.Effect<string>
     /**
      * HMAC-SHA256 of `message` under a key for `use` alone, derived from SECRET_KEY; base64url
      * (43 characters). The same message gives the same value for the same use and key.

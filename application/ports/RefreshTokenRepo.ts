@@ -145,6 +145,8 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
      * What a sweep at `cutoffs` would delete (or clear) now, for a dry run: each row counted once,
      * as the steps in their order would meet it.
      */
-    readonly pending: (cutoffs: PruneCutoffs) => Effect.Effect<Omit<PruneReport, "auditEvents">, StoreUnavailableError>
+    readonly pending: (
+      cutoffs: PruneCutoffs
+    ) => Effect.Effect<Omit<PruneReport, "auditEvents" | "signInRequests">, StoreUnavailableError>
   }
 >() {}

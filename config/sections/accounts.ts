@@ -29,6 +29,12 @@ export const readAccounts = (read: SettingsReader) => {
     }),
     securityNotices: read.setting("SECURITY_NOTICES", F.bool, true, {
       doc: "Mail the owner when a way in is added or removed, or the password is set, changed or reset."
+    }),
+    emailSignInEnabled: read.setting("EMAIL_SIGN_IN_ENABLED", F.bool, false, {
+      doc: "Serve the `email-sign-in` route group: sign in by a mailed link or 6-digit code."
+    }),
+    emailSignUpEnabled: read.setting("EMAIL_SIGN_UP_ENABLED", F.bool, false, {
+      doc: "A sign-in mail requested for an unknown address creates the account (verified, without a password) when confirmed."
     })
   }
 }

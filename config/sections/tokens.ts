@@ -169,6 +169,9 @@ export const readTokens = (read: SettingsReader) => {
     passwordResetExpireMinutes: read.setting("PASSWORD_RESET_EXPIRE_MINUTES", F.int(1, 1440), 30, {
       doc: "The password reset token's lifetime."
     }),
+    emailSignInExpireMinutes: read.setting("EMAIL_SIGN_IN_EXPIRE_MINUTES", F.int(1, 1440), 15, {
+      doc: "How long a mailed sign-in link and code can be confirmed (EMAIL_SIGN_IN_ENABLED)."
+    }),
     blacklistEnabled
   }
 }

@@ -5,6 +5,7 @@ import {
   createHmac,
   hkdfSync,
   randomBytes,
+  randomInt,
   randomUUID
 } from "node:crypto"
 import { Effect, Layer, Option, Redacted } from "effect"
@@ -31,6 +32,7 @@ export const make = (secretKey: Redacted.Redacted<string>) => {
     digest: (token) => createHash("sha256").update(token).digest("hex"),
     randomId: Effect.sync(() => randomUUID()),
     randomSecret: Effect.sync(() => randomBytes(32).toString("base64url")),
+    randomDigits: (length) => Effect.sync(() => Array.from({ length }, () => String(randomInt(10))).join("")),
     mac: (use, message) => createHmac("sha256", macKey(use)).update(message).digest("base64url"),
     seal: (plaintext) =>
       Effect.sync(() => {

@@ -6,6 +6,7 @@ import { AuthEvent } from "../../domain/Events.js"
 import {
   composeMail,
   composeNotice,
+  composeSignInMail,
   type MailContext,
   type MailPurpose,
   type MailTemplates
@@ -28,6 +29,7 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   after_oauth_unlink: ({ user, provider }) => [encodeUser(user), provider],
   send_verification_email: ({ email, token }) => [email, token],
   send_password_reset_email: ({ email, token }) => [email, token],
+  send_sign_in_email: ({ email, token, code, sign_up }) => [email, token, code, sign_up],
   send_security_notice: ({ email, notice }) => [
     email,
     { ...notice, occurred_at: DateTime.formatIso(notice.occurred_at) }
@@ -75,6 +77,8 @@ export const make = (options: EventsOptions) =>
           return mailer.value.send(
             composeMail(options.templates, options.mail, mailPurposeOf[event._tag], event.email, event.token)
           )
+        case "send_sign_in_email":
+          return mailer.value.send(composeSignInMail(options.templates, options.mail, event))
         case "send_security_notice":
           return mailer.value.send(composeNotice(options.templates, options.mail, event.email, event.notice))
         default:

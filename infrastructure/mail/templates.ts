@@ -54,8 +54,8 @@ const noLink = "{{product}} never asks you to follow a link in a security notice
 
 /**
  * The built-in mails. A deployment's MAIL_TEMPLATES_DIR replaces any of them file by file
- * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html,
- * security-notice.txt, security-notice.html). The bare token stands on its own line, for clients
+ * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, sign-in.txt,
+ * sign-in.html, security-notice.txt, security-notice.html). The bare token stands on its own line, for clients
  * that confirm through the API themselves.
  */
 export const builtInTemplates: MailTemplates = {
@@ -99,6 +99,30 @@ If you did not ask to reset your password, ignore this message; your password is
       "Choose a new password",
       "Or use this reset token:",
       "If you did not ask to reset your password, ignore this message; your password is unchanged."
+    )
+  },
+  "sign-in": {
+    text: `Subject: Your sign-in link for {{product}}
+
+Sign in to {{product}} as {{email}} by opening this link:
+
+{{link}}
+
+Or enter this code where you asked to sign in:
+
+{{code}}
+
+The link and the code work once, and only for a few minutes. If you did not ask to sign in, ignore this message: nobody can sign in without them.
+`,
+    html: htmlFrame(
+      "Sign in",
+      `<h1 style="margin:0 0 1rem;font-size:1.35rem">Sign in to {{product}}</h1>
+<p style="margin:0 0 1.5rem">Someone, hopefully you, asked to sign in as {{email}}.</p>
+<p style="margin:0 0 1.5rem"><a href="{{link}}" style="display:inline-block;background:#005fcc;color:#ffffff;text-decoration:none;padding:0.6rem 1.1rem;border-radius:4px;font-weight:600">Sign in</a></p>
+<p style="margin:0 0 0.5rem;font-size:0.9rem">If the button does not work, open this address:<br><a href="{{link}}" style="color:#005fcc;word-break:break-all">{{link}}</a></p>
+<p style="margin:1rem 0 0.25rem;font-size:0.9rem">Or enter this code where you asked to sign in:</p>
+<p style="margin:0 0 1.5rem;font:600 1.5rem/1.4 ui-monospace,Menlo,Consolas,monospace;letter-spacing:0.2em">{{code}}</p>
+<p style="margin:0;font-size:0.9rem;color:#555555">The link and the code work once, and only for a few minutes. If you did not ask to sign in, ignore this message: nobody can sign in without them.</p>`
     )
   },
   "security-notice": {

@@ -188,6 +188,19 @@ export const loader = Migrator.fromRecord({
       pg: () => sql`CREATE INDEX users_email_prefix ON users (email text_pattern_ops)`,
       orElse: () => Effect.void
     })
+  ),
+  // Sign-in by mail (domain/EmailSignIn.ts): one request per address, found by its link's
+  // digest, swept once expired. No reference to users: a sign-up request has no user yet.
+  "0011_email_sign_in_requests": migration((sql, type) =>
+    sql`CREATE TABLE email_sign_in_requests (
+      email TEXT PRIMARY KEY,
+      token_digest TEXT NOT NULL UNIQUE,
+      code_digest TEXT NOT NULL,
+      fields ${type("emptyObject")},
+      attempts ${type("integer")} NOT NULL DEFAULT 0,
+      created_at ${type("millis")} NOT NULL,
+      expires_at ${type("millis")} NOT NULL
+    )`.pipe(Effect.zipRight(sql`CREATE INDEX email_sign_in_requests_expiry ON email_sign_in_requests (expires_at)`))
   )
 })
 

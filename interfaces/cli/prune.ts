@@ -10,7 +10,8 @@ const lines = (report: PruneReport, verb: string) => [
   `refresh tokens ${verb}: ${report.refreshTokens}`,
   `sessions ${verb}: ${report.sessions}`,
   `sealed successors ${verb === "deleted" ? "cleared" : "to clear"}: ${report.sealedSuccessors}`,
-  `audit events ${verb}: ${report.auditEvents}`
+  `audit events ${verb}: ${report.auditEvents}`,
+  `sign-in requests ${verb}: ${report.signInRequests}`
 ]
 
 const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`

@@ -6,6 +6,7 @@ import { Effect, Option, Ref } from "effect"
 import { type ApiShape, baseApi, defaultShape } from "./Api.js"
 import { adminGroup } from "./features/admin/group.js"
 import { authGroup } from "./features/auth/group.js"
+import { emailSignInGroup } from "./features/emailSignIn/group.js"
 import { healthGroup } from "./features/health/group.js"
 import { jwksGroup } from "./features/jwks/group.js"
 import { oauthGroup } from "./features/oauth/group.js"
@@ -42,6 +43,7 @@ export const portcullisApi = (shape: ApiShape = defaultShape) =>
     .add(adminGroup(shape))
     .add(oauthGroup(shape))
     .add(passkeyGroup(shape))
+    .add(emailSignInGroup(shape))
     .add(jwksGroup(shape))
     .add(healthGroup)
 

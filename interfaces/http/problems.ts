@@ -146,6 +146,12 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     headers: () => invalidToken,
     fields: fromDetail
   },
+  SignInCodeError: {
+    status: 400,
+    title: "Sign-in code refused",
+    detail: () =>
+      "The code is wrong, or no code is pending for this address (used, voided after five wrong codes, or expired)."
+  },
   UserAlreadyExistsError: {
     status: 409,
     title: "User already exists",

@@ -22,6 +22,7 @@ export const makeOutbox = () => {
     send_verification_email: record("send_verification_email"),
     send_password_reset_email: record("send_password_reset_email"),
     send_security_notice: record("send_security_notice"),
+    send_sign_in_email: record("send_sign_in_email"),
     after_oauth_login: record("after_oauth_login"),
     after_oauth_register: record("after_oauth_register"),
     after_oauth_link: record("after_oauth_link"),
@@ -48,9 +49,17 @@ export const makeOutbox = () => {
   const token = (event: "send_verification_email" | "send_password_reset_email", email: string, n = 1) =>
     Effect.map(next(event, email, n), (args) => String(args[1]))
 
+  /** The link's token, the code and whether it signs up, of the n-th sign-in mail for `email`. */
+  const signInMail = (email: string, n = 1) =>
+    Effect.map(next("send_sign_in_email", email, n), (args) => ({
+      token: String(args[1]),
+      code: String(args[2]),
+      signUp: args[3] === true
+    }))
+
   /** How many deliveries of `event` concern `email`, after letting pending handlers run. */
   const count = (event: string, email: string) =>
     Effect.sleep("150 millis").pipe(Effect.map(() => find(event, email).length))
 
-  return { handlers, next, token, count }
+  return { handlers, next, token, signInMail, count }
 }

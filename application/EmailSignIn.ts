@@ -1,0 +1,227 @@
+import { DateTime, Duration, Effect, Either, Option } from "effect"
+import { Actor } from "../domain/Audit.js"
+import {
+  CODE_DIGITS,
+  ConfirmDecision,
+  decideConfirmation,
+  decideRequest,
+  type EmailSignInRequest,
+  MAX_CODE_ATTEMPTS
+} from "../domain/EmailSignIn.js"
+import { AuthEvent } from "../domain/Events.js"
+import { AuthenticationError, SignInCodeError, TokenError, ValidationError } from "../domain/errors.js"
+import { registrationFieldValues } from "../domain/Profile.js"
+import type { ClientInfo } from "../domain/Session.js"
+import type { LoginResponse } from "../domain/Token.js"
+import { type Email, normaliseLogin, toPublicUser, type User } from "../domain/User.js"
+import { Audit } from "./Audit.js"
+import { AuthPolicy } from "./AuthPolicy.js"
+import { Lockout } from "./Lockout.js"
+import { countedSignIn } from "./metrics.js"
+import { Cryptography } from "./ports/Cryptography.js"
+import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
+import { Events } from "./ports/Events.js"
+import { UserRepo } from "./ports/UserRepo.js"
+import { Sessions } from "./Sessions.js"
+import { WaysIn } from "./WaysIn.js"
+
+/**
+ * How long a request's answer takes at least, known address or not: well above what its work
+ * takes (a lookup, a write, a mail handed on), so that the answer's time tells the floor only.
+ */
+export const SIGN_IN_ANSWER_FLOOR = Duration.millis(20)
+
+/** How a taken request was confirmed: by its link or by its code. */
+type Confirmation = "email_link" | "email_code"
+
+const invalidLink = new TokenError({ message: "The sign-in link is invalid, expired or already used." })
+
+/**
+ * Sign-in by a mailed link or code (DECISIONS "Passwordless sign-in and address change"), and
+ * passkey-first sign-up when EMAIL_SIGN_UP_ENABLED: an account created by it is verified and
+ * has no password; its owner adds a passkey within REAUTH_MAX_AGE_SECONDS of this sign-in.
+ */
+export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn", {
+  effect: Effect.gen(function* () {
+    const users = yield* UserRepo
+    const requests = yield* EmailSignInRequests
+    const sessions = yield* Sessions
+    const waysIn = yield* WaysIn
+    const lockout = yield* Lockout
+    const events = yield* Events
+    const audit = yield* Audit
+    const crypto = yield* Cryptography
+    const policy = yield* AuthPolicy
+    const signUpEnabled = policy.accounts.emailSignUpEnabled
+
+    /** The code's stored form: keyed, and bound to its address, so no table of six digits reverses it. */
+    const codeDigest = (email: string, code: string) => crypto.mac("email-sign-in-code", `${email}\n${code}`)
+
+    /** The registration fields a request carries, in their stored form; none but with sign-up on. */
+    const acceptedFields = (extra: Readonly<Record<string, unknown>>) => {
+      if (!signUpEnabled) {
+        const names = Object.keys(extra)
+        return names.length === 0
+          ? Either.right({})
+          : Either.left(names.map((path) => ({ path, message: "is not accepted: sign-up by mail is off" })))
+      }
+      return registrationFieldValues(policy.profile, extra)
+    }
+
+    /** Stores a new request for the address (voiding any earlier one) and mails its link and code. */
+    const mail = Effect.fnUntraced(function* (
+      email: string,
+      fields: Record<string, unknown>,
+      user: Option.Option<User>
+    ) {
+      const token = yield* crypto.randomSecret
+      const code = yield* crypto.randomDigits(CODE_DIGITS)
+      const now = yield* DateTime.now
+      yield* requests.replace({
+        email,
+        token_digest: crypto.digest(token),
+        code_digest: codeDigest(email, code),
+        fields,
+        attempts: 0,
+        created_at: now,
+        expires_at: DateTime.addDuration(now, Duration.minutes(policy.tokens.emailSignInExpireMinutes))
+      })
+      yield* audit.record({
+        type: "email_sign_in.requested",
+        user_id: Option.getOrNull(Option.map(user, (found) => found.id)),
+        details: { sign_up: Option.isNone(user) }
+      })
+      yield* events.emit(AuthEvent.send_sign_in_email({ email, token, code, sign_up: Option.isNone(user) }))
+    })
+
+    /**
+     * Mails a link and a code when the address belongs to an active user, or, with sign-up on,
+     * to no user; answers nothing either way, no sooner than SIGN_IN_ANSWER_FLOOR. The fields are
+     * checked whatever the address (their problems are the request's, never the address's).
+     */
+    const request = Effect.fn("EmailSignIn.request")(function* (
+      email: Email,
+      extra: Readonly<Record<string, unknown>> = {}
+    ) {
+      const fields = acceptedFields(extra)
+      if (Either.isLeft(fields)) {
+        return yield* new ValidationError({
+          message: "The registration fields are not acceptable.",
+          errors: fields.left
+        })
+      }
+      const address = normaliseLogin("email", email)
+      const work = Effect.gen(function* () {
+        const decision = decideRequest(yield* users.findByLogin("email", address), signUpEnabled)
+        if (decision._tag === "SignIn") yield* mail(address, {}, Option.some(decision.user))
+        if (decision._tag === "SignUp") yield* mail(address, fields.right, Option.none())
+      })
+      yield* Effect.all([work, Effect.sleep(SIGN_IN_ANSWER_FLOOR)], { concurrency: 2, discard: true })
+    })
+
+    /** The account created by a confirmed sign-up: verified, without a password. */
+    const signUp = (request: EmailSignInRequest) =>
+      Effect.gen(function* () {
+        const created = yield* users.create({
+          email: request.email as Email,
+          hashed_password: Option.none(),
+          is_active: true,
+          is_verified: true,
+          is_superuser: false,
+          fields: request.fields
+        })
+        yield* audit.record({
+          type: "user.created",
+          user_id: created.id,
+          actor: Actor.user(created.id),
+          details: { method: "email_sign_in" }
+        })
+        yield* events.emit(AuthEvent.after_register({ user: toPublicUser(created) }))
+        return created
+      })
+
+    /** The account a taken request signs in, as its decision says; refused as the link or code would be. */
+    const accountOf = (request: EmailSignInRequest, refused: TokenError | SignInCodeError) =>
+      Effect.gen(function* () {
+        const decision = decideConfirmation(yield* users.findByLogin("email", request.email), signUpEnabled)
+        if (decision._tag === "Refused") return yield* Effect.fail(refused)
+        if (ConfirmDecision.$is("SignIn")(decision)) return decision.user
+        // A registration of the address that won the race is reached by the proof like any other account.
+        return yield* signUp(request).pipe(
+          Effect.catchTag("UserAlreadyExistsError", () =>
+            Effect.flatMap(users.findByLogin("email", request.email), (found) =>
+              Option.isSome(found) && found.value.is_active ? Effect.succeed(found.value) : Effect.fail(refused)
+            )
+          )
+        )
+      })
+
+    /**
+     * A taken request's sign-in: the mail proved the address, so an account that never proved it
+     * is taken over first (domain/WaysIn.ts); then a session starts on the account as it now is.
+     */
+    const complete = Effect.fnUntraced(function* (
+      request: EmailSignInRequest,
+      client: ClientInfo,
+      how: Confirmation,
+      refused: TokenError | SignInCodeError
+    ) {
+      const account = yield* accountOf(request, refused)
+      const { user } = yield* waysIn.confirmAddress(account, "mailed_sign_in")
+      const pair = yield* sessions.start(user, client, { method: how })
+      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
+      return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
+    })
+
+    /** A failed sign-in as every one answers: the account changed or went while this one ran. */
+    const asFailedSignIn = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.catchTags(self, {
+        UserNotFoundError: () => Effect.fail(new AuthenticationError()),
+        CredentialsChangedError: () => Effect.fail(new AuthenticationError())
+      })
+
+    /** Signs in by the mailed link's token: single use, of the address's latest request only. */
+    const confirmLink = Effect.fn("EmailSignIn.confirmLink")(function* (token: string, client: ClientInfo) {
+      const taken = yield* requests.takeByToken(crypto.digest(token), yield* DateTime.now)
+      if (Option.isNone(taken)) return yield* invalidLink
+      return yield* asFailedSignIn(complete(taken.value, client, "email_link", invalidLink))
+    }, countedSignIn("email"))
+
+    /**
+     * Signs in by the mailed code. Wrong codes count toward the address's lockout with wrong
+     * passwords, and the fifth voids the request; every refusal is the same 400, pending request
+     * or not.
+     */
+    const confirmCode = Effect.fn("EmailSignIn.confirmCode")(function* (
+      email: Email,
+      code: string,
+      client: ClientInfo
+    ) {
+      const address = normaliseLogin("email", email)
+      const refused = new SignInCodeError()
+      const taken = yield* lockout.guard(
+        address,
+        Effect.gen(function* () {
+          const attempt = yield* requests.tryCode(
+            address,
+            codeDigest(address, code),
+            yield* DateTime.now,
+            MAX_CODE_ATTEMPTS
+          )
+          if (attempt._tag === "Taken") return attempt.request
+          if (attempt._tag !== "NoRequest") {
+            yield* audit.record({
+              type: attempt._tag === "Voided" ? "email_sign_in.voided" : "email_sign_in.code_failed",
+              user_id: null,
+              details: attempt._tag === "Wrong" ? { attempts_left: attempt.attemptsLeft } : {}
+            })
+          }
+          return yield* Effect.fail(refused)
+        })
+      )
+      return yield* asFailedSignIn(complete(taken, client, "email_code", refused))
+    }, countedSignIn("email"))
+
+    return { request, confirmLink, confirmCode } as const
+  })
+}) {}

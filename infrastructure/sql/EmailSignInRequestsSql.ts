@@ -1,0 +1,85 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Layer, Option, Schema } from "effect"
+import { EmailSignInRequests } from "../../application/ports/EmailSignInRequests.js"
+import { afterWrongCode, CodeAttempt, type EmailSignInRequest } from "../../domain/EmailSignIn.js"
+import { SqlInt, SqlMillis } from "./columns.js"
+import { unavailable } from "./failures.js"
+
+/** An email_sign_in_requests row: times as epoch milliseconds, the fields as JSON text. */
+const RequestRow = Schema.Struct({
+  email: Schema.String,
+  token_digest: Schema.String,
+  code_digest: Schema.String,
+  fields: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  attempts: SqlInt,
+  created_at: SqlMillis,
+  expires_at: SqlMillis
+})
+const decodeRequests = Schema.decodeUnknown(Schema.Array(RequestRow))
+const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: SqlInt })))
+const decodeAttempts = Schema.decodeUnknown(Schema.Array(Schema.Struct({ attempts: SqlInt })))
+
+/**
+ * Pending sign-ins by mail in SQL, SQLite or PostgreSQL alike. A take is one DELETE … RETURNING
+ * (of two racing, one gets the row), a wrong code one UPDATE that counts it: nothing is read
+ * and then written.
+ */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const fieldsText = sql.onDialectOrElse({
+    pg: () => sql.literal("fields::text AS fields"),
+    orElse: () => sql.literal("fields")
+  })
+  const returning = sql`RETURNING email, token_digest, code_digest, ${fieldsText}, attempts, created_at, expires_at`
+  const first = (rows: ReadonlyArray<unknown>) =>
+    Effect.map(decodeRequests(rows), (decoded): Option.Option<EmailSignInRequest> => Option.fromNullable(decoded[0]))
+
+  return EmailSignInRequests.of({
+    replace: (request) =>
+      sql`INSERT INTO email_sign_in_requests (email, token_digest, code_digest, fields, attempts, created_at, expires_at)
+        VALUES (${request.email}, ${request.token_digest}, ${request.code_digest}, ${JSON.stringify(request.fields)},
+          0, ${request.created_at.epochMillis}, ${request.expires_at.epochMillis})
+        ON CONFLICT (email) DO UPDATE SET token_digest = excluded.token_digest, code_digest = excluded.code_digest,
+          fields = excluded.fields, attempts = 0, created_at = excluded.created_at, expires_at = excluded.expires_at`.pipe(
+        Effect.asVoid,
+        unavailable
+      ),
+    takeByToken: (tokenDigest, now) =>
+      sql`DELETE FROM email_sign_in_requests WHERE token_digest = ${tokenDigest} ${returning}`.pipe(
+        Effect.flatMap(first),
+        // An expired request is taken too: it could never be confirmed again.
+        Effect.map(Option.filter((request) => request.expires_at.epochMillis > now.epochMillis)),
+        unavailable
+      ),
+    tryCode: (email, codeDigest, now, maxAttempts) =>
+      Effect.gen(function* () {
+        const live = sql`email = ${email} AND expires_at > ${now.epochMillis} AND attempts < ${maxAttempts}`
+        const taken = yield* sql`DELETE FROM email_sign_in_requests WHERE ${live} AND code_digest = ${codeDigest}
+          ${returning}`.pipe(Effect.flatMap(first))
+        if (Option.isSome(taken)) return CodeAttempt.Taken({ request: taken.value })
+        const counted = yield* sql`UPDATE email_sign_in_requests SET attempts = attempts + 1 WHERE ${live}
+          RETURNING attempts`.pipe(Effect.flatMap(decodeAttempts))
+        const attempts = counted[0]?.attempts
+        if (attempts === undefined) return CodeAttempt.NoRequest()
+        if (attempts >= maxAttempts) {
+          yield* sql`DELETE FROM email_sign_in_requests WHERE email = ${email} AND attempts >= ${maxAttempts}`
+        }
+        return afterWrongCode(attempts, maxAttempts)
+      }).pipe(unavailable),
+    countExpired: (before) =>
+      sql`SELECT COUNT(*) AS n FROM email_sign_in_requests WHERE expires_at < ${before.epochMillis}`.pipe(
+        Effect.flatMap(decodeCount),
+        Effect.map((rows) => rows[0]?.n ?? 0),
+        unavailable
+      ),
+    deleteExpired: (before, limit) =>
+      sql`DELETE FROM email_sign_in_requests WHERE email IN (
+          SELECT email FROM email_sign_in_requests WHERE expires_at < ${before.epochMillis} LIMIT ${limit})
+        RETURNING email`.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      )
+  })
+})
+
+export const layer = Layer.effect(EmailSignInRequests, make)
