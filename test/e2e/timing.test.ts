@@ -56,6 +56,7 @@ describe("timing: answers take as long whether the account exists or not", () =>
       SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
       SERVICE_LOCKOUT_ENABLED: "false",
       SERVICE_PREVENT_REGISTRATION_ENUMERATION: "true",
+      SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
       SERVICE_LOG_LEVEL: "warning"
     })
     expect((await post("/register", { email: known, password })).status).toBe(202)
@@ -148,6 +149,19 @@ describe("timing: answers take as long whether the account exists or not", () =>
         b: [
           "unknown address",
           () => time("/password-reset/request", { email: `nobody-${randomUUID()}@example.com` }, 202)
+        ]
+      }),
+    timeout
+  )
+
+  it(
+    "/email-sign-in/request: a known and an unknown address",
+    () =>
+      compare("/email-sign-in/request", {
+        a: ["known address", () => time("/email-sign-in/request", { email: known }, 202)],
+        b: [
+          "unknown address",
+          () => time("/email-sign-in/request", { email: `nobody-${randomUUID()}@example.com` }, 202)
         ]
       }),
     timeout
