@@ -12,6 +12,7 @@ import {
   decideRecentSignIn,
   decideRemoval,
   type Eviction,
+  type NoticeKind,
   noticeOf,
   type Removal,
   type SessionsEnded,
@@ -83,9 +84,11 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       })
 
     /** The owner's notice of a change, once it has committed (SECURITY_NOTICES). */
-    const notify = (email: string, change: WayInChange) =>
+    const notify = (email: string, change: WayInChange) => tell(email, noticeOf(change))
+
+    /** A notice to `email` (SECURITY_NOTICES), of a change or of an attempt at one. */
+    const tell = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
       Effect.gen(function* () {
-        const notice = noticeOf(change)
         if (!rules.securityNotices || notice === null) return
         const { client } = yield* RequestContext
         yield* events.emit(
@@ -260,6 +263,6 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         return { user: now.value, takenOver: Option.isSome(evicted) }
       })
 
-    return { held, requireRecentSignIn, change, remove, proveAddress, confirmAddress } as const
+    return { held, requireRecentSignIn, change, tell, remove, proveAddress, confirmAddress } as const
   })
 }) {}

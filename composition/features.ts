@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AddressChange } from "../application/AddressChange.js"
 import { Admin } from "../application/Admin.js"
 import { EmailSignIn } from "../application/EmailSignIn.js"
 import { OAuthFlow } from "../application/OAuthFlow.js"
@@ -11,6 +12,7 @@ import { type Deployment as DeploymentOf, deploymentProblems as problemsOf } fro
 import { withUseCases } from "../interfaces/http/Feature.js"
 import { admin } from "../interfaces/http/features/admin/handlers.js"
 import { auth } from "../interfaces/http/features/auth/handlers.js"
+import { emailChange } from "../interfaces/http/features/emailChange/handlers.js"
 import { emailSignIn } from "../interfaces/http/features/emailSignIn/handlers.js"
 import { jwks } from "../interfaces/http/features/jwks/handlers.js"
 import { oauth } from "../interfaces/http/features/oauth/handlers.js"
@@ -41,6 +43,7 @@ export const features = [
   withUseCases(oauth, oauthUseCases),
   withUseCases(passkey, Passkeys.Default),
   withUseCases(emailSignIn, EmailSignIn.Default),
+  withUseCases(emailChange, AddressChange.Default),
   jwks
 ] as const
 

@@ -28,6 +28,8 @@ export interface EventHandlers {
   readonly after_oauth_unlink?: Handler<[user: UserJson, provider: string]>
   readonly send_verification_email?: Handler<[email: string, token: string]>
   readonly send_password_reset_email?: Handler<[email: string, token: string]>
+  /** An address change's confirmation token, for the new address; a handler replaces the built-in mail. */
+  readonly send_email_change_email?: Handler<[email: string, token: string]>
   /** A sign-in link and code (EMAIL_SIGN_IN_ENABLED); a handler replaces the built-in mail. */
   readonly send_sign_in_email?: Handler<[email: string, token: string, code: string, sign_up: boolean]>
   /** A way in changed (DECISIONS "Ways in"); a handler replaces the built-in notice mail. */

@@ -39,7 +39,9 @@ export const AuditEventType = Schema.Literal(
   "takeover.sessions_ended",
   "email_sign_in.requested",
   "email_sign_in.code_failed",
-  "email_sign_in.voided"
+  "email_sign_in.voided",
+  "email.change_requested",
+  "email.changed"
 )
 export type AuditEventType = typeof AuditEventType.Type
 

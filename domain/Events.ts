@@ -21,6 +21,8 @@ export type AuthEvent = Data.TaggedEnum<{
   send_verification_email: { readonly email: string; readonly token: string }
   /** A password-reset token was generated for this address. */
   send_password_reset_email: { readonly email: string; readonly token: string }
+  /** An address change's confirmation token, for the new address. */
+  send_email_change_email: { readonly email: string; readonly token: string }
   /**
    * A sign-in link's token and its code for this address (EMAIL_SIGN_IN_ENABLED); `sign_up` when
    * no account holds it yet, and confirming creates one.
@@ -41,10 +43,11 @@ export const AuthEvent = Data.taggedEnum<AuthEvent>()
 
 export type AuthEventName = AuthEvent["_tag"]
 
-/** The two events that carry a token to the user's inbox. */
+/** The events that carry a token to the user's inbox, always served. */
 export const sendEvents = [
   "send_verification_email",
-  "send_password_reset_email"
+  "send_password_reset_email",
+  "send_email_change_email"
 ] as const satisfies ReadonlyArray<AuthEventName>
 
 /** Every event name a deployment may handle. */
@@ -62,5 +65,6 @@ export const eventNames = [
   "send_verification_email",
   "send_password_reset_email",
   "send_sign_in_email",
+  "send_email_change_email",
   "send_security_notice"
 ] as const satisfies ReadonlyArray<AuthEventName>

@@ -11,7 +11,7 @@ export interface MailMessage {
 }
 
 /** What a mail that carries a token is for; also the hosted page its link opens. */
-export const mailPurposes = ["verify-email", "reset-password"] as const
+export const mailPurposes = ["verify-email", "reset-password", "confirm-email"] as const
 export type MailPurpose = (typeof mailPurposes)[number]
 
 /**
@@ -43,6 +43,7 @@ const noticePlaceholders = ["change", "summary", "when", "ip_address", "client",
 export const placeholdersOf: Readonly<Record<TemplateName, ReadonlyArray<string>>> = {
   "verify-email": tokenPlaceholders,
   "reset-password": tokenPlaceholders,
+  "confirm-email": tokenPlaceholders,
   "sign-in": [...tokenPlaceholders, "code"],
   "security-notice": noticePlaceholders
 }
@@ -198,6 +199,21 @@ const noticeWording: Readonly<
     change: (provider) =>
       `Your account was unlinked from its account at ${quoted(provider)}: signing in through ${quoted(provider)} no longer opens it.`
   },
+  email_change_requested: {
+    summary: "A change of your account's email address was asked for",
+    change: (to) =>
+      `Someone signed in to your account asked to move it to the address ${quoted(to)}. Nothing changes unless the link mailed there is followed.`
+  },
+  email_changed: {
+    summary: "Your account's email address was changed",
+    change: (to) =>
+      `Your account moved to the address ${quoted(to)}, and every other session was ended. This address no longer signs in to it.`
+  },
+  email_change_attempted: {
+    summary: "Someone tried to move an account to your address",
+    change: () =>
+      "Someone signed in to another account asked to move it to this address, which already belongs to an account. Nothing changed."
+  },
   taken_over: {
     summary: "Earlier ways to sign in were removed from your account",
     change: (removed) =>
@@ -240,6 +256,7 @@ export const composeNotice = (
 export const withReplacements = (builtIn: MailTemplates, replacements: MailTemplateReplacements): MailTemplates => ({
   "verify-email": { ...builtIn["verify-email"], ...replacements["verify-email"] },
   "reset-password": { ...builtIn["reset-password"], ...replacements["reset-password"] },
+  "confirm-email": { ...builtIn["confirm-email"], ...replacements["confirm-email"] },
   "sign-in": { ...builtIn["sign-in"], ...replacements["sign-in"] },
   "security-notice": { ...builtIn["security-notice"], ...replacements["security-notice"] }
 })

@@ -14,7 +14,8 @@ export const TokenPurpose = Schema.Literal(
   "verify_email",
   "password_reset",
   "oauth_state",
-  "oauth_link_state"
+  "oauth_link_state",
+  "email_change"
 )
 export type TokenPurpose = typeof TokenPurpose.Type
 
@@ -36,8 +37,10 @@ export const TokenPayload = Schema.Struct({
   auth_time: Schema.optional(Schema.Int),
   iss: Schema.String,
   aud: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
-  /** verify_email: the address the token verifies. */
+  /** verify_email: the address the token verifies; email_change: the address the account moves to. */
   email: Schema.optional(Schema.String),
+  /** email_change: the credential version the request saw, so that the token works once. */
+  ver: Schema.optional(Schema.Int),
   /** password_reset: fingerprint of the password hash the token may replace, so it works once. */
   pwd: Schema.optional(Schema.String),
   /** OAuth states: hex SHA-256 of the binding the client keeps. */

@@ -81,6 +81,8 @@ export type WayInChange = Data.TaggedEnum<{
   TakenOver: { readonly removed: Eviction }
   /** An operator deactivated the account. */
   Deactivated: {}
+  /** The account moved to another address, proven by a link mailed there. */
+  EmailChanged: { readonly from: string; readonly to: string }
 }>
 export const WayInChange = Data.taggedEnum<WayInChange>()
 
@@ -96,6 +98,7 @@ export const sessionsEndedBy = (change: WayInChange): SessionsEnded => {
   switch (change._tag) {
     case "PasswordSet":
     case "PasswordChanged":
+    case "EmailChanged":
       return "all_but_caller"
     case "PasswordReset":
     case "TakenOver":
@@ -130,6 +133,8 @@ export const auditTypeOf = (change: WayInChange): AuditEventType => {
       return "takeover.sessions_ended"
     case "Deactivated":
       return "user.updated"
+    case "EmailChanged":
+      return "email.changed"
   }
 }
 
@@ -151,6 +156,9 @@ export type NoticeKind =
   | "provider_linked"
   | "provider_unlinked"
   | "taken_over"
+  | "email_change_requested"
+  | "email_changed"
+  | "email_change_attempted"
 
 export const noticeKinds: ReadonlyArray<NoticeKind> = [
   "password_set",
@@ -160,7 +168,10 @@ export const noticeKinds: ReadonlyArray<NoticeKind> = [
   "passkey_removed",
   "provider_linked",
   "provider_unlinked",
-  "taken_over"
+  "taken_over",
+  "email_change_requested",
+  "email_changed",
+  "email_change_attempted"
 ]
 
 /** The notice a change owes the owner, if any: its kind and what it names (a device, a provider). */
@@ -174,13 +185,17 @@ export const noticeOf: (change: WayInChange) => { readonly kind: NoticeKind; rea
     ProviderLinked: ({ provider }) => ({ kind: "provider_linked" as const, subject: provider }),
     ProviderUnlinked: ({ provider }) => ({ kind: "provider_unlinked" as const, subject: provider }),
     TakenOver: ({ removed }) => ({ kind: "taken_over" as const, subject: describeEviction(removed) }),
-    Deactivated: () => null
+    Deactivated: () => null,
+    EmailChanged: ({ to }) => ({ kind: "email_changed" as const, subject: to })
   })
 
 /** What a security notice carries: what changed, when, and from which address and client. */
 export interface SecurityNotice {
   readonly kind: NoticeKind
-  /** What the change names: a passkey's device name, a provider, what a takeover removed; empty for a password. */
+  /**
+   * What the change names: a passkey's device name, a provider, what a takeover removed, the
+   * address an account moves to; empty for a password.
+   */
   readonly subject: string
   readonly occurred_at: DateTime.Utc
   readonly ip_address: string | null

@@ -42,6 +42,14 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     /** The users of the query in a stable order, oldest first (ties by id), so that pages neither overlap nor skip. */
     readonly list: (query: UserQuery) => Effect.Effect<ReadonlyArray<User>, StoreUnavailableError>
     readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
+    /**
+     * Moves the user to another address, verified (its proof is what moves it). Fails with
+     * UserAlreadyExistsError, changing nothing, when another user holds it, however the race went.
+     */
+    readonly setEmail: (
+      id: UserId,
+      email: Email
+    ) => Effect.Effect<Option.Option<User>, UserAlreadyExistsError | StoreUnavailableError>
     /** Leaves the user without a password: only its other ways to sign in remain. */
     readonly clearPassword: (id: UserId) => Effect.Effect<void, StoreUnavailableError>
     /**

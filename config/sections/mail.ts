@@ -74,7 +74,7 @@ export const readMail = (read: SettingsReader) => {
     read.problem(`${PREFIX}MAILER=smtp needs ${PREFIX}SMTP_URL; expected smtp://… or smtps://…`)
   }
   const mailTemplatesDir = read.optional("MAIL_TEMPLATES_DIR", F.text, {
-    doc: "A folder whose templates replace the built-in mails, file by file: `verify-email.txt`, `verify-email.html`, `reset-password.txt`, `reset-password.html` (placeholders `{{link}}`, `{{token}}`, `{{product}}`, `{{email}}`; each names `{{link}}` or `{{token}}`), `sign-in.txt`, `sign-in.html` (the same and `{{code}}`; each names `{{link}}` or `{{code}}`), `security-notice.txt`, `security-notice.html` (placeholders `{{change}}`, `{{summary}}`, `{{when}}`, `{{ip_address}}`, `{{client}}`, `{{product}}`, `{{email}}`; each names `{{change}}`). A text template starts with a `Subject:` line. Read once at start-up; a fault in it stops start-up."
+    doc: "A folder whose templates replace the built-in mails, file by file: `verify-email.txt`, `verify-email.html`, `reset-password.txt`, `reset-password.html`, `confirm-email.txt`, `confirm-email.html` (placeholders `{{link}}`, `{{token}}`, `{{product}}`, `{{email}}`; each names `{{link}}` or `{{token}}`), `sign-in.txt`, `sign-in.html` (the same and `{{code}}`; each names `{{link}}` or `{{code}}`), `security-notice.txt`, `security-notice.html` (placeholders `{{change}}`, `{{summary}}`, `{{when}}`, `{{ip_address}}`, `{{client}}`, `{{product}}`, `{{email}}`; each names `{{change}}`). A text template starts with a `Subject:` line. Read once at start-up; a fault in it stops start-up."
   })
   return {
     smtpUrl,

@@ -30,6 +30,7 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   send_verification_email: ({ email, token }) => [email, token],
   send_password_reset_email: ({ email, token }) => [email, token],
   send_sign_in_email: ({ email, token, code, sign_up }) => [email, token, code, sign_up],
+  send_email_change_email: ({ email, token }) => [email, token],
   send_security_notice: ({ email, notice }) => [
     email,
     { ...notice, occurred_at: DateTime.formatIso(notice.occurred_at) }
@@ -39,7 +40,8 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
 /** The mail each token-carrying send event asks for. */
 const mailPurposeOf = {
   send_verification_email: "verify-email",
-  send_password_reset_email: "reset-password"
+  send_password_reset_email: "reset-password",
+  send_email_change_email: "confirm-email"
 } as const satisfies Record<string, MailPurpose>
 
 export interface EventsOptions {
@@ -74,6 +76,7 @@ export const make = (options: EventsOptions) =>
       switch (event._tag) {
         case "send_verification_email":
         case "send_password_reset_email":
+        case "send_email_change_email":
           return mailer.value.send(
             composeMail(options.templates, options.mail, mailPurposeOf[event._tag], event.email, event.token)
           )

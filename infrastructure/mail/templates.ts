@@ -54,7 +54,8 @@ const noLink = "{{product}} never asks you to follow a link in a security notice
 
 /**
  * The built-in mails. A deployment's MAIL_TEMPLATES_DIR replaces any of them file by file
- * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, sign-in.txt,
+ * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, confirm-email.txt,
+ * confirm-email.html, sign-in.txt,
  * sign-in.html, security-notice.txt, security-notice.html). The bare token stands on its own line, for clients
  * that confirm through the API themselves.
  */
@@ -99,6 +100,27 @@ If you did not ask to reset your password, ignore this message; your password is
       "Choose a new password",
       "Or use this reset token:",
       "If you did not ask to reset your password, ignore this message; your password is unchanged."
+    )
+  },
+  "confirm-email": {
+    text: `Subject: Confirm your new email address for {{product}}
+
+Someone signed in to a {{product}} account asked to move it to this address ({{email}}). Confirm the move by opening this link:
+
+{{link}}
+
+Or use this confirmation token:
+
+{{token}}
+
+If you did not ask for it, ignore this message: nothing changes without the link.
+`,
+    html: htmlMail(
+      "Confirm your new email address",
+      "Someone signed in to an account asked to move it to this address ({{email}}).",
+      "Move my account to this address",
+      "Or use this confirmation token:",
+      "If you did not ask for it, ignore this message: nothing changes without the link."
     )
   },
   "sign-in": {

@@ -68,6 +68,15 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         const user = byId.get(id)
         if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
       }),
+    setEmail: (id, email) =>
+      Effect.suspend(() => {
+        const user = byId.get(id)
+        if (user === undefined) return Effect.succeed(Option.none())
+        for (const other of byId.values()) {
+          if (other.id !== id && other.email === email) return Effect.fail(new UserAlreadyExistsError())
+        }
+        return Effect.succeed(Option.some(replace(user, { email, is_verified: true })))
+      }),
     clearPassword: (id) =>
       Effect.sync(() => {
         const user = byId.get(id)

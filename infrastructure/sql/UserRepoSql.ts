@@ -124,6 +124,13 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
     },
     setPassword: (id, hashedPassword) =>
       sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
+    // The unique index decides a race with a registration of the address: the loser changes nothing.
+    setEmail: (id, email) =>
+      sql`UPDATE users SET email = ${email}, is_verified = ${flag(true)} WHERE id = ${id}`.pipe(
+        Effect.catchTag("SqlError", takenOr),
+        boundedCall,
+        Effect.zipRight(byId(id))
+      ),
     clearPassword: (id) =>
       sql`UPDATE users SET hashed_password = NULL WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
     // On PostgreSQL a racing change waits for this row's lock, then re-checks `expected` on the

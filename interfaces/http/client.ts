@@ -6,6 +6,7 @@ import { Effect, Option, Ref } from "effect"
 import { type ApiShape, baseApi, defaultShape } from "./Api.js"
 import { adminGroup } from "./features/admin/group.js"
 import { authGroup } from "./features/auth/group.js"
+import { emailChangeGroup } from "./features/emailChange/group.js"
 import { emailSignInGroup } from "./features/emailSignIn/group.js"
 import { healthGroup } from "./features/health/group.js"
 import { jwksGroup } from "./features/jwks/group.js"
@@ -44,6 +45,7 @@ export const portcullisApi = (shape: ApiShape = defaultShape) =>
     .add(oauthGroup(shape))
     .add(passkeyGroup(shape))
     .add(emailSignInGroup(shape))
+    .add(emailChangeGroup(shape))
     .add(jwksGroup(shape))
     .add(healthGroup)
 

@@ -98,7 +98,12 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` }),
     demo ? demoLayer(authPrefix) : noDemo,
     hostedPages
-      ? hostedLayer({ authPrefix, product: productName, passwordMinLength: settings.accounts.passwordMinLength })
+      ? hostedLayer({
+          authPrefix,
+          product: productName,
+          passwordMinLength: settings.accounts.passwordMinLength,
+          emailSignIn: settings.accounts.emailSignInEnabled
+        })
       : noHostedPages,
     metricsHere ? metricsRoute(metrics) : Layer.empty
   )

@@ -87,6 +87,12 @@ describe("a recent sign-in before adding a way in", () => {
               json: { new_password: "a first password, planted" }
             })
           )
+          // Nor is the account moved to another address on the strength of an old sign-in.
+          const elsewhere = uniqueEmail("moved")
+          expectReauthentication(
+            yield* call("POST", "/me/email", { token: stale.access, json: { new_email: elsewhere } })
+          )
+          expect(yield* outbox.count("send_email_change_email", elsewhere)).toBe(0)
           expect((yield* call("GET", "/passkeys", { token: stale.access })).body).toEqual([])
           expect((yield* call("GET", "/oauth/accounts", { token: stale.access })).body).toEqual([])
 

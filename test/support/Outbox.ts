@@ -23,6 +23,7 @@ export const makeOutbox = () => {
     send_password_reset_email: record("send_password_reset_email"),
     send_security_notice: record("send_security_notice"),
     send_sign_in_email: record("send_sign_in_email"),
+    send_email_change_email: record("send_email_change_email"),
     after_oauth_login: record("after_oauth_login"),
     after_oauth_register: record("after_oauth_register"),
     after_oauth_link: record("after_oauth_link"),
@@ -46,8 +47,11 @@ export const makeOutbox = () => {
     )
 
   /** The token of the n-th send event for `email`. */
-  const token = (event: "send_verification_email" | "send_password_reset_email", email: string, n = 1) =>
-    Effect.map(next(event, email, n), (args) => String(args[1]))
+  const token = (
+    event: "send_verification_email" | "send_password_reset_email" | "send_email_change_email",
+    email: string,
+    n = 1
+  ) => Effect.map(next(event, email, n), (args) => String(args[1]))
 
   /** The link's token, the code and whether it signs up, of the n-th sign-in mail for `email`. */
   const signInMail = (email: string, n = 1) =>

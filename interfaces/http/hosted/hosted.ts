@@ -1,17 +1,26 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Layer } from "effect"
-import type { MailPurpose } from "../../../domain/Mail.js"
-import { type PageOptions, pageStyles, resetPasswordPage, verifyEmailPage } from "./pages.js"
+import type { LinkPage } from "../../../domain/Mail.js"
+import {
+  confirmEmailPage,
+  type PageOptions,
+  pageStyles,
+  resetPasswordPage,
+  signInPage,
+  verifyEmailPage
+} from "./pages.js"
 import { pageScript } from "./script.js"
 
 const SCRIPT_PATH = "/hosted/pages.js"
 const STYLES_PATH = "/hosted/pages.css"
 
 /** The pages the mailed links open (PUBLIC_URL/<purpose>?token=…), at the root whatever the auth prefix. */
-const pagePaths: Readonly<Record<MailPurpose, `/${MailPurpose}`>> = {
+const pagePaths: Readonly<Record<LinkPage, `/${LinkPage}`>> = {
   "verify-email": "/verify-email",
-  "reset-password": "/reset-password"
+  "reset-password": "/reset-password",
+  "confirm-email": "/confirm-email",
+  "sign-in": "/sign-in"
 }
 
 /** Every GET route of the hosted pages, for the route table (405 on a wrong method) and their policy. */
@@ -28,14 +37,16 @@ export interface HostedOptions {
   readonly authPrefix: string
   readonly product: string
   readonly passwordMinLength: number
+  /** Serve /sign-in, whose link only EMAIL_SIGN_IN_ENABLED mails. */
+  readonly emailSignIn: boolean
 }
 
 /** The API route as the page reaches it: relative to the page, which sits at the root. */
 const relative = (authPrefix: string, route: string) => `${authPrefix}${route}`.slice(1)
 
 /**
- * The hosted pages (HOSTED_PAGES, on by default): /verify-email and /reset-password complete the
- * mailed flows through the service's own API. Built once, at start-up.
+ * The hosted pages (HOSTED_PAGES, on by default): /verify-email, /reset-password, /confirm-email
+ * and /sign-in complete the mailed flows through the service's own API. Built once, at start-up.
  */
 export const hostedLayer = (options: HostedOptions) =>
   HttpApiBuilder.Router.use((router) =>
@@ -48,6 +59,10 @@ export const hostedLayer = (options: HostedOptions) =>
       const html = (text: string) => Effect.succeed(HttpServerResponse.html(text))
       yield* router.get(pagePaths["verify-email"], html(verifyEmailPage(page("/verify-email/confirm"))))
       yield* router.get(pagePaths["reset-password"], html(resetPasswordPage(page("/password-reset/confirm"))))
+      yield* router.get(pagePaths["confirm-email"], html(confirmEmailPage(page("/me/email/confirm"))))
+      if (options.emailSignIn) {
+        yield* router.get(pagePaths["sign-in"], html(signInPage(page("/email-sign-in/confirm"))))
+      }
       yield* router.get(
         SCRIPT_PATH,
         Effect.succeed(HttpServerResponse.text(pageScript, { contentType: "text/javascript; charset=utf-8" }))

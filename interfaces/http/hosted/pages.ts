@@ -1,4 +1,4 @@
-import type { MailPurpose } from "../../../domain/Mail.js"
+import type { LinkPage } from "../../../domain/Mail.js"
 import { escapeHtml } from "../../../domain/Text.js"
 
 /** What a hosted page needs to know: its product's name and the API route it completes the flow with. */
@@ -14,7 +14,7 @@ export interface PageOptions {
  * that a PUBLIC_URL with a path (a proxy that strips it) still finds them. The form stays hidden
  * until the script shows it: without script there is nothing it could do.
  */
-const frame = (purpose: MailPurpose, title: string, options: PageOptions, body: string) => `<!doctype html>
+const frame = (purpose: LinkPage, title: string, options: PageOptions, body: string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -69,6 +69,33 @@ export const resetPasswordPage = (options: PageOptions) =>
     <label for="repeat-password">New password again</label>
     <input id="repeat-password" name="repeat_password" type="password" autocomplete="new-password" required>
     <button type="submit">Set the new password</button>
+  </form>`
+  )
+
+/** /confirm-email: one button, for the reason /verify-email has one. */
+export const confirmEmailPage = (options: PageOptions) =>
+  frame(
+    "confirm-email",
+    "Confirm your new email address",
+    options,
+    `  <form id="form" hidden>
+    <p>Press the button to move your account to this address. Your other sessions will end.</p>
+    <button type="submit">Move my account to this address</button>
+  </form>`
+  )
+
+/**
+ * /sign-in: one button that spends the mailed link, for a scanner must not sign anyone in. In
+ * cookie mode the answer's cookies keep the browser signed in to the service.
+ */
+export const signInPage = (options: PageOptions) =>
+  frame(
+    "sign-in",
+    "Sign in",
+    options,
+    `  <form id="form" hidden>
+    <p>Press the button to sign in with the link from your mail.</p>
+    <button type="submit">Sign in</button>
   </form>`
   )
 

@@ -31,14 +31,15 @@ export const pageScript = `"use strict";
     show("success", detail);
   }
 
-  async function complete(body) {
+  // Only the sign-in page keeps what the service answers with: its cookies, in cookie mode.
+  async function complete(body, credentials) {
     var response;
     try {
       response = await fetch(endpoint, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
-        credentials: "omit",
+        credentials: credentials || "omit",
         referrerPolicy: "no-referrer"
       });
     } catch (error) {
@@ -50,13 +51,24 @@ export const pageScript = `"use strict";
     var rules = data && Array.isArray(data.errors)
       ? data.errors.map(function (e) { return e && typeof e.message === "string" ? e.message : ""; }).filter(Boolean)
       : [];
-    return { ok: response.ok, detail: detail, rules: rules, code: data && data.code };
+    var email = data && data.user && typeof data.user.email === "string" ? data.user.email : "";
+    return { ok: response.ok, detail: detail, rules: rules, code: data && data.code, email: email };
   }
 
   var submit = {
     "verify-email": async function () {
       var answer = await complete({ token: token });
       if (answer.ok) return finished("Your email address is confirmed. You can close this page.");
+      show("error", answer.detail);
+    },
+    "confirm-email": async function () {
+      var answer = await complete({ token: token });
+      if (answer.ok) return finished("Your account now uses this address. Your other sessions have ended.");
+      show("error", answer.detail);
+    },
+    "sign-in": async function () {
+      var answer = await complete({ token: token }, "same-origin");
+      if (answer.ok) return finished("You are signed in as " + answer.email + ". You can close this page.");
       show("error", answer.detail);
     },
     "reset-password": async function () {
