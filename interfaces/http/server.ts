@@ -96,7 +96,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   const beside = Layer.mergeAll(
     HttpApiSwagger.layer({ path: docsPath as `/${string}` }),
     HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` }),
-    demo ? demoLayer(authPrefix) : noDemo,
+    demo ? demoLayer(authPrefix, { emailSignIn: settings.accounts.emailSignInEnabled }) : noDemo,
     hostedPages
       ? hostedLayer({
           authPrefix,

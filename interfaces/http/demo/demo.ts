@@ -34,16 +34,22 @@ const browserBundle = () => {
 
 const javascript = (text: string) => HttpServerResponse.text(text, { contentType: "text/javascript; charset=utf-8" })
 
+/** What the demo shows beside the passkeys. */
+export interface DemoOptions {
+  /** Sign-in by a mailed code (EMAIL_SIGN_IN_ENABLED): with sign-up on, passwordless sign-up too. */
+  readonly emailSignIn: boolean
+}
+
 /**
- * The demo page (SERVICE_DEMO=true): register, sign in with a password, add a passkey, sign out,
- * sign in with the passkey, list and revoke sessions. Everything is read and built once, at
- * start-up.
+ * The demo page (SERVICE_DEMO=true): register, sign in with a password or a mailed code, add a
+ * passkey, sign out, sign in with the passkey, list and revoke sessions. Everything is read and
+ * built once, at start-up.
  */
-export const demoLayer = (authPrefix: string) =>
+export const demoLayer = (authPrefix: string, options: DemoOptions = { emailSignIn: false }) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       const bundle = yield* Effect.sync(browserBundle)
-      yield* router.get(DEMO_PATH, Effect.succeed(HttpServerResponse.html(demoPage(authPrefix))))
+      yield* router.get(DEMO_PATH, Effect.succeed(HttpServerResponse.html(demoPage(authPrefix, options))))
       yield* router.get(`${DEMO_PATH}/demo.js`, Effect.succeed(javascript(demoScript)))
       yield* router.get(`${DEMO_PATH}/simplewebauthn-browser.js`, Effect.succeed(javascript(bundle)))
       yield* router.get(

@@ -5,7 +5,7 @@ import { escapeHtml } from "../../../domain/Text.js"
  * allows nothing else), the auth prefix handed to the script in a meta element. The "Sign in
  * again" section shows only when adding a passkey is refused for an old sign-in.
  */
-export const demoPage = (authPrefix: string) => `<!doctype html>
+export const demoPage = (authPrefix: string, options: { readonly emailSignIn: boolean }) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -41,6 +41,21 @@ export const demoPage = (authPrefix: string) => `<!doctype html>
         <label for="login-password">Password</label>
         <input id="login-password" name="password" type="password" autocomplete="current-password" required>
         <button type="submit">Sign in</button>
+      </form>
+    </section>
+
+    <section aria-labelledby="email-heading"${options.emailSignIn ? "" : " hidden"}>
+      <h2 id="email-heading">Sign in by email</h2>
+      <p>No password: a mail brings a link and a code. A new address gets an account when the deployment allows sign-up by mail.</p>
+      <form id="email-request-form">
+        <label for="email-address">Email</label>
+        <input id="email-address" name="email" type="email" autocomplete="username" required>
+        <button type="submit">Mail me a link and a code</button>
+      </form>
+      <form id="email-code-form">
+        <label for="email-code">Code from the mail</label>
+        <input id="email-code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+        <button type="submit">Sign in with the code</button>
       </form>
     </section>
 

@@ -146,6 +146,21 @@ export const demoScript = `"use strict";
     await signedIn(login, "a password");
   });
 
+  onSubmit("email-request-form", async function () {
+    await api("POST", "/email-sign-in/request", { email: byId("email-address").value });
+    say("If the address can sign in, a mail with a link and a code is on its way. Type the code below.");
+    byId("email-code").focus();
+  });
+
+  onSubmit("email-code-form", async function () {
+    var login = await api("POST", "/email-sign-in/confirm", {
+      email: byId("email-address").value,
+      code: byId("email-code").value.trim()
+    });
+    byId("email-code").value = "";
+    await signedIn(login, "a mailed code");
+  });
+
   onSubmit("add-passkey-form", async function () {
     try {
       var options = await api("POST", "/passkeys/register/begin", undefined, true);
