@@ -1,7 +1,7 @@
 import { DateTime, type Duration, Effect, Layer, Schedule } from "effect"
 import { isEmptyReport, PRUNE_BATCH, type PruneCutoffs, type PruneReport, pruneCutoffs } from "../domain/Retention.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { untilNoneLeft } from "./batches.js"
+import { restAsLong, untilNoneLeft } from "./batches.js"
 import { AuditLog } from "./ports/AuditLog.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
 import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
@@ -9,7 +9,8 @@ import { StoreSpace } from "./ports/StoreSpace.js"
 
 /**
  * Data over time (DECISIONS.md): deletes what has outlived its purpose, in batches of at most
- * PRUNE_BATCH rows with a pause between them, and gives SQLite's free pages back.
+ * PRUNE_BATCH rows, resting as long as each batch took before the next (restAsLong), and gives
+ * SQLite's free pages back.
  */
 export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
   effect: Effect.gen(function* () {
@@ -22,7 +23,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
       pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
 
     const step = (name: SessionPruneStep, before: DateTime.Utc) =>
-      untilNoneLeft((size) => sessions.prune(name, before, size), PRUNE_BATCH)
+      untilNoneLeft((size) => sessions.prune(name, before, size), PRUNE_BATCH, restAsLong)
 
     /** One sweep: every rule in turn, then the free pages. Answers what it deleted. */
     const prune = Effect.fn("Pruning.prune")(function* () {
@@ -33,10 +34,15 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         refreshTokens: expired + ofEnded,
         sessions: yield* step("endedSessions", cutoffs.sessionsEndedBefore),
         sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
-        auditEvents: yield* untilNoneLeft((size) => log.deleteBefore(cutoffs.auditBefore, size), PRUNE_BATCH),
+        auditEvents: yield* untilNoneLeft(
+          (size) => log.deleteBefore(cutoffs.auditBefore, size),
+          PRUNE_BATCH,
+          restAsLong
+        ),
         signInRequests: yield* untilNoneLeft(
           (size) => signIns.deleteExpired(cutoffs.signInRequestsExpiredBefore, size),
-          PRUNE_BATCH
+          PRUNE_BATCH,
+          restAsLong
         )
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")

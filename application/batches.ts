@@ -13,20 +13,37 @@ import { nextBatchSize } from "../domain/Retention.js"
 export const letRequestsIn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 /**
+ * A background sweep's pause between two batches: as long as the batch took, so that the store
+ * is idle half the time. Another process waiting for the write lock meanwhile (a CLI command on
+ * the same SQLite file, which polls for it) then finds it free, instead of timing out behind
+ * batches that follow each other at once; nobody waits for a sweep. Real time, not Effect's
+ * Clock: a test's TestClock must not hold a sweep up.
+ */
+export const restAsLong = (elapsed: Duration.Duration) =>
+  Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(Duration.toMillis(elapsed)))))
+
+/**
  * Batch after batch until one finds nothing: answers the rows of all of them. Each batch is given
  * its size, at most `max`, smaller while batches take longer than BATCH_BUDGET_MILLIS
- * (domain/Retention.ts `nextBatchSize`).
+ * (domain/Retention.ts `nextBatchSize`); `pause` runs between batches, given the last one's time.
  */
-export const untilNoneLeft = <E, R>(batch: (size: number) => Effect.Effect<number, E, R>, max: number) =>
+export const untilNoneLeft = <E, R>(
+  batch: (size: number) => Effect.Effect<number, E, R>,
+  max: number,
+  pause: (elapsed: Duration.Duration) => Effect.Effect<void> = () => letRequestsIn
+) =>
   Effect.iterate(
     { total: 0, last: -1, size: max },
     {
       while: (state) => state.last !== 0,
       body: (state) =>
-        Effect.map(Effect.zipLeft(Effect.timed(batch(state.size)), letRequestsIn), ([elapsed, done]) => ({
-          total: state.total + done,
-          last: done,
-          size: nextBatchSize(state.size, Duration.toMillis(elapsed), max)
-        }))
+        Effect.map(
+          Effect.tap(Effect.timed(batch(state.size)), ([elapsed]) => pause(elapsed)),
+          ([elapsed, done]) => ({
+            total: state.total + done,
+            last: done,
+            size: nextBatchSize(state.size, Duration.toMillis(elapsed), max)
+          })
+        )
     }
   ).pipe(Effect.map((state) => state.total))

@@ -70,8 +70,16 @@ export const rssOf = (pid) => {
 }
 
 /** Starts a server and waits until it answers anything at `probe`. */
+/** Every server a bench started and has not stopped: killed if the bench itself ends first (a failure). */
+const running = new Set()
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL")
+})
+
 export const startServer = async (name, args, env, probe) => {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  running.add(child)
+  child.on("exit", () => running.delete(child))
   let stderr = ""
   child.stderr.on("data", (chunk) => {
     stderr = (stderr + chunk).slice(-4000)

@@ -95,7 +95,7 @@ describe("deploymentProblems", () => {
     expect(deploymentProblems({ routeGroups: "auth" })).toEqual(["routeGroups is not a list of route group names"])
     const exposedGroups = (deployment: Deployment) =>
       servedFeatures(features, settingsOf({}), deployment).map((feature) => feature.name)
-    expect([...exposedGroups({})].sort()).toEqual(["admin", "auth", "profile", "sessions", "verify"])
+    expect([...exposedGroups({})].sort()).toEqual(["admin", "auth", "email-change", "profile", "sessions", "verify"])
     expect([...exposedGroups({ routeGroups: ["auth"] })]).toEqual(["auth"])
   })
 })

@@ -46,7 +46,9 @@ const rateLimitDefaults = {
   oauth_callback: { count: 10, windowSeconds: 60 },
   oauth_authorize: { count: 30, windowSeconds: 60 },
   change_password: { count: 5, windowSeconds: 60 },
-  passkey_register: { count: 10, windowSeconds: 60 }
+  passkey_register: { count: 10, windowSeconds: 60 },
+  email_sign_in: { count: 3, windowSeconds: 60 },
+  email_sign_in_confirm: { count: 10, windowSeconds: 60 }
 }
 
 const goodKey = "k".repeat(32)

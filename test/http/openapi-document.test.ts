@@ -23,6 +23,7 @@ const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import
 
 const env = {
   SERVICE_PUBLIC_URL: "https://auth.example.com",
+  SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
   SERVICE_PASSKEY_ENABLED: "true",
   SERVICE_PASSKEY_RP_ID: "example.com",
   SERVICE_PASSKEY_RP_NAME: "Example",
