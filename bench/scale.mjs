@@ -68,10 +68,13 @@ const seedStatements = (dialect, count, hashed, range, now) => {
         ${usedAt("i")} - (4 - k) * 900000 + ${30 * DAY},
         CASE WHEN k < 4 THEN ${usedAt("i")} - (3 - k) * 900000 ELSE NULL END, NULL
       FROM ${range(count)}, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) AS ks`,
+    // As a log is written: ids ascending with time, the users of consecutive events scattered
+    // (event j is user j * 104729 mod count's, a prime to the count: five events each).
     `INSERT INTO audit_events (occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, details)
-      SELECT ${now} - ${89 * DAY} + ((i * 5 + k) * 104729 % ${count * 5}) * ${Math.floor((88 * DAY) / (count * 5))},
-        'sign_in.succeeded', ${id("i")}, 'user', ${id("i")}, '192.0.2.1', 'scale/1.0', '{"method":"password"}'
-      FROM ${range(count)}, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) AS ks`
+      SELECT ${now} - ${89 * DAY} + i * ${Math.floor((88 * DAY) / (count * 5))},
+        'sign_in.succeeded', ${id(`(i * 104729 % ${count})`)}, 'user', ${id(`(i * 104729 % ${count})`)},
+        '192.0.2.1', 'scale/1.0', '{"method":"password"}'
+      FROM ${range(count * 5)}`
   ]
 }
 

@@ -28,6 +28,11 @@ const seed = (filename: string) => {
   )
   for (let n = 0; n < 5; n++) event.run(now - 100 * DAY)
   event.run(now - DAY)
+  const request = db.prepare(
+    "INSERT INTO email_sign_in_requests (email, token_digest, code_digest, created_at, expires_at) VALUES (?, ?, 'c', ?, ?)"
+  )
+  request.run("expired@example.com", "t1", now - DAY, now - DAY + 15 * 60_000)
+  request.run("pending@example.com", "t2", now, now + 15 * 60_000)
   db.close()
 }
 
@@ -53,7 +58,8 @@ describe("portcullis prune", () => {
       "refresh tokens to delete: 3",
       "sessions to delete: 1",
       "sealed successors to clear: 0",
-      "audit events to delete: 5"
+      "audit events to delete: 5",
+      "sign-in requests to delete: 1"
     ])
     expect(count(filename, "refresh_tokens")).toBe(4)
 
@@ -61,23 +67,26 @@ describe("portcullis prune", () => {
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     const output = lines(run.stdout)
-    expect(output.slice(0, 4)).toEqual([
+    expect(output.slice(0, 5)).toEqual([
       "refresh tokens deleted: 3",
       "sessions deleted: 1",
       "sealed successors cleared: 0",
-      "audit events deleted: 5"
+      "audit events deleted: 5",
+      "sign-in requests deleted: 1"
     ])
-    expect(output[4]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
+    expect(output[5]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
     expect(count(filename, "refresh_tokens")).toBe(1)
     expect(count(filename, "token_families")).toBe(1)
     expect(count(filename, "audit_events")).toBe(1)
+    expect(count(filename, "email_sign_in_requests")).toBe(1)
 
     const again = await runCli(["prune"], vars, { timeout: 30_000 })
     expect(lines(again.stdout)).toEqual([
       "refresh tokens deleted: 0",
       "sessions deleted: 0",
       "sealed successors cleared: 0",
-      "audit events deleted: 0"
+      "audit events deleted: 0",
+      "sign-in requests deleted: 0"
     ])
   })
 })

@@ -186,6 +186,7 @@ describe("the typed client in cookie mode", () => {
 /** Every group served: passkeys, an OAuth provider, and an asymmetric key so that the JWKS is too. */
 const everyGroup = {
   ...passkeyEnv,
+  SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
   SERVICE_OAUTH_GITHUB_CLIENT_ID: "id",
   SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "secret",
   SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback",
@@ -235,6 +236,30 @@ describe("the typed client, every group", () => {
           yield* client.admin.assignPermission({ payload: { role, permission } })
           expect(yield* client.admin.rolePermissions({ path: { role } })).toEqual({ role, permissions: [permission] })
         })
+    )
+
+    it.effect("asks for a sign-in mail and an address change; refused codes and links come back typed", () =>
+      Effect.gen(function* () {
+        let token: string | undefined
+        const client = yield* clientOf({ accessToken: () => token })
+        const email = uniqueEmail("client")
+        token = (yield* signUp(client, email)).access_token
+        const sent = yield* client.emailSignIn.request({ payload: { email: Client.Email.make(email) } })
+        expect(sent.detail).toEqual(expect.any(String))
+        const wrongCode = yield* Effect.flip(
+          client.emailSignIn.confirm({ payload: { email: Client.Email.make(email), code: "000000" } })
+        )
+        expect(wrongCode).toBeInstanceOf(Client.SignInCodeError)
+        const wrongLink = yield* Effect.flip(client.emailSignIn.confirm({ payload: { token: "not a token" } }))
+        expect(wrongLink._tag).toBe("TokenError")
+
+        const asked = yield* client.emailChange.requestChange({
+          payload: { new_email: Client.Email.make(uniqueEmail("moved")) }
+        })
+        expect(asked.detail).toEqual(expect.any(String))
+        const refused = yield* Effect.flip(client.emailChange.confirmChange({ payload: { token: "not a token" } }))
+        expect(refused._tag).toBe("TokenError")
+      })
     )
 
     it.effect("reads the signing keys and the health probes", () =>

@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { decodeJwt } from "jose"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
@@ -261,6 +261,38 @@ for (const backend of TestApp.backendsWithFile()) {
         )
       }
     )
+  })
+
+  describe(`email sign-up with registration fields (${backend.name})`, () => {
+    const outbox = makeOutbox()
+    const deployment = {
+      events: outbox.handlers,
+      userFields: {
+        display_name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(40)),
+        age: Schema.Int.pipe(Schema.between(0, 150))
+      },
+      registration: { require: ["display_name"], accept: ["age"] }
+    }
+    layer(TestApp.layer(backend, { ...env, SERVICE_EMAIL_SIGN_UP_ENABLED: "true" }, { deployment }), {
+      excludeTestServices: true
+    })((it) => {
+      it.effect("the fields given with the request are the new account's; bad ones are refused for every address", () =>
+        Effect.gen(function* () {
+          const email = uniqueEmail("fields")
+          expect((yield* requestMail(email, { display_name: "  Ada  ", age: 36 })).status).toBe(202)
+          const mail = yield* outbox.signInMail(email)
+          const body = signedIn(yield* confirm({ email, code: mail.code }))
+          expect(body.user).toMatchObject({ email, display_name: "Ada", age: 36 })
+
+          // Refused alike whether or not the address has an account: the answer tells nothing.
+          for (const address of [email, uniqueEmail("unknown")]) {
+            expectProblem(yield* requestMail(address, { age: 36 }), 422, "ValidationError")
+            expectProblem(yield* requestMail(address, { display_name: "Bo", age: 400 }), 422, "ValidationError")
+            expectProblem(yield* requestMail(address, { display_name: "Bo", tier: "pro" }), 422, "ValidationError")
+          }
+        })
+      )
+    })
   })
 
   describe(`email sign-up (${backend.name})`, () => {
