@@ -404,11 +404,28 @@ const main = async () => {
     sqliteStore(folder),
     ...(process.env.TEST_DATABASE_URL ? [pgStore(process.env.TEST_DATABASE_URL)] : [])
   ].filter((store) => only === undefined || only.includes(store.name))
-  const file = join(root, "bench/results", `${new Date().toISOString().slice(0, 10)}-scale.json`)
+  const yearOnly = process.env.SCALE_PHASES === "year"
+  // A run of some stores or phases only is written beside a whole one, not over it.
+  const part = [...(only ?? []), ...(yearOnly ? ["year"] : [])].join("-")
+  const file = join(
+    root,
+    "bench/results",
+    `${new Date().toISOString().slice(0, 10)}-scale${part === "" ? "" : `-${part}`}.json`
+  )
   const report = { date: new Date().toISOString(), cpus: cpus().length, users, stores: [] }
   try {
     for (const store of stores) {
       log(`${store.name}: seeding`)
+      if (yearOnly) {
+        // SCALE_PHASES=year: the large database a year on, nothing else.
+        const large = await seeded(store, "large", users, hashed)
+        const year = await aYearLater(store, large)
+        report.stores.push({ store: store.name, seed_seconds: large.seedSeconds, a_year_later: year })
+        await store.drop(large)
+        writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+        log(`written ${file}`)
+        continue
+      }
       const small = await seeded(store, "small", smallUsers, hashed)
       const large = await seeded(store, "large", users, hashed)
       const servers = {
