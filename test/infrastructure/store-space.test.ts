@@ -77,7 +77,7 @@ describe("the room deleted rows leave (StoreSpace)", () => {
         expect(size.after).toBeLessThan(size.before / 2)
         expect(freePagesOf(filename)).toBe(0)
         expect([...seen].filter((pages) => pages > 0 && pages < start).length).toBeGreaterThan(0)
-        }).pipe(Effect.provide(onFile(filename)))
+      }).pipe(Effect.provide(onFile(filename)))
     }
   )
 
