@@ -136,9 +136,8 @@ export const assembleApi = (
 
 /**
  * A feature of the service (auth, profile, verify, sessions, admin, oauth, passkey, email-sign-in,
- * email-change, jwks):
- * everything that serves it over HTTP, in one value (features/<name>/handlers.ts over its group
- * in group.ts), registered in the composition root's table of features. Adding a limited route
+ * email-change, jwks): everything that serves it over HTTP, in one value
+ * (features/<name>/handlers.ts over its group in group.ts), registered in the composition root's table of features. Adding a limited route
  * is a change to its group alone; adding a feature, to its folder, the table and the client
  * (docs/contributing.md, "Adding a feature").
  */

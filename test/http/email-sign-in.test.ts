@@ -47,6 +47,24 @@ for (const backend of TestApp.backendsWithFile()) {
     const outbox = makeOutbox()
     layer(TestApp.layer(backend, env, { deployment: { events: outbox.handlers } }), { excludeTestServices: true })(
       (it) => {
+        /** A registered address with a sign-in mail pending: the address, its mail, and a code that is not its. */
+        const pending = (label: string) =>
+          Effect.gen(function* () {
+            const email = uniqueEmail(label)
+            expect((yield* register(email)).status).toBe(202)
+            expect((yield* requestMail(email)).status).toBe(202)
+            const mail = yield* outbox.signInMail(email)
+            return { email, mail, wrong: mail.code === "000000" ? "111111" : "000000" }
+          })
+
+        /** `times` wrong codes for `email`, each refused alike. */
+        const guess = (email: string, wrong: string, times: number) =>
+          Effect.forEach(
+            Array.from({ length: times }),
+            () => Effect.map(confirm({ email, code: wrong }), (reply) => expectProblem(reply, 400, "SignInCodeError")),
+            { discard: true }
+          )
+
         it.effect("a mailed link signs a known account in once; a second use is refused", () =>
           Effect.gen(function* () {
             const email = uniqueEmail("link")
@@ -73,10 +91,7 @@ for (const backend of TestApp.backendsWithFile()) {
 
         it.effect("the mailed code signs in once, with the address in any case", () =>
           Effect.gen(function* () {
-            const email = uniqueEmail("code")
-            expect((yield* register(email)).status).toBe(202)
-            expect((yield* requestMail(email)).status).toBe(202)
-            const mail = yield* outbox.signInMail(email)
+            const { email, mail } = yield* pending("code")
             const body = signedIn(yield* confirm({ email: email.toUpperCase(), code: mail.code }))
             expect(body.user.email).toBe(email)
             expectProblem(yield* confirm({ email, code: mail.code }), 400, "SignInCodeError")
@@ -86,14 +101,8 @@ for (const backend of TestApp.backendsWithFile()) {
 
         it.effect("five wrong codes void the request: the right one is refused after them", () =>
           Effect.gen(function* () {
-            const email = uniqueEmail("guess")
-            expect((yield* register(email)).status).toBe(202)
-            expect((yield* requestMail(email)).status).toBe(202)
-            const mail = yield* outbox.signInMail(email)
-            const wrong = mail.code === "000000" ? "111111" : "000000"
-            for (let attempt = 0; attempt < 5; attempt++) {
-              expectProblem(yield* confirm({ email, code: wrong }), 400, "SignInCodeError")
-            }
+            const { email, mail, wrong } = yield* pending("guess")
+            yield* guess(email, wrong, 5)
             expectProblem(yield* confirm({ email, code: mail.code }), 400, "SignInCodeError")
             expectProblem(yield* confirm({ token: mail.token }), 401, "TokenError")
           })
@@ -101,14 +110,8 @@ for (const backend of TestApp.backendsWithFile()) {
 
         it.effect("wrong codes count toward the address's lockout with wrong passwords", () =>
           Effect.gen(function* () {
-            const email = uniqueEmail("locked")
-            expect((yield* register(email)).status).toBe(202)
-            expect((yield* requestMail(email)).status).toBe(202)
-            const mail = yield* outbox.signInMail(email)
-            const wrong = mail.code === "000000" ? "111111" : "000000"
-            for (let attempt = 0; attempt < 5; attempt++) {
-              expectProblem(yield* confirm({ email, code: wrong }), 400, "SignInCodeError")
-            }
+            const { email, mail, wrong } = yield* pending("locked")
+            yield* guess(email, wrong, 5)
             for (let attempt = 0; attempt < 3; attempt++) {
               expectProblem(yield* login(email, "not the password"), 401, "AuthenticationError")
             }
@@ -121,14 +124,8 @@ for (const backend of TestApp.backendsWithFile()) {
 
         it.effect("four wrong codes leave the request; the right code then signs in", () =>
           Effect.gen(function* () {
-            const email = uniqueEmail("typo")
-            expect((yield* register(email)).status).toBe(202)
-            expect((yield* requestMail(email)).status).toBe(202)
-            const mail = yield* outbox.signInMail(email)
-            const wrong = mail.code === "000000" ? "111111" : "000000"
-            for (let attempt = 0; attempt < 4; attempt++) {
-              expectProblem(yield* confirm({ email, code: wrong }), 400, "SignInCodeError")
-            }
+            const { email, mail, wrong } = yield* pending("typo")
+            yield* guess(email, wrong, 4)
             signedIn(yield* confirm({ email, code: mail.code }))
           })
         )
