@@ -110,7 +110,7 @@ for (const backend of TestApp.backendsWithFile()) {
 
         it.effect("wrong codes count toward the address's lockout with wrong passwords", () =>
           Effect.gen(function* () {
-            const { email, mail, wrong } = yield* pending("locked")
+            const { email, wrong } = yield* pending("locked")
             yield* guess(email, wrong, 5)
             for (let attempt = 0; attempt < 3; attempt++) {
               expectProblem(yield* login(email, "not the password"), 401, "AuthenticationError")
