@@ -5,14 +5,16 @@ import { join } from "node:path"
 import Database from "better-sqlite3"
 import { type Duration, Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { letRequestsIn, restAsLong, untilNoneLeft } from "../../application/batches.js"
+import { restAsLong, untilNoneLeft } from "../../application/batches.js"
 
 /**
  * A sweep of a large backlog runs batch after batch, each a write transaction on the SQLite file.
  * Another process that needs the write lock meanwhile (a `portcullis` command: its start-up
  * migrates) polls for it within its busy timeout. Found at a million users: with only a yield
  * between batches, `portcullis prune --dry-run` failed with SQLITE_BUSY while the serving
- * process swept. Resting as long as each batch took leaves it its turn.
+ * process swept. Resting as long as each batch took leaves it its turn. (The converse, that a
+ * bare yield starves the other process, is not asserted: the busy handler's retries can land in
+ * the short gap between two batches, so it holds most of the time, not always.)
  */
 
 const folder = mkdtempSync(join(tmpdir(), "portcullis-lock-"))
@@ -76,9 +78,5 @@ const sweepBeside = async (name: string, pause: (elapsed: Duration.Duration) => 
 describe("a sweep beside another process's write on the same SQLite file", () => {
   it("resting as long as each batch took, the other process gets the lock within its busy timeout", async () => {
     expect(await sweepBeside("resting", restAsLong)).toBe("written")
-  }, 30_000)
-
-  it("with a bare yield between batches it would not: the reason for the rest", async () => {
-    expect(await sweepBeside("yielding", () => letRequestsIn)).toBe("SQLITE_BUSY")
   }, 30_000)
 })
