@@ -1,7 +1,7 @@
 import { DateTime, type Duration, Effect, Layer, Schedule } from "effect"
 import { isEmptyReport, PRUNE_BATCH, type PruneCutoffs, type PruneReport, pruneCutoffs } from "../domain/Retention.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { restAsLong, untilNoneLeft } from "./batches.js"
+import { restAsLong, untilNoneFound, untilNoneLeft } from "./batches.js"
 import { AuditLog } from "./ports/AuditLog.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
 import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
@@ -23,19 +23,21 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
       pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
 
     const step = (name: SessionPruneStep, before: DateTime.Utc) =>
-      untilNoneLeft((size) => sessions.prune(name, before, size), PRUNE_BATCH, restAsLong)
+      untilNoneFound((size, from) => sessions.prune(name, before, size, from), PRUNE_BATCH, restAsLong)
 
     /** One sweep: every rule in turn, then the free pages. Answers what it deleted. */
     const prune = Effect.fn("Pruning.prune")(function* () {
       const cutoffs = cutoffsAt(yield* DateTime.now)
+      const ended = cutoffs.sessionsEndedBefore
       const expired = yield* step("expiredTokens", cutoffs.tokensExpiredBefore)
-      const ofEnded = yield* step("endedSessionTokens", cutoffs.sessionsEndedBefore)
+      const ofRevoked = yield* step("revokedSessionTokens", ended)
+      const ofExpired = yield* step("expiredSessionTokens", ended)
       const report: PruneReport = {
-        refreshTokens: expired + ofEnded,
-        sessions: yield* step("endedSessions", cutoffs.sessionsEndedBefore),
+        refreshTokens: expired + ofRevoked + ofExpired,
+        sessions: (yield* step("revokedSessions", ended)) + (yield* step("expiredSessions", ended)),
         sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
-        auditEvents: yield* untilNoneLeft(
-          (size) => log.deleteBefore(cutoffs.auditBefore, size),
+        auditEvents: yield* untilNoneFound(
+          (size, from) => log.deleteBefore(cutoffs.auditBefore, size, from),
           PRUNE_BATCH,
           restAsLong
         ),

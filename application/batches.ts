@@ -1,5 +1,5 @@
 import { Duration, Effect } from "effect"
-import { nextBatchSize } from "../domain/Retention.js"
+import { nextBatchSize, PRUNE_START, type PruneBatch } from "../domain/Retention.js"
 
 /**
  * Work on many rows is done in batches with a pause between them (DECISIONS.md, "Data over
@@ -23,27 +23,41 @@ export const restAsLong = (elapsed: Duration.Duration) =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(Duration.toMillis(elapsed)))))
 
 /**
- * Batch after batch until one finds nothing: answers the rows of all of them. Each batch is given
- * its size, at most `max`, smaller while batches take longer than BATCH_BUDGET_MILLIS
- * (domain/Retention.ts `nextBatchSize`); `pause` runs between batches, given the last one's time.
+ * Batch after batch until one finds nothing: answers the rows all of them deleted (or cleared).
+ * Each batch is given its size, at most `max`, smaller while batches take longer than
+ * BATCH_BUDGET_MILLIS (domain/Retention.ts `nextBatchSize`), and the key the last one reached;
+ * `pause` runs between batches, given the last one's time.
  */
-export const untilNoneLeft = <E, R>(
-  batch: (size: number) => Effect.Effect<number, E, R>,
+export const untilNoneFound = <E, R>(
+  batch: (size: number, from: number) => Effect.Effect<PruneBatch, E, R>,
   max: number,
   pause: (elapsed: Duration.Duration) => Effect.Effect<void> = () => letRequestsIn
 ) =>
   Effect.iterate(
-    { total: 0, last: -1, size: max },
+    { total: 0, found: -1, size: max, from: PRUNE_START },
     {
-      while: (state) => state.last !== 0,
+      while: (state) => state.found !== 0,
       body: (state) =>
         Effect.map(
-          Effect.tap(Effect.timed(batch(state.size)), ([elapsed]) => pause(elapsed)),
-          ([elapsed, done]) => ({
+          Effect.tap(Effect.timed(batch(state.size, state.from)), ([elapsed]) => pause(elapsed)),
+          ([elapsed, { found, done, reached }]) => ({
             total: state.total + done,
-            last: done,
-            size: nextBatchSize(state.size, Duration.toMillis(elapsed), max)
+            found,
+            size: nextBatchSize(state.size, Duration.toMillis(elapsed), max),
+            from: reached
           })
         )
     }
   ).pipe(Effect.map((state) => state.total))
+
+/** Batch after batch of rows taken in no particular order, until one finds nothing (untilNoneFound). */
+export const untilNoneLeft = <E, R>(
+  batch: (size: number) => Effect.Effect<number, E, R>,
+  max: number,
+  pause?: (elapsed: Duration.Duration) => Effect.Effect<void>
+) =>
+  untilNoneFound(
+    (size) => Effect.map(batch(size), (done): PruneBatch => ({ found: done, done, reached: PRUNE_START })),
+    max,
+    pause
+  )

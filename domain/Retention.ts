@@ -46,6 +46,22 @@ export const pruneCutoffs = (rules: RetentionRules, now: DateTime.Utc): PruneCut
   signInRequestsExpiredBefore: now
 })
 
+/**
+ * One batch of a sweep's step, which takes its rows in the order of a key (an instant in
+ * milliseconds): how many rows it found, how many it deleted (or cleared), and the key it reached.
+ * The next batch starts at that key rather than at the lowest: on PostgreSQL the index entries of
+ * the rows a batch deleted stay until a vacuum reaches them, and batches that each started from
+ * the lowest key would walk all of those again, each a little longer than the last.
+ */
+export interface PruneBatch {
+  readonly found: number
+  readonly done: number
+  readonly reached: number
+}
+
+/** The key a step's first batch starts at: before every instant a store holds. */
+export const PRUNE_START = Number.MIN_SAFE_INTEGER
+
 /** At most this many rows in one statement of a sweep, so that none holds the store for long. */
 export const PRUNE_BATCH = 1_000
 

@@ -1,5 +1,6 @@
 import { Context, type DateTime, type Effect } from "effect"
 import type { AuditEntry, AuditQuery, AuditRecord } from "../../domain/Audit.js"
+import type { PruneBatch } from "../../domain/Retention.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 
 /**
@@ -14,8 +15,15 @@ export class AuditLog extends Context.Tag("app/AuditLog")<
     readonly append: (entry: AuditEntry) => Effect.Effect<void, StoreUnavailableError>
     /** The entries the query selects, newest first, at most `limit` of them. */
     readonly list: (query: AuditQuery) => Effect.Effect<ReadonlyArray<AuditRecord>, StoreUnavailableError>
-    /** Deletes at most `limit` of the entries that occurred before `cutoff`, oldest first; answers how many. */
-    readonly deleteBefore: (cutoff: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+    /**
+     * Deletes at most `limit` of the entries that occurred before `cutoff`, oldest first, from
+     * those that occurred at or after `from` (a sweep's batch, keyed by the time of occurrence).
+     */
+    readonly deleteBefore: (
+      cutoff: DateTime.Utc,
+      limit: number,
+      from: number
+    ) => Effect.Effect<PruneBatch, StoreUnavailableError>
     /** How many entries occurred before `cutoff`. */
     readonly countBefore: (cutoff: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
   }

@@ -1,6 +1,6 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
 import type { UserNotFoundError } from "../../domain/errors.js"
-import type { PruneCutoffs, PruneReport } from "../../domain/Retention.js"
+import type { PruneBatch, PruneCutoffs, PruneReport } from "../../domain/Retention.js"
 import type { FamilyId, SessionPosition, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import type { UserId } from "../../domain/User.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
@@ -41,14 +41,26 @@ export interface EndedBatch {
 
 /**
  * The sweeps of refresh tokens and sessions (DECISIONS.md, "Data over time"), in the order a
- * sweep runs them, each over rows whose purpose ended before its cutoff (domain/Retention.ts):
- * - `expiredTokens`: tokens past their own expiry;
- * - `endedSessionTokens`: the tokens of sessions ended before the cutoff, so that deleting a
- *   session never cascades to more rows than one batch;
- * - `endedSessions`: the sessions themselves, with any token left;
- * - `sealedSuccessors`: the sealed successors of tokens rotated before the cutoff, cleared.
+ * sweep runs them, each over rows whose purpose ended before its cutoff (domain/Retention.ts),
+ * taken in the order of one time (the step's key):
+ * - `expiredTokens`: tokens past their own expiry (by expiry);
+ * - `revokedSessionTokens`, `expiredSessionTokens`: the tokens of sessions revoked, or expired,
+ *   before the cutoff (by that time), so that deleting a session never cascades to more rows
+ *   than one batch;
+ * - `revokedSessions`, `expiredSessions`: the sessions themselves, with any token left;
+ * - `sealedSuccessors`: the sealed successors of tokens rotated before the cutoff, cleared (by
+ *   rotation).
  */
-export type SessionPruneStep = "expiredTokens" | "endedSessionTokens" | "endedSessions" | "sealedSuccessors"
+export const sessionPruneSteps = [
+  "expiredTokens",
+  "revokedSessionTokens",
+  "expiredSessionTokens",
+  "revokedSessions",
+  "expiredSessions",
+  "sealedSuccessors"
+] as const
+
+export type SessionPruneStep = (typeof sessionPruneSteps)[number]
 
 /**
  * Refresh tokens, stored as digests and grouped in families (sessions) with their client
@@ -135,12 +147,16 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
       familyId: FamilyId,
       now: DateTime.Utc
     ) => Effect.Effect<boolean, StoreUnavailableError>
-    /** One batch of a sweep's step: at most `limit` rows deleted (or cleared); answers how many. */
+    /**
+     * One batch of a sweep's step: at most `limit` of its rows, the first by its key at or after
+     * `from`, deleted (or cleared).
+     */
     readonly prune: (
       step: SessionPruneStep,
       before: DateTime.Utc,
-      limit: number
-    ) => Effect.Effect<number, StoreUnavailableError>
+      limit: number,
+      from: number
+    ) => Effect.Effect<PruneBatch, StoreUnavailableError>
     /**
      * What a sweep at `cutoffs` would delete (or clear) now, for a dry run: each row counted once,
      * as the steps in their order would meet it.

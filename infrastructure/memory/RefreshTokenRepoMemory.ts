@@ -1,5 +1,6 @@
 import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
+import type { PruneBatch } from "../../domain/Retention.js"
 import { byRecentUse, type FamilyId, isAfter, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 
@@ -22,34 +23,50 @@ export const make = Effect.sync(() => {
     ((Option.isSome(family.revoked_at) && DateTime.lessThan(family.revoked_at.value, before)) ||
       DateTime.lessThan(family.expires_at, before))
 
-  /** The keys of the rows of a sweep's step whose purpose ended before `before`. */
-  const prunable = function* (step: SessionPruneStep, before: DateTime.Utc): Generator<string> {
-    if (step === "endedSessions") {
-      for (const family of families.values()) if (endedBefore(family, before)) yield family.family_id
+  const isSession = (step: SessionPruneStep) => step === "revokedSessions" || step === "expiredSessions"
+
+  /** The rows of a sweep's step whose purpose ended before `before`: each one's id and key. */
+  const prunable = function* (step: SessionPruneStep, before: DateTime.Utc): Generator<[string, DateTime.Utc]> {
+    const ended = (family: TokenFamily | undefined) =>
+      family === undefined
+        ? Option.none()
+        : Option.filter(
+            step === "revokedSessions" || step === "revokedSessionTokens"
+              ? family.revoked_at
+              : Option.some(family.expires_at),
+            (time) => DateTime.lessThan(time, before)
+          )
+    if (isSession(step)) {
+      for (const family of families.values()) {
+        const key = ended(family)
+        if (Option.isSome(key)) yield [family.family_id, key.value]
+      }
       return
     }
     for (const token of tokens.values()) {
-      const due =
+      const key =
         step === "expiredTokens"
-          ? DateTime.lessThan(token.expires_at, before)
-          : step === "endedSessionTokens"
-            ? endedBefore(families.get(token.family_id), before)
-            : Option.isSome(token.sealed_successor) &&
-              Option.isSome(token.rotated_at) &&
-              DateTime.lessThan(token.rotated_at.value, before)
-      if (due) yield token.digest
+          ? Option.filter(Option.some(token.expires_at), (time) => DateTime.lessThan(time, before))
+          : step === "sealedSuccessors"
+            ? Option.filter(
+                token.rotated_at,
+                (time) => Option.isSome(token.sealed_successor) && DateTime.lessThan(time, before)
+              )
+            : ended(families.get(token.family_id))
+      if (Option.isSome(key)) yield [token.digest, key.value]
     }
   }
 
-  const pruneOne = (step: SessionPruneStep, key: string) => {
-    if (step === "endedSessions") {
-      families.delete(key as FamilyId)
-      for (const [digest, token] of tokens) if (token.family_id === key) tokens.delete(digest)
+  /** Deletes (or, for sealed successors, clears) one row of a step; a session goes with its tokens. */
+  const pruneOne = (step: SessionPruneStep, id: string) => {
+    if (isSession(step)) {
+      families.delete(id as FamilyId)
+      for (const [digest, token] of tokens) if (token.family_id === id) tokens.delete(digest)
     } else if (step === "sealedSuccessors") {
-      const token = tokens.get(key) as StoredRefreshToken
-      tokens.set(key, new StoredRefreshToken({ ...token, sealed_successor: Option.none() }, validated))
+      const token = tokens.get(id) as StoredRefreshToken
+      tokens.set(id, new StoredRefreshToken({ ...token, sealed_successor: Option.none() }, validated))
     } else {
-      tokens.delete(key)
+      tokens.delete(id)
     }
   }
 
@@ -120,7 +137,7 @@ export const make = Effect.sync(() => {
         )
         if (what === "sessions") {
           const batch = [...owned].slice(0, limit)
-          for (const familyId of batch) pruneOne("endedSessions", familyId)
+          for (const familyId of batch) pruneOne("revokedSessions", familyId)
           return batch.length
         }
         const batch = [...tokens.values()].filter((token) => owned.has(token.family_id)).slice(0, limit)
@@ -157,15 +174,15 @@ export const make = Effect.sync(() => {
         const family = families.get(familyId)
         return family !== undefined && family.user_id === userId && isLive(family, now) && revoke(family, now)
       }),
-    prune: (step, before, limit) =>
-      Effect.sync(() => {
-        const keys: Array<string> = []
-        for (const key of prunable(step, before)) {
-          if (keys.length >= limit) break
-          keys.push(key)
-        }
-        for (const key of keys) pruneOne(step, key)
-        return keys.length
+    prune: (step, before, limit, from) =>
+      Effect.sync((): PruneBatch => {
+        const batch = [...prunable(step, before)]
+          .map(([id, key]) => [id, DateTime.toEpochMillis(key)] as const)
+          .filter(([, key]) => key >= from)
+          .sort(([, a], [, b]) => a - b)
+          .slice(0, limit)
+        for (const [id] of batch) pruneOne(step, id)
+        return { found: batch.length, done: batch.length, reached: batch.at(-1)?.[1] ?? from }
       }),
     pending: (cutoffs) =>
       Effect.sync(() => {

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Schema } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } from "../../domain/Audit.js"
+import type { PruneBatch } from "../../domain/Retention.js"
 import { UserId } from "../../domain/User.js"
 import { SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
@@ -57,12 +58,25 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    // One batch through the time index: a backlog never becomes one long statement.
-    deleteBefore: (cutoff, limit) =>
-      sql`DELETE FROM audit_events WHERE id IN (
-          SELECT id FROM audit_events WHERE occurred_at < ${cutoff.epochMillis} ORDER BY occurred_at LIMIT ${limit})
-        RETURNING id`.pipe(
-        Effect.map((rows) => rows.length),
+    // One batch through the time index, from where the last one reached: a backlog never becomes
+    // one long statement, and no batch walks again what an earlier one deleted.
+    deleteBefore: (cutoff, limit, from) =>
+      sql<{ readonly id: number | string; readonly occurred_at: number | string }>`SELECT id, occurred_at
+        FROM audit_events WHERE occurred_at < ${cutoff.epochMillis} AND occurred_at >= ${from}
+        ORDER BY occurred_at LIMIT ${limit}`.pipe(
+        Effect.flatMap((rows) => {
+          const last = rows.at(-1)
+          return last === undefined
+            ? Effect.succeed<PruneBatch>({ found: 0, done: 0, reached: from })
+            : Effect.map(
+                sql`DELETE FROM audit_events WHERE id IN ${sql.in(rows.map((row) => row.id))} RETURNING id`,
+                (deleted): PruneBatch => ({
+                  found: rows.length,
+                  done: deleted.length,
+                  reached: Number(last.occurred_at)
+                })
+              )
+        }),
         unavailable
       ),
 

@@ -3,6 +3,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
+import type { PruneBatch } from "../../domain/Retention.js"
 import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
@@ -33,22 +34,40 @@ const endedBefore = (sql: SqlClient.SqlClient, before: number) =>
   sql`((f.revoked_at IS NOT NULL AND f.revoked_at < ${before}) OR f.expires_at < ${before})`
 
 /**
- * The rows of each sweep's step whose purpose ended before `before`, as a condition on `t`
- * (refresh_tokens) or `f` (token_families), each served by an index (migration 0009).
+ * The rows of each sweep's step whose purpose ended before `before`: where they are (`t` is
+ * refresh_tokens, `f` token_families), the key a batch takes them in the order of, the column
+ * naming the row changed, and the condition; each served by an index (migrations 0001, 0009).
  */
 const prunable = (sql: SqlClient.SqlClient, step: SessionPruneStep, before: number) => {
+  const tokensOfFamilies = sql`token_families f JOIN refresh_tokens t ON t.family_id = f.family_id`
   switch (step) {
     case "expiredTokens":
-      return { from: sql`refresh_tokens t`, where: sql`t.expires_at < ${before}` }
-    case "endedSessionTokens":
+      return { from: sql`refresh_tokens t`, key: "t.expires_at", id: "t.digest", where: sql`t.expires_at < ${before}` }
+    case "revokedSessionTokens":
+      return { from: tokensOfFamilies, key: "f.revoked_at", id: "t.digest", where: sql`f.revoked_at < ${before}` }
+    case "expiredSessionTokens":
+      return { from: tokensOfFamilies, key: "f.expires_at", id: "t.digest", where: sql`f.expires_at < ${before}` }
+    case "revokedSessions":
       return {
-        from: sql`refresh_tokens t JOIN token_families f ON f.family_id = t.family_id`,
-        where: endedBefore(sql, before)
+        from: sql`token_families f`,
+        key: "f.revoked_at",
+        id: "f.family_id",
+        where: sql`f.revoked_at < ${before}`
       }
-    case "endedSessions":
-      return { from: sql`token_families f`, where: endedBefore(sql, before) }
+    case "expiredSessions":
+      return {
+        from: sql`token_families f`,
+        key: "f.expires_at",
+        id: "f.family_id",
+        where: sql`f.expires_at < ${before}`
+      }
     case "sealedSuccessors":
-      return { from: sql`refresh_tokens t`, where: sql`t.sealed_successor IS NOT NULL AND t.rotated_at < ${before}` }
+      return {
+        from: sql`refresh_tokens t`,
+        key: "t.rotated_at",
+        id: "t.digest",
+        where: sql`t.sealed_successor IS NOT NULL AND t.rotated_at < ${before}`
+      }
   }
 }
 
@@ -192,20 +211,31 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    // One batch: the keys of at most `limit` rows, then the rows by their keys, so that no
-    // statement holds the store for longer than a batch takes on either dialect.
-    prune: (step, before, limit) => {
-      const { from, where } = prunable(sql, step, before.epochMillis)
-      const batch = (key: string) => sql`SELECT ${sql.literal(key)} FROM ${from} WHERE ${where} LIMIT ${limit}`
-      const statement =
-        step === "endedSessions"
-          ? sql`DELETE FROM token_families WHERE family_id IN (${batch("f.family_id")}) RETURNING family_id`
+    // One batch: at most `limit` rows in the order of the step's key from where the last batch
+    // reached, then the rows by their ids, so that no statement holds the store for longer than a
+    // batch takes, and none walks again what an earlier batch deleted.
+    prune: (step, before, limit, from) => {
+      const rule = prunable(sql, step, before.epochMillis)
+      const key = sql.literal(rule.key)
+      const change = (ids: ReadonlyArray<string>) =>
+        step === "revokedSessions" || step === "expiredSessions"
+          ? sql`DELETE FROM token_families WHERE family_id IN ${sql.in(ids)} RETURNING family_id`
           : step === "sealedSuccessors"
-            ? sql`UPDATE refresh_tokens SET sealed_successor = NULL WHERE digest IN (${batch("t.digest")})
-                RETURNING digest`
-            : sql`DELETE FROM refresh_tokens WHERE digest IN (${batch("t.digest")}) RETURNING digest`
-      return statement.pipe(
-        Effect.map((rows) => rows.length),
+            ? sql`UPDATE refresh_tokens SET sealed_successor = NULL
+                WHERE digest IN ${sql.in(ids)} AND sealed_successor IS NOT NULL RETURNING digest`
+            : sql`DELETE FROM refresh_tokens WHERE digest IN ${sql.in(ids)} RETURNING digest`
+      return sql<{ readonly row_id: string; readonly row_key: number | string }>`SELECT
+          ${sql.literal(rule.id)} AS row_id, ${key} AS row_key FROM ${rule.from}
+        WHERE ${rule.where} AND ${key} >= ${from} ORDER BY ${key} LIMIT ${limit}`.pipe(
+        Effect.flatMap((rows) => {
+          const last = rows.at(-1)
+          return last === undefined
+            ? Effect.succeed<PruneBatch>({ found: 0, done: 0, reached: from })
+            : Effect.map(
+                change(rows.map((row) => row.row_id)),
+                (changed): PruneBatch => ({ found: rows.length, done: changed.length, reached: Number(last.row_key) })
+              )
+        }),
         unavailable
       )
     },

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
+import { PRUNE_START } from "../../domain/Retention.js"
 import { Email, UserId } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
 import { auditEntry as entry } from "../support/sessionRecords.js"
@@ -57,21 +58,28 @@ for (const backend of databases) {
       )
     )
 
-    it.effect("deleteBefore deletes at most a batch of the entries older than the cutoff, oldest first", () =>
-      run(
-        Effect.gen(function* () {
-          const log = yield* AuditLog
-          for (const time of [1_000, 1_500, 1_700, 2_000, 3_000]) yield* log.append(entry("account.locked", null, time))
-          expect(yield* log.countBefore(DateTime.unsafeMake(2_000))).toBe(3)
-          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000), 2)).toBe(2)
-          expect(yield* log.countBefore(DateTime.unsafeMake(2_000))).toBe(1)
-          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000), 2)).toBe(1)
-          expect((yield* log.list({ limit: 10 })).map((record) => DateTime.toEpochMillis(record.occurred_at))).toEqual([
-            3_000, 2_000
-          ])
-          expect(yield* log.deleteBefore(DateTime.unsafeMake(2_000), 2)).toBe(0)
-        })
-      )
+    it.effect(
+      "deleteBefore deletes at most a batch of the entries older than the cutoff, oldest first, from where the last reached",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const log = yield* AuditLog
+            const cutoff = DateTime.unsafeMake(2_000)
+            for (const time of [1_700, 1_000, 1_500, 2_000, 3_000])
+              yield* log.append(entry("account.locked", null, time))
+            expect(yield* log.countBefore(cutoff)).toBe(3)
+            const first = yield* log.deleteBefore(cutoff, 2, PRUNE_START)
+            expect(first).toEqual({ found: 2, done: 2, reached: 1_500 })
+            expect(yield* log.countBefore(cutoff)).toBe(1)
+            // Nothing before `from` is taken.
+            expect(yield* log.deleteBefore(cutoff, 2, 1_800)).toEqual({ found: 0, done: 0, reached: 1_800 })
+            expect(yield* log.deleteBefore(cutoff, 2, first.reached)).toEqual({ found: 1, done: 1, reached: 1_700 })
+            expect(
+              (yield* log.list({ limit: 10 })).map((record) => DateTime.toEpochMillis(record.occurred_at))
+            ).toEqual([3_000, 2_000])
+            expect(yield* log.deleteBefore(cutoff, 2, 1_700)).toEqual({ found: 0, done: 0, reached: 1_700 })
+          })
+        )
     )
 
     it.effect("entries outlive the user they are about", () =>

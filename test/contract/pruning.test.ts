@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Duration, Effect, Option } from "effect"
 import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { pruneCutoffs } from "../../domain/Retention.js"
+import { PRUNE_START, pruneCutoffs } from "../../domain/Retention.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, type UserId } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
@@ -94,15 +94,20 @@ const stored = (digest: string) =>
     Option.map(({ token }) => Option.getOrNull(token.sealed_successor))
   )
 
-/** Every batch of a step until one finds nothing: the rows of each batch. */
+/**
+ * Every batch of a step until one finds nothing, each from where the last reached: the rows each
+ * deleted (or cleared).
+ */
 const allBatches = (step: SessionPruneStep, before: DateTime.Utc, limit: number) =>
   Effect.gen(function* () {
     const tokens = yield* RefreshTokenRepo
     const batches: Array<number> = []
+    let from = PRUNE_START
     for (;;) {
-      const rows = yield* tokens.prune(step, before, limit)
-      batches.push(rows)
-      if (rows === 0) return batches
+      const batch = yield* tokens.prune(step, before, limit, from)
+      batches.push(batch.done)
+      if (batch.found === 0) return batches
+      from = batch.reached
     }
   })
 
@@ -134,13 +139,16 @@ for (const backend of databases) {
           // A rotated token that has not expired stays: presented late, it is still reuse.
           expect(yield* stored("live-2")).toEqual(Option.some("sealed-2"))
 
-          expect(yield* allBatches("endedSessionTokens", cutoffs.sessionsEndedBefore, 1_000)).toEqual([2, 0])
+          expect(yield* allBatches("revokedSessionTokens", cutoffs.sessionsEndedBefore, 1_000)).toEqual([2, 0])
+          // The expired session's token expired with it, and is gone already.
+          expect(yield* allBatches("expiredSessionTokens", cutoffs.sessionsEndedBefore, 1_000)).toEqual([0])
           expect(yield* stored("rl-1")).toEqual(Option.none())
           expect(yield* stored("rl-2")).toEqual(Option.none())
           // Ended five minutes ago: its access tokens may still be presented, and must be refused.
           expect(yield* stored("rr-1")).toEqual(Option.some(null))
 
-          expect(yield* allBatches("endedSessions", cutoffs.sessionsEndedBefore, 1_000)).toEqual([2, 0])
+          expect(yield* allBatches("revokedSessions", cutoffs.sessionsEndedBefore, 1_000)).toEqual([1, 0])
+          expect(yield* allBatches("expiredSessions", cutoffs.sessionsEndedBefore, 1_000)).toEqual([1, 0])
           expect(yield* tokens.isEnded(FamilyId.make("revoked-long"))).toBe(true)
           expect(yield* tokens.isEnded(FamilyId.make("revoked-recent"))).toBe(true)
           expect(yield* tokens.isEnded(FamilyId.make("live"))).toBe(false)
@@ -169,13 +177,35 @@ for (const backend of databases) {
       )
     )
 
-    it.effect("a batch holds at most its limit of rows", () =>
+    it.effect("a batch holds at most its limit of rows; rows of one key split over batches are all taken", () =>
       run(
         Effect.gen(function* () {
           yield* sessions
           expect(yield* allBatches("expiredTokens", cutoffs.tokensExpiredBefore, 1)).toEqual([1, 1, 0])
-          expect(yield* allBatches("endedSessionTokens", cutoffs.sessionsEndedBefore, 1)).toEqual([1, 1, 0])
-          expect(yield* allBatches("endedSessions", cutoffs.sessionsEndedBefore, 1)).toEqual([1, 1, 0])
+          // rl-1 and rl-2 share their session's time of revocation, the step's key.
+          expect(yield* allBatches("revokedSessionTokens", cutoffs.sessionsEndedBefore, 1)).toEqual([1, 1, 0])
+          expect(yield* stored("rl-2")).toEqual(Option.none())
+        })
+      )
+    )
+
+    it.effect("a batch takes the step's rows in the order of its key, from where the last one reached", () =>
+      run(
+        Effect.gen(function* () {
+          yield* sessions
+          const tokens = yield* RefreshTokenRepo
+          // ex-1 expired an hour ago, live-1 a millisecond ago: the first batch of one takes ex-1.
+          const first = yield* tokens.prune("expiredTokens", cutoffs.tokensExpiredBefore, 1, PRUNE_START)
+          expect(first).toEqual({ found: 1, done: 1, reached: NOW - HOUR })
+          expect(yield* stored("ex-1")).toEqual(Option.none())
+          expect(yield* stored("live-1")).toEqual(Option.some(null))
+          // Rows before `from` are not taken, whatever is left of them.
+          const past = yield* tokens.prune("expiredTokens", cutoffs.tokensExpiredBefore, 10, NOW)
+          expect(past).toEqual({ found: 0, done: 0, reached: NOW })
+          expect(yield* stored("live-1")).toEqual(Option.some(null))
+          const next = yield* tokens.prune("expiredTokens", cutoffs.tokensExpiredBefore, 10, first.reached)
+          expect(next).toEqual({ found: 1, done: 1, reached: NOW - 1 })
+          expect(yield* stored("live-1")).toEqual(Option.none())
         })
       )
     )
@@ -184,7 +214,8 @@ for (const backend of databases) {
       run(
         Effect.gen(function* () {
           yield* sessions
-          expect(yield* allBatches("endedSessions", cutoffs.sessionsEndedBefore, 1_000)).toEqual([2, 0])
+          expect(yield* allBatches("revokedSessions", cutoffs.sessionsEndedBefore, 1_000)).toEqual([1, 0])
+          expect(yield* allBatches("expiredSessions", cutoffs.sessionsEndedBefore, 1_000)).toEqual([1, 0])
           expect(yield* stored("rl-2")).toEqual(Option.none())
           expect(yield* stored("ex-1")).toEqual(Option.none())
           expect(yield* stored("rr-1")).toEqual(Option.some(null))
