@@ -29,6 +29,7 @@ import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
 import * as ChallengeStoreMemory from "../infrastructure/memory/ChallengeStoreMemory.js"
 import * as EmailSignInRequestsMemory from "../infrastructure/memory/EmailSignInRequestsMemory.js"
 import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRepoMemory.js"
+import * as OutboxMemory from "../infrastructure/memory/OutboxMemory.js"
 import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.js"
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
 import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
@@ -42,6 +43,7 @@ import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
+import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
@@ -131,6 +133,7 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         OAuthAccountRepoMemory.layer,
         AuditLogMemory.layer,
         EmailSignInRequestsMemory.layer,
+        OutboxMemory.layer,
         StoreSpaceNone.layer,
         TransactionMemory.layer
       )
@@ -163,6 +166,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
     EmailSignInRequestsSql.layer,
+    OutboxSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

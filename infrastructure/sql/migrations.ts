@@ -201,6 +201,40 @@ export const loader = Migrator.fromRecord({
       created_at ${type("millis")} NOT NULL,
       expires_at ${type("millis")} NOT NULL
     )`.pipe(Effect.zipRight(sql`CREATE INDEX email_sign_in_requests_expiry ON email_sign_in_requests (expires_at)`))
+  ),
+  // Webhooks (application/ports/Outbox.ts): a message a row, written with the change it reports.
+  // The pending ones are found by their next try and by their user's queue to an endpoint; the
+  // delivered and the dead by the time the sweep keys them by.
+  "0012_webhook_outbox": migration((sql, type) =>
+    sql`CREATE TABLE webhook_outbox (
+      seq ${type("ascendingKey")},
+      id TEXT NOT NULL UNIQUE,
+      endpoint TEXT NOT NULL,
+      user_id TEXT,
+      type TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at ${type("millis")} NOT NULL,
+      attempts ${type("integer")} NOT NULL DEFAULT 0,
+      next_attempt_at ${type("millis")} NOT NULL,
+      claim TEXT,
+      claimed_until ${type("millis")},
+      delivered_at ${type("millis")},
+      dead_at ${type("millis")},
+      last_error TEXT
+    )`.pipe(
+      Effect.zipRight(
+        sql`CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at)
+          WHERE delivered_at IS NULL AND dead_at IS NULL`
+      ),
+      Effect.zipRight(
+        sql`CREATE INDEX webhook_outbox_queue ON webhook_outbox (endpoint, user_id, seq)
+          WHERE delivered_at IS NULL AND dead_at IS NULL`
+      ),
+      Effect.zipRight(
+        sql`CREATE INDEX webhook_outbox_delivered ON webhook_outbox (delivered_at) WHERE delivered_at IS NOT NULL`
+      ),
+      Effect.zipRight(sql`CREATE INDEX webhook_outbox_dead ON webhook_outbox (dead_at) WHERE dead_at IS NOT NULL`)
+    )
   )
 })
 

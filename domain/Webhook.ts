@@ -1,0 +1,75 @@
+import { Data, DateTime, Duration } from "effect"
+import { AuditEventType } from "./Audit.js"
+import { eventNames } from "./Events.js"
+
+/**
+ * Webhooks (DECISIONS.md, "Webhooks"): events that leave the process. Each is written to the
+ * outbox in the transaction of the change it reports, then sent at least once, in order per user
+ * and endpoint, signed to the Standard Webhooks specification, tried again after a failure on the
+ * schedule below, and dead after its last try.
+ */
+
+/** Every event type an endpoint may subscribe to: the spec's events and the audit log's types. */
+export const webhookEventTypes: ReadonlyArray<string> = [...eventNames, ...AuditEventType.literals]
+
+/** An endpoint's choice of events: every one, or the types named. */
+export type Subscription = "*" | ReadonlyArray<string>
+
+/** Whether an endpoint subscribed to `events` is sent an event of `type`. */
+export const wants = (events: Subscription, type: string): boolean => events === "*" || events.includes(type)
+
+/** The names among `events` that are no event type: a subscription naming one is refused. */
+export const unknownEventTypes = (events: Subscription): ReadonlyArray<string> =>
+  events === "*" ? [] : events.filter((type) => !webhookEventTypes.includes(type))
+
+/**
+ * The waits before each try after the first, which is at once: a receiver that is down for a
+ * while (a deployment, a restart) is reached again within seconds, one down for a day is given
+ * up on after about a day. Eight tries in all, as Standard Webhooks' reference senders make them.
+ */
+export const RETRY_DELAYS: ReadonlyArray<Duration.Duration> = [
+  Duration.seconds(5),
+  Duration.minutes(5),
+  Duration.minutes(30),
+  Duration.hours(2),
+  Duration.hours(5),
+  Duration.hours(10),
+  Duration.hours(10)
+]
+
+/** How many tries a message is given before it is dead. */
+export const MAX_ATTEMPTS = RETRY_DELAYS.length + 1
+
+/** A wait is moved by up to this share either way, so that messages failed together are not tried again together. */
+export const JITTER = 0.2
+
+/** What follows a failed try. */
+export type AfterFailure = Data.TaggedEnum<{
+  /** Try again at `at`. */
+  Retry: { readonly at: DateTime.Utc }
+  /** That was the last try: the message is dead until an operator sends it again. */
+  Dead: {}
+}>
+export const AfterFailure = Data.taggedEnum<AfterFailure>()
+
+/**
+ * After the `attempts`-th try failed at `now`: when to try again, or dead. `random` is a number
+ * in [0, 1) that places the wait within its jitter.
+ */
+export const afterFailure = (attempts: number, now: DateTime.Utc, random: number): AfterFailure => {
+  const delay = RETRY_DELAYS[attempts - 1]
+  if (delay === undefined) return AfterFailure.Dead()
+  const millis = Duration.toMillis(delay) * (1 - JITTER + 2 * JITTER * random)
+  return AfterFailure.Retry({ at: DateTime.addDuration(now, Duration.millis(Math.round(millis))) })
+}
+
+/** The body an endpoint receives: ids and public fields only, never a secret, token or password. */
+export interface WebhookPayload {
+  readonly type: string
+  /** When the change happened, ISO 8601. */
+  readonly timestamp: string
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+/** A message's body as sent and signed: the JSON of its payload. */
+export const payloadBody = (payload: WebhookPayload): string => JSON.stringify(payload)
