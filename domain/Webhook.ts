@@ -1,4 +1,4 @@
-import { Data, DateTime, Duration } from "effect"
+import { Data, DateTime, Duration, type Redacted } from "effect"
 import { AuditEventType } from "./Audit.js"
 import { eventNames } from "./Events.js"
 
@@ -73,3 +73,22 @@ export interface WebhookPayload {
 
 /** A message's body as sent and signed: the JSON of its payload. */
 export const payloadBody = (payload: WebhookPayload): string => JSON.stringify(payload)
+
+/** What one try of a message came to. */
+export type DeliveryOutcome = Data.TaggedEnum<{
+  /** The receiver answered 2xx: the message is delivered. */
+  Delivered: { readonly status: number }
+  /** Anything else (an answer not 2xx, a redirect, a timeout, a refused address): why, for the operator. */
+  Failed: { readonly reason: string }
+}>
+export const DeliveryOutcome = Data.taggedEnum<DeliveryOutcome>()
+
+/** An endpoint messages are sent to. */
+export interface WebhookEndpoint {
+  /** Stable while its URL is the same: the outbox's rows name it. */
+  readonly id: string
+  readonly url: string
+  /** `whsec_` and the key in base64, as Standard Webhooks writes secrets. */
+  readonly secret: Redacted.Redacted<string>
+  readonly events: Subscription
+}
