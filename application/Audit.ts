@@ -11,6 +11,8 @@ import {
 import type { ClientInfo } from "../domain/Session.js"
 import type { UserId } from "../domain/User.js"
 import { AuditLog } from "./ports/AuditLog.js"
+import { Transaction } from "./ports/Transaction.js"
+import { Webhooks } from "./Webhooks.js"
 
 /**
  * Where the request being served came from, and on whose authority it acts when that is not the
@@ -50,10 +52,15 @@ export interface AuditEvent {
  *   the change is undone and the request fails as an unavailable store (503). It goes before the
  *   change's own writes, so that a store without rollback (memory) makes no change its log
  *   could not record.
+ *
+ * An entry whose type an endpoint subscribes to is written to the webhook outbox with it, in
+ * the same transaction (Webhooks).
  */
 export class Audit extends Effect.Service<Audit>()("app/Audit", {
   effect: Effect.gen(function* () {
     const log = yield* AuditLog
+    const webhooks = yield* Webhooks
+    const tx = yield* Transaction
 
     const entryOf = (event: AuditEvent): Effect.Effect<AuditEntry> =>
       Effect.zipWith(DateTime.now, RequestContext, (now, request) => ({
@@ -66,9 +73,30 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
         details: boundedDetails(event.details ?? {})
       }))
 
+    /** The entry as webhooks receive it (type audit event): who, from where, and its details. */
+    const published = (entry: AuditEntry) =>
+      webhooks.publish(
+        entry.type,
+        entry.user_id,
+        {
+          user_id: entry.user_id,
+          actor: entry.actor,
+          ip_address: entry.ip_address,
+          user_agent: entry.user_agent,
+          details: entry.details
+        },
+        entry.occurred_at
+      )
+
+    /** The entry in the log and, when an endpoint subscribes to its type, in the outbox: in one transaction. */
+    const written = (entry: AuditEntry) =>
+      Effect.flatMap(webhooks.subscribed(entry.type), (subscribed) =>
+        subscribed ? tx.transaction(Effect.zipRight(log.append(entry), published(entry))) : log.append(entry)
+      )
+
     const record = (event: AuditEvent) =>
       Effect.flatMap(entryOf(event), (entry) =>
-        log.append(entry).pipe(
+        written(entry).pipe(
           Effect.catchTag("StoreUnavailableError", () =>
             Effect.logError("audit event not recorded", {
               type: entry.type,
@@ -82,7 +110,7 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
         )
       )
 
-    const append = (event: AuditEvent) => Effect.flatMap(entryOf(event), log.append)
+    const append = (event: AuditEvent) => Effect.flatMap(entryOf(event), written)
 
     /** A page of the log, newest first, and the cursor of the next. */
     const list = (query: AuditQuery) =>

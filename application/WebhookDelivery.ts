@@ -1,4 +1,4 @@
-import { DateTime, Duration, Effect, Option, Random } from "effect"
+import { DateTime, Duration, Effect, Layer, Option, Random, Schedule } from "effect"
 import { AfterFailure, afterFailure, type DeliveryOutcome } from "../domain/Webhook.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Outbox, type OutboxMessage } from "./ports/Outbox.js"
@@ -97,3 +97,27 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
     return { round, drain } as const
   })
 }) {}
+
+/**
+ * For as long as the service serves, when any endpoint is configured: what is due sent every
+ * `interval`, on every worker (a claim keeps each message to one). A round that fails (the store
+ * down) is logged and tried at the next turn; a message claimed by a deliverer that died is sent
+ * again once its lease ends.
+ */
+export const deliverEvery = (interval: Duration.Duration, enabled: boolean) =>
+  enabled
+    ? Layer.scopedDiscard(
+        Effect.flatMap(WebhookDelivery, (delivery) =>
+          delivery.drain.pipe(
+            Effect.tap((report) =>
+              report.delivered + report.failed + report.dead === 0
+                ? Effect.void
+                : Effect.logDebug("webhook messages sent", report)
+            ),
+            Effect.catchTag("StoreUnavailableError", (error) => Effect.logWarning("webhook delivery failed", error)),
+            Effect.repeat(Schedule.spaced(interval)),
+            Effect.forkScoped
+          )
+        )
+      )
+    : Layer.empty

@@ -11,6 +11,7 @@ import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
 import type { StoreSpace } from "../application/ports/StoreSpace.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
 import { WebAuthn } from "../application/ports/WebAuthn.js"
+import { WebhookEndpoints } from "../application/ports/WebhookTransport.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
@@ -52,6 +53,7 @@ import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
 import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { UserRepoOptions } from "../infrastructure/users.js"
+import * as WebhookTransportHttp from "../infrastructure/webhooks/WebhookTransportHttp.js"
 import { authPolicy, uniqueFields } from "./policy.js"
 
 /** SECRET_KEY, or a random key for this run when none is set. */
@@ -371,6 +373,14 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
         ? Duration.seconds(settings.storage.storeTimeoutSeconds)
         : Duration.infinity
     ),
+    webhooks(settings),
     Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
   )
 }
+
+/** The endpoints of WEBHOOKS and the transport that reaches them. */
+const webhooks = ({ webhooks }: Settings) =>
+  Layer.merge(
+    Layer.succeed(WebhookEndpoints, WebhookEndpoints.of({ list: Effect.succeed(webhooks.endpoints) })),
+    WebhookTransportHttp.layer(webhooks.allowPrivate)
+  )

@@ -10,6 +10,8 @@ import { Refresh } from "../application/Refresh.js"
 import { Sessions } from "../application/Sessions.js"
 import { Verification } from "../application/Verification.js"
 import { WaysIn } from "../application/WaysIn.js"
+import { WebhookDelivery } from "../application/WebhookDelivery.js"
+import { Webhooks } from "../application/Webhooks.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
 import { ports } from "./adapters.js"
@@ -24,11 +26,13 @@ export const useCases = Layer.mergeAll(
   AccessControl.Default,
   Readiness.Default,
   Pruning.Default,
-  Refresh.Default
+  Refresh.Default,
+  WebhookDelivery.Default
 ).pipe(
   Layer.provideMerge(WaysIn.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),
-  Layer.provideMerge(Audit.Default)
+  Layer.provideMerge(Audit.Default),
+  Layer.provideMerge(Webhooks.Default)
 )
 
 /**

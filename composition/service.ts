@@ -2,6 +2,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Duration, Effect, Layer, Option } from "effect"
 import { pruneEvery } from "../application/Pruning.js"
+import { deliverEvery } from "../application/WebhookDelivery.js"
 import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
 import type { MetricsText } from "../interfaces/http/metrics.js"
@@ -42,8 +43,12 @@ export const service = <S, E, R, A = never, EO = never>(
   Layer.unwrapEffect(
     Effect.map(metricsText(settings), (metrics) =>
       Layer.mergeAll(
-        // The sweeps start once the server listens: a backlog never delays serving.
-        pruneEvery(Duration.seconds(settings.storage.pruneIntervalSeconds)).pipe(
+        // The sweeps and the webhooks' deliverer start once the server listens: a backlog never
+        // delays serving.
+        Layer.merge(
+          pruneEvery(Duration.seconds(settings.storage.pruneIntervalSeconds)),
+          deliverEvery(Duration.seconds(1), settings.webhooks.endpoints.length > 0)
+        ).pipe(
           Layer.provideMerge(
             http(settings, deployment, Option.getOrUndefined(metrics)).pipe(
               HttpServer.withLogAddress,

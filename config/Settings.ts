@@ -11,6 +11,7 @@ import { readPasskeys } from "./sections/passkeys.js"
 import { readServer } from "./sections/server.js"
 import { readStorage } from "./sections/storage.js"
 import { readTokens } from "./sections/tokens.js"
+import { readWebhooks } from "./sections/webhooks.js"
 
 /**
  * Every setting of the service, resolved, in sections (config/sections/, a file each with its
@@ -28,6 +29,7 @@ export interface Settings {
   readonly passkeys: ReturnType<typeof readPasskeys>
   readonly logging: ReturnType<typeof readLogging>
   readonly observability: ReturnType<typeof readObservability>
+  readonly webhooks: ReturnType<typeof readWebhooks>
 }
 
 export interface ResolvedSettings {
@@ -70,7 +72,8 @@ const readAll = (env: Readonly<Record<string, string | undefined>>) => {
     oauth: section("Social sign-in (OAuth)", readOAuth),
     passkeys: section("Passkeys", (reader) => readPasskeys(reader, storage)),
     logging: section("Logging", readLogging),
-    observability: section("Metrics and tracing", (reader) => readObservability(reader, server.port))
+    observability: section("Metrics and tracing", (reader) => readObservability(reader, server.port)),
+    webhooks: section("Webhooks", readWebhooks)
   }
   unknownVariables()
   return { settings, problems, warnings, variables, described }

@@ -1,13 +1,30 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, TestClock } from "effect"
+import { Context, Duration, Effect, Layer, Redacted, TestClock } from "effect"
 import { Audit } from "../../application/Audit.js"
 import { AuditLog } from "../../application/ports/AuditLog.js"
+import { WebhookEndpoints } from "../../application/ports/WebhookTransport.js"
+import { Webhooks } from "../../application/Webhooks.js"
 import * as Logging from "../../composition/logging.js"
 import { Actor } from "../../domain/Audit.js"
+import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
 import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
+import * as OutboxMemory from "../../infrastructure/memory/OutboxMemory.js"
+import * as TransactionMemory from "../../infrastructure/memory/TransactionMemory.js"
 import * as TestApp from "../support/TestApp.js"
 
-const Store = Audit.Default.pipe(Layer.provideMerge(AuditLogMemory.layer))
+/** The audit log in memory, with no webhook endpoint to write messages for. */
+const Store = Audit.Default.pipe(
+  Layer.provide(Webhooks.Default),
+  Layer.provideMerge(
+    Layer.mergeAll(
+      AuditLogMemory.layer,
+      OutboxMemory.layer,
+      TransactionMemory.layer,
+      Layer.succeed(WebhookEndpoints, WebhookEndpoints.of({ list: Effect.succeed([]) })),
+      CryptographyNode.layer(Redacted.make(TestApp.testSecretKey))
+    )
+  )
+)
 
 const recordNow = (label: string) =>
   Effect.flatMap(Audit, (audit) =>

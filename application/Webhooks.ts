@@ -1,0 +1,47 @@
+import { DateTime, Effect } from "effect"
+import { payloadBody, wants } from "../domain/Webhook.js"
+import { Cryptography } from "./ports/Cryptography.js"
+import { Outbox } from "./ports/Outbox.js"
+import { WebhookEndpoints } from "./ports/WebhookTransport.js"
+
+/**
+ * Events that leave the process (DECISIONS.md, "Webhooks"): `publish` writes one outbox message
+ * for each endpoint subscribed to the event's type. A use case calls it inside the transaction of
+ * the change it reports (Transaction), so that the message exists if and only if the change
+ * committed; WebhookDelivery sends it.
+ */
+export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
+  effect: Effect.gen(function* () {
+    const outbox = yield* Outbox
+    const endpoints = yield* WebhookEndpoints
+    const crypto = yield* Cryptography
+
+    /** Whether any endpoint is sent events of `type`: when none is, nothing is written. */
+    const subscribed = (type: string) =>
+      Effect.map(endpoints.list, (configured) => configured.some((endpoint) => wants(endpoint.events, type)))
+
+    /**
+     * Messages of `type` about `userId` (null: about nobody), `data` as the receivers get it: ids
+     * and public fields only, never a secret, token or password.
+     */
+    const publish = (type: string, userId: string | null, data: Readonly<Record<string, unknown>>, at: DateTime.Utc) =>
+      Effect.gen(function* () {
+        const receivers = (yield* endpoints.list).filter((endpoint) => wants(endpoint.events, type))
+        if (receivers.length === 0) return
+        const body = payloadBody({ type, timestamp: DateTime.formatIso(at), data })
+        const messages = yield* Effect.forEach(receivers, (endpoint) =>
+          Effect.map(crypto.randomId, (id) => ({
+            id: `msg_${id}`,
+            endpoint: endpoint.id,
+            user_id: userId,
+            type,
+            body,
+            created_at: at
+          }))
+        )
+        yield* outbox.add(messages)
+      })
+
+    return { subscribed, publish } as const
+  })
+}) {}

@@ -1,0 +1,96 @@
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Webhook } from "standardwebhooks"
+import { call, login, signUp, uniqueEmail } from "../support/flows.js"
+import * as TestApp from "../support/TestApp.js"
+
+/**
+ * Audit events leave the process through WEBHOOKS (DECISIONS.md, "Webhooks"), on every store: the
+ * service writes each subscribed entry to the outbox with the entry itself, its deliverer sends
+ * it signed, and the receiver gets ids and public fields only.
+ */
+
+const secret = `whsec_${randomBytes(32).toString("base64")}`
+
+interface Received {
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+}
+
+/** A receiver in this process, the service's WEBHOOKS pointing at it, for as long as the suite runs. */
+const withReceiver = (backend: TestApp.Backend, received: Array<Received>) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const server = createServer((request, response) => {
+        let body = ""
+        request.on("data", (chunk) => {
+          body += chunk
+        })
+        request.on("end", () => {
+          received.push({ headers: request.headers, body })
+          response.writeHead(204).end()
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.sync(() => server.close())
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
+      return TestApp.layer(backend, {
+        SERVICE_WEBHOOKS: JSON.stringify([
+          { url, secret, events: ["sign_in.failed", "session.logged_out", "account.locked"] }
+        ]),
+        SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true"
+      })
+    })
+  )
+
+/** The messages received so far of `type`, verified and parsed; waits up to 5 s for `count` of them. */
+const messagesOf = (received: ReadonlyArray<Received>, type: string, count: number) =>
+  Effect.gen(function* () {
+    const verify = (message: Received) =>
+      new Webhook(secret).verify(message.body, message.headers as Record<string, string>) as {
+        readonly type: string
+        readonly timestamp: string
+        readonly data: Record<string, unknown>
+      }
+    for (let waited = 0; waited < 50; waited++) {
+      const found = received.map(verify).filter((payload) => payload.type === type)
+      if (found.length >= count) return found
+      yield* Effect.sleep("100 millis")
+    }
+    return received.map(verify).filter((payload) => payload.type === type)
+  })
+
+for (const backend of TestApp.backends) {
+  const received: Array<Received> = []
+  describe(`webhooks of audit events (${backend.name})`, () => {
+    layer(withReceiver(backend, received), { excludeTestServices: true })((it) => {
+      it.effect("a refused sign-in and a sign-out reach the receiver signed, with ids and public fields only", () =>
+        Effect.gen(function* () {
+          const email = uniqueEmail("hooked")
+          const wrong = "a-wrong-password-never-sent"
+          expect((yield* login(email, wrong)).status).toBe(401)
+          const [failed] = yield* messagesOf(received, "sign_in.failed", 1)
+          expect(failed?.data).toMatchObject({ user_id: null, actor: { kind: "none" }, details: { identifier: email } })
+          expect(Date.parse(failed?.timestamp ?? "")).toBeGreaterThan(Date.now() - 60_000)
+
+          const user = yield* signUp("hooked-out")
+          expect((yield* call("POST", "/logout", { token: user.access })).status).toBe(204)
+          const [out] = yield* messagesOf(received, "session.logged_out", 1)
+          expect(String(out?.data.user_id)).toBe(user.userId)
+
+          // Only the subscribed types: the sign-in that succeeded went nowhere.
+          const types = received.map((message) => (JSON.parse(message.body) as { type: string }).type)
+          expect(types).not.toContain("sign_in.succeeded")
+          expect(received.some((message) => message.body.includes(wrong))).toBe(false)
+          expect(received.some((message) => message.body.includes(user.access))).toBe(false)
+          expect(new Set(received.map((message) => message.headers["webhook-id"])).size).toBe(received.length)
+        })
+      )
+    })
+  })
+}
