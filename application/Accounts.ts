@@ -23,6 +23,7 @@ import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
 import { Verification } from "./Verification.js"
 import { WaysIn } from "./WaysIn.js"
+import { Webhooks } from "./Webhooks.js"
 
 /** How a registration ended, as far as the caller may know. */
 export type Registration = Data.TaggedEnum<{
@@ -40,6 +41,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const sessions = yield* Sessions
     const verification = yield* Verification
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const lockout = yield* Lockout
     const limiter = yield* RateLimiter
     const policy = yield* AuthPolicy
@@ -68,15 +70,19 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       }
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
-      const created = yield* users
-        .create({
-          email,
-          hashed_password: Option.some(hashed),
-          is_active: true,
-          is_verified: false,
-          is_superuser: false,
-          fields: encoded.right
-        })
+      const created = yield* webhooks
+        .committedWith(
+          "after_register",
+          users.create({
+            email,
+            hashed_password: Option.some(hashed),
+            is_active: true,
+            is_verified: false,
+            is_superuser: false,
+            fields: encoded.right
+          }),
+          (user) => AuthEvent.after_register({ user: toPublicUser(user) })
+        )
         .pipe(
           Effect.catchTag("UserAlreadyExistsError", (error) =>
             policy.accounts.preventRegistrationEnumeration ? Effect.succeed(undefined) : Effect.fail(error)
@@ -184,6 +190,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       if (Option.isSome(stored)) yield* checkCurrent(principal, stored.value, currentPassword)
       else if (proof._tag === "RecentSignIn") yield* waysIn.requireRecentSignIn(principal)
       const hashed = yield* hasher.hash(newPassword)
+      const changed = AuthEvent.after_password_change({ user: toPublicUser(principal.user) })
       yield* waysIn.change(
         principal.user,
         proof._tag === "CurrentPassword" ? WayInChange.PasswordChanged() : WayInChange.PasswordSet(),
@@ -191,10 +198,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         {
           actor: Actor.user(principal.user.id),
           expectedVersion: principal.user.credential_version,
-          caller: currentFamily(principal)
+          caller: currentFamily(principal),
+          event: changed
         }
       )
-      yield* events.emit(AuthEvent.after_password_change({ user: toPublicUser(principal.user) }))
+      yield* events.emit(changed)
     })
 
     /** An operator's superuser: active, verified, with a password. */

@@ -14,6 +14,7 @@ import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal } from "./Sessions.js"
 import { WaysIn } from "./WaysIn.js"
+import { Webhooks } from "./Webhooks.js"
 
 /** How long a change request's answer takes at least, the new address free or taken. */
 export const CHANGE_ANSWER_FLOOR = Duration.millis(20)
@@ -34,6 +35,7 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
     const users = yield* UserRepo
     const signer = yield* TokenSigner
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const crypto = yield* Cryptography
     const audit = yield* Audit
     const waysIn = yield* WaysIn
@@ -60,7 +62,10 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
         actor: Actor.user(user.id),
         details: { to: address }
       })
-      yield* events.emit(AuthEvent.send_email_change_email({ email: address, token }))
+      const mail = AuthEvent.send_email_change_email({ email: address, token })
+      // Nothing is stored for the mail: its webhook message commits alone.
+      yield* webhooks.publishEvent(mail)
+      yield* events.emit(mail)
       yield* waysIn.tell(user.email, { kind: "email_change_requested", subject: address })
     })
 

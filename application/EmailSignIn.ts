@@ -24,6 +24,7 @@ import { Events } from "./ports/Events.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
 import { WaysIn } from "./WaysIn.js"
+import { Webhooks } from "./Webhooks.js"
 
 /**
  * How long a request's answer takes at least, known address or not: well above what its work
@@ -49,6 +50,7 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
     const waysIn = yield* WaysIn
     const lockout = yield* Lockout
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const audit = yield* Audit
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
@@ -77,7 +79,8 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
       const token = yield* crypto.randomSecret
       const code = yield* crypto.randomDigits(CODE_DIGITS)
       const now = yield* DateTime.now
-      yield* requests.replace({
+      const mail = AuthEvent.send_sign_in_email({ email, token, code, sign_up: Option.isNone(user) })
+      const stored = requests.replace({
         email,
         token_digest: crypto.digest(token),
         code_digest: codeDigest(email, code),
@@ -86,12 +89,13 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
         created_at: now,
         expires_at: DateTime.addDuration(now, Duration.minutes(policy.tokens.emailSignInExpireMinutes))
       })
+      yield* webhooks.committedWith("send_sign_in_email", stored, () => mail)
       yield* audit.record({
         type: "email_sign_in.requested",
         user_id: Option.getOrNull(Option.map(user, (found) => found.id)),
         details: { sign_up: Option.isNone(user) }
       })
-      yield* events.emit(AuthEvent.send_sign_in_email({ email, token, code, sign_up: Option.isNone(user) }))
+      yield* events.emit(mail)
     })
 
     /**
@@ -122,14 +126,18 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
     /** The account created by a confirmed sign-up: verified, without a password. */
     const signUp = (request: EmailSignInRequest) =>
       Effect.gen(function* () {
-        const created = yield* users.create({
-          email: request.email as Email,
-          hashed_password: Option.none(),
-          is_active: true,
-          is_verified: true,
-          is_superuser: false,
-          fields: request.fields
-        })
+        const created = yield* webhooks.committedWith(
+          "after_register",
+          users.create({
+            email: request.email as Email,
+            hashed_password: Option.none(),
+            is_active: true,
+            is_verified: true,
+            is_superuser: false,
+            fields: request.fields
+          }),
+          (user) => AuthEvent.after_register({ user: toPublicUser(user) })
+        )
         yield* audit.record({
           type: "user.created",
           user_id: created.id,
@@ -168,8 +176,9 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
     ) {
       const account = yield* accountOf(request, refused)
       const { user } = yield* waysIn.confirmAddress(account, "mailed_sign_in")
-      const pair = yield* sessions.start(user, client, { method: how })
-      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
+      const signedIn = AuthEvent.after_login({ user: toPublicUser(user) })
+      const pair = yield* sessions.start(user, client, { method: how }, signedIn)
+      yield* events.emit(signedIn)
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     })
 

@@ -52,7 +52,8 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
         case "Relink":
           yield* accounts.updateTokens(decision.account.id, fresh)
           break
-        case "Link":
+        case "Link": {
+          const linked = AuthEvent.after_oauth_link({ user: toPublicUser(principal.user), provider: name })
           yield* waysIn.change(
             principal.user,
             WayInChange.ProviderLinked({ provider: name, automatic: false }),
@@ -60,11 +61,13 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
             {
               actor: Actor.user(caller),
               details: { provider: name },
-              expectedVersion: principal.user.credential_version
+              expectedVersion: principal.user.credential_version,
+              event: linked
             }
           )
-          yield* events.emit(AuthEvent.after_oauth_link({ user: toPublicUser(principal.user), provider: name }))
+          yield* events.emit(linked)
           break
+        }
         case "AccountLinkedToOther":
           return yield* new OAuthAccountAlreadyLinkedError()
         case "ProviderAlreadyLinked":
@@ -80,15 +83,17 @@ export class OAuthLinking extends Effect.Service<OAuthLinking>()("app/OAuthLinki
     /** Unlinks the caller's account of the provider, unless it is the last way to sign in (spec rule 6). */
     const unlink = Effect.fn("OAuth.unlink")(function* (principal: Principal, provider: string) {
       const user = principal.user
+      const unlinked = AuthEvent.after_oauth_unlink({ user: toPublicUser(user), provider })
       yield* waysIn.remove(
         principal,
         Removal.Provider({ provider }),
         WayInChange.ProviderUnlinked({ provider }),
         accounts.unlink(user.id, provider),
         () => new LinkedAccountNotFoundError(),
-        { provider }
+        { provider },
+        unlinked
       )
-      yield* events.emit(AuthEvent.after_oauth_unlink({ user: toPublicUser(user), provider }))
+      yield* events.emit(unlinked)
     })
 
     return {

@@ -17,6 +17,7 @@ import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { Sessions } from "./Sessions.js"
 import { WaysIn } from "./WaysIn.js"
+import { Webhooks } from "./Webhooks.js"
 
 /**
  * Every refused sign-in (spec rule 3) answers this one sentence, whatever the reason: it must
@@ -42,6 +43,7 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
     const users = yield* UserRepo
     const sessions = yield* Sessions
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const policy = yield* AuthPolicy
     const audit = yield* Audit
     const tx = yield* Transaction
@@ -106,7 +108,16 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
           users
             .create({ email, hashed_password: Option.none(), is_active: true, is_verified: true, is_superuser: false })
             .pipe(Effect.catchTag("UserAlreadyExistsError", () => Effect.fail(refused))),
-          (created) => linkTo(created, info, tokens)
+          (created) =>
+            Effect.zipRight(
+              linkTo(created, info, tokens),
+              Effect.zipRight(
+                webhooks.publishEvent(AuthEvent.after_register({ user: toPublicUser(created) })),
+                webhooks.publishEvent(
+                  AuthEvent.after_oauth_register({ user: toPublicUser(created), user_info: encodeInfo(info) })
+                )
+              )
+            )
         )
       )
       yield* events.emit(AuthEvent.after_register({ user: toPublicUser(user) }))
@@ -168,10 +179,11 @@ export class OAuthSignIn extends Effect.Service<OAuthSignIn>()("app/OAuthSignIn"
       }
       const { user, outcome } = yield* carryOut(decision, info, yield* flow.stored(tokens, info))
       const isNew = outcome === "created"
+      const signedIn = AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew })
       const pair = yield* sessions
-        .start(user, client, { method: "oauth", provider: name, outcome })
+        .start(user, client, { method: "oauth", provider: name, outcome }, signedIn)
         .pipe(Effect.catchTags({ UserNotFoundError: () => refused, CredentialsChangedError: () => refused }))
-      yield* events.emit(AuthEvent.after_oauth_login({ user: toPublicUser(user), provider: name, is_new_user: isNew }))
+      yield* events.emit(signedIn)
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     }, countedSignIn("oauth"))
 

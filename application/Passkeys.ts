@@ -224,13 +224,14 @@ export class Passkeys extends Effect.Service<Passkeys>()("app/Passkeys", {
       const { user, passkey } = yield* verifiedOwner(challenge.value, request.credential)
       // A user deleted or whose ways in changed since the check signs nobody in: the same answer
       // as any failed sign-in.
-      const pair = yield* sessions.start(user, client, { method: "passkey", passkey_id: passkey.id }).pipe(
+      const signedIn = AuthEvent.after_login({ user: toPublicUser(user) })
+      const pair = yield* sessions.start(user, client, { method: "passkey", passkey_id: passkey.id }, signedIn).pipe(
         Effect.catchTags({
           UserNotFoundError: () => Effect.fail(new AuthenticationError()),
           CredentialsChangedError: () => Effect.fail(new AuthenticationError())
         })
       )
-      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
+      yield* events.emit(signedIn)
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     }, countedSignIn("passkey"))
 

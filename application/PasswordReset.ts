@@ -13,6 +13,7 @@ import { PasswordHasher } from "./ports/PasswordHasher.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { WaysIn } from "./WaysIn.js"
+import { Webhooks } from "./Webhooks.js"
 
 /** How long a reset request's answer takes at least: well above what its work takes, even on a busy machine. */
 export const RESET_ANSWER_FLOOR = Duration.millis(20)
@@ -28,6 +29,7 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     const signer = yield* TokenSigner
     const hasher = yield* PasswordHasher
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
     const waysIn = yield* WaysIn
@@ -46,7 +48,10 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
         ...tokenWindow(yield* DateTime.now, Duration.minutes(policy.tokens.passwordResetExpireMinutes)),
         pwd: fingerprint(user.hashed_password)
       })
-      yield* events.emit(AuthEvent.send_password_reset_email({ email: user.email, token }))
+      const reset = AuthEvent.send_password_reset_email({ email: user.email, token })
+      // Nothing is stored for the mail: its webhook message commits alone.
+      yield* webhooks.publishEvent(reset)
+      yield* events.emit(reset)
     })
 
     /**
@@ -89,7 +94,10 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
             users.setFlags(found.value.id, { is_verified: true })
           ),
           // Whoever holds the mailed token acts as the user.
-          { actor: Actor.user(found.value.id) }
+          {
+            actor: Actor.user(found.value.id),
+            event: AuthEvent.after_password_reset({ user: toPublicUser(found.value) })
+          }
         )
         .pipe(
           // The user was deleted meanwhile: the token belongs to no account any more.

@@ -80,10 +80,11 @@ export class PasswordSignIn extends Effect.Service<PasswordSignIn>()("app/Passwo
       const normalised = normaliseLogin(accounts.loginField, identifier)
       const user = yield* lockout.guard(normalised, verifyCredentials(normalised, password))
       // A user deleted since the check signs nobody in: the same answer as any failed sign-in.
+      const signedIn = AuthEvent.after_login({ user: toPublicUser(user) })
       const pair = yield* sessions
-        .start(user, client, { method: "password" })
+        .start(user, client, { method: "password" }, signedIn)
         .pipe(Effect.catchTags({ UserNotFoundError: failedSignIn, CredentialsChangedError: failedSignIn }))
-      yield* events.emit(AuthEvent.after_login({ user: toPublicUser(user) }))
+      yield* events.emit(signedIn)
       return { ...pair, user: toPublicUser(user) } satisfies LoginResponse
     }, countedSignIn("password"))
 

@@ -18,6 +18,7 @@ import { TokenSigner } from "./ports/TokenSigner.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { pairIssuer } from "./SessionTokens.js"
+import { Webhooks } from "./Webhooks.js"
 
 /** Who an access token speaks for, and the token itself. */
 export interface Principal {
@@ -54,6 +55,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const holders = yield* TokenHolders
     const crypto = yield* Cryptography
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const audit = yield* Audit
     const tx = yield* Transaction
     const { tokens: rules } = yield* AuthPolicy
@@ -80,7 +82,12 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * the one read (domain/WaysIn.ts): a sign-in whose check began before a password change, a
      * reset or a takeover fails with CredentialsChangedError rather than outlive it.
      */
-    const start = Effect.fn("Sessions.start")(function* (user: User, client: ClientInfo, signIn: AuditDetails = {}) {
+    const start = Effect.fn("Sessions.start")(function* (
+      user: User,
+      client: ClientInfo,
+      signIn: AuditDetails = {},
+      event?: AuthEvent
+    ) {
       const now = yield* DateTime.now
       const familyId = FamilyId.make(yield* crypto.randomId)
       const { pair, stored } = yield* issuePair(user, familyId, now, now)
@@ -112,6 +119,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
           for (const evicted of yield* families.endLeastRecentlyUsed(user.id, now, rules.maxSessionsPerUser)) {
             yield* audit.append({ type: "session.evicted", user_id: user.id, details: { family_id: evicted } })
           }
+          // The sign-in's event (after_login, after_oauth_login) leaves by webhook only if it committed.
+          if (event !== undefined) yield* webhooks.publishEvent(event)
           return true
         })
       )
@@ -143,14 +152,16 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     /** Sign-out: ends the session of the request's access token, the token itself with it. */
     const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
       const family = currentFamily(principal)
-      if (Option.isSome(family)) yield* families.revokeFamily(family.value, yield* DateTime.now)
+      const loggedOut = AuthEvent.after_logout({ user: toPublicUser(principal.user) })
+      const revoke = Option.isSome(family) ? families.revokeFamily(family.value, yield* DateTime.now) : Effect.void
+      yield* webhooks.committedWith("after_logout", revoke, () => loggedOut)
       yield* audit.record({
         type: "session.logged_out",
         user_id: principal.user.id,
         actor: Actor.user(principal.user.id),
         details: { family_id: Option.getOrNull(family) }
       })
-      yield* events.emit(AuthEvent.after_logout({ user: toPublicUser(principal.user) }))
+      yield* events.emit(loggedOut)
     })
 
     /**

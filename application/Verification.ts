@@ -11,6 +11,7 @@ import { Events } from "./ports/Events.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
+import { Webhooks } from "./Webhooks.js"
 
 /**
  * Email verification. The token names the user and the address; it works once because
@@ -21,6 +22,7 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
     const users = yield* UserRepo
     const signer = yield* TokenSigner
     const events = yield* Events
+    const webhooks = yield* Webhooks
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
     const audit = yield* Audit
@@ -36,7 +38,10 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
         ...tokenWindow(yield* DateTime.now, Duration.minutes(policy.tokens.emailVerifyExpireMinutes)),
         email: user.email
       })
-      yield* events.emit(AuthEvent.send_verification_email({ email: user.email, token }))
+      const mail = AuthEvent.send_verification_email({ email: user.email, token })
+      // Nothing is stored for the mail: its webhook message commits alone.
+      yield* webhooks.publishEvent(mail)
+      yield* events.emit(mail)
     })
 
     const confirm = Effect.fn("Verification.confirm")(function* (token: string) {
@@ -57,7 +62,13 @@ export class Verification extends Effect.Service<Verification>()("app/Verificati
             details: { email: found.value.email }
           }),
           users.setFlags(found.value.id, { is_verified: true })
-        ])
+        ]).pipe(
+          Effect.tap(([, stored]) =>
+            webhooks.publishEvent(
+              AuthEvent.after_email_verify({ user: toPublicUser(Option.getOrElse(stored, () => found.value)) })
+            )
+          )
+        )
       )
       const user = Option.getOrElse(verified, () => found.value)
       yield* events.emit(AuthEvent.after_email_verify({ user: toPublicUser(user) }))

@@ -30,6 +30,7 @@ import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
 import { type Principal, Sessions } from "./Sessions.js"
+import { Webhooks } from "./Webhooks.js"
 
 /** How a change of a way in is made and recorded. */
 export interface ChangeOptions {
@@ -45,6 +46,8 @@ export interface ChangeOptions {
   readonly expectedVersion?: number
   /** The caller's session, kept when the change ends every other one. */
   readonly caller?: Option.Option<FamilyId>
+  /** The spec's event the change makes (after_password_change, …): its webhook messages commit with it. */
+  readonly event?: AuthEvent
 }
 
 /**
@@ -61,6 +64,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
     const sessions = yield* Sessions
     const tx = yield* Transaction
     const audit = yield* Audit
+    const webhooks = yield* Webhooks
     const events = yield* Events
     const { accounts: rules } = yield* AuthPolicy
 
@@ -83,21 +87,32 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
           : Effect.fail(new ReauthenticationRequiredError({ maxAgeSeconds: decision.maxAgeSeconds }))
       })
 
-    /** The owner's notice of a change, once it has committed (SECURITY_NOTICES). */
-    const notify = (email: string, change: WayInChange) => tell(email, noticeOf(change))
-
-    /** A notice to `email` (SECURITY_NOTICES), of a change or of an attempt at one. */
-    const tell = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
+    /** The notice to `email` (SECURITY_NOTICES) of a change or an attempt, as an event: none when notices are off. */
+    const noticeEvent = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
       Effect.gen(function* () {
-        if (!rules.securityNotices || notice === null) return
+        if (!rules.securityNotices || notice === null) return Option.none<AuthEvent>()
         const { client } = yield* RequestContext
-        yield* events.emit(
-          AuthEvent.send_security_notice({
-            email,
-            notice: { ...notice, occurred_at: yield* DateTime.now, ...client }
-          })
+        return Option.some(
+          AuthEvent.send_security_notice({ email, notice: { ...notice, occurred_at: yield* DateTime.now, ...client } })
         )
       })
+
+    /** The owner's notice of a change, once it has committed (its webhook messages committed with it). */
+    const notify = (email: string, change: WayInChange) =>
+      Effect.flatMap(
+        noticeEvent(email, noticeOf(change)),
+        Option.match({ onNone: () => Effect.void, onSome: events.emit })
+      )
+
+    /** A notice to `email` of an attempt, which changed nothing: told, and its webhook messages written. */
+    const tell = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
+      Effect.flatMap(
+        noticeEvent(email, notice),
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: (event) => Effect.zipRight(webhooks.publishEvent(event), events.emit(event))
+        })
+      )
 
     const endSessions = (userId: UserId, ended: SessionsEnded, caller: Option.Option<FamilyId>) =>
       ended === "none"
@@ -135,6 +150,10 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
             details: { revoked: ended.ended }
           })
         }
+        // The events' webhook messages commit with the change; their handlers run after it.
+        if (options.event !== undefined) yield* webhooks.publishEvent(options.event)
+        const notice = yield* noticeEvent(user.email, noticeOf(change))
+        if (Option.isSome(notice)) yield* webhooks.publishEvent(notice.value)
         return done
       })
 
@@ -157,7 +176,8 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       what: WayInChange,
       removeIt: Effect.Effect<boolean, E, R>,
       notFound: () => N,
-      details: AuditDetails
+      details: AuditDetails,
+      event?: AuthEvent
     ) =>
       change(
         principal.user,
@@ -168,7 +188,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
           if (decision._tag === "LastWayToSignIn") return yield* new LastSignInMethodError()
           if (!(yield* removeIt)) return yield* Effect.fail(notFound())
         }),
-        { actor: Actor.user(principal.user.id), details }
+        { actor: Actor.user(principal.user.id), details, ...(event === undefined ? {} : { event }) }
       ).pipe(
         // Without an expected version, only an account deleted meanwhile fails to move it.
         Effect.catchTag("CredentialsChangedError", () => Effect.fail(notFound()))

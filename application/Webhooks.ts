@@ -1,7 +1,9 @@
 import { DateTime, Effect } from "effect"
-import { payloadBody, wants } from "../domain/Webhook.js"
+import type { AuthEvent, AuthEventName } from "../domain/Events.js"
+import { eventMessage, payloadBody, wants } from "../domain/Webhook.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Outbox } from "./ports/Outbox.js"
+import { Transaction } from "./ports/Transaction.js"
 import { WebhookEndpoints } from "./ports/WebhookTransport.js"
 
 /**
@@ -15,6 +17,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
     const outbox = yield* Outbox
     const endpoints = yield* WebhookEndpoints
     const crypto = yield* Cryptography
+    const tx = yield* Transaction
 
     /** Whether any endpoint is sent events of `type`: when none is, nothing is written. */
     const subscribed = (type: string) =>
@@ -42,6 +45,34 @@ export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
         yield* outbox.add(messages)
       })
 
-    return { subscribed, publish } as const
+    /** One of the spec's events, as receivers are told of it (domain/Webhook.ts `eventMessage`), now. */
+    const publishEvent = (event: AuthEvent) =>
+      Effect.flatMap(DateTime.now, (now) => {
+        const { type, user_id, data } = eventMessage(event)
+        return publish(type, user_id, data, now)
+      })
+
+    /**
+     * `change`, and the event it makes: when an endpoint subscribes to the event's type, both in
+     * one transaction (an event exists if and only if its change committed); else the change as
+     * it is. The in-process handlers (Events) are the use case's to call, after the commit.
+     */
+    const committedWith = <A, E, R>(
+      type: AuthEventName,
+      change: Effect.Effect<A, E, R>,
+      eventOf: (value: A) => AuthEvent | undefined
+    ) =>
+      Effect.flatMap(subscribed(type), (wanted) =>
+        wanted
+          ? tx.transaction(
+              Effect.tap(change, (value) => {
+                const event = eventOf(value)
+                return event === undefined ? Effect.void : publishEvent(event)
+              })
+            )
+          : change
+      )
+
+    return { subscribed, publish, publishEvent, committedWith } as const
   })
 }) {}

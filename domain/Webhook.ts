@@ -1,6 +1,7 @@
-import { Data, DateTime, Duration, type Redacted } from "effect"
+import { Data, DateTime, Duration, type Redacted, Schema } from "effect"
 import { AuditEventType } from "./Audit.js"
-import { eventNames } from "./Events.js"
+import { type AuthEvent, type AuthEventName, eventNames } from "./Events.js"
+import { PublicUser } from "./User.js"
 
 /**
  * Webhooks (DECISIONS.md, "Webhooks"): events that leave the process. Each is written to the
@@ -91,4 +92,53 @@ export interface WebhookEndpoint {
   /** `whsec_` and the key in base64, as Standard Webhooks writes secrets. */
   readonly secret: Redacted.Redacted<string>
   readonly events: Subscription
+}
+
+/**
+ * What a receiver is told of one of the spec's events: the user as GET /me shows them and the
+ * event's other arguments, less anything that opens an account. The send events' token and code
+ * are the mail's to carry, never a webhook's; an OAuth profile stays with its provider.
+ */
+export const eventMessage = (
+  event: AuthEvent
+): { readonly type: AuthEventName; readonly user_id: string | null; readonly data: Record<string, unknown> } => {
+  const user = (value: PublicUser) => Schema.encodeSync(PublicUser)(value) as Record<string, unknown>
+  switch (event._tag) {
+    case "send_verification_email":
+    case "send_password_reset_email":
+    case "send_email_change_email":
+      return { type: event._tag, user_id: null, data: { email: event.email } }
+    case "send_sign_in_email":
+      return { type: event._tag, user_id: null, data: { email: event.email, sign_up: event.sign_up } }
+    case "send_security_notice":
+      return {
+        type: event._tag,
+        user_id: null,
+        data: {
+          email: event.email,
+          notice: {
+            kind: event.notice.kind,
+            subject: event.notice.subject,
+            occurred_at: DateTime.formatIso(event.notice.occurred_at)
+          }
+        }
+      }
+    case "after_oauth_register":
+      return { type: event._tag, user_id: String(event.user.id), data: { user: user(event.user) } }
+    case "after_oauth_login":
+      return {
+        type: event._tag,
+        user_id: String(event.user.id),
+        data: { user: user(event.user), provider: event.provider, is_new_user: event.is_new_user }
+      }
+    case "after_oauth_link":
+    case "after_oauth_unlink":
+      return {
+        type: event._tag,
+        user_id: String(event.user.id),
+        data: { user: user(event.user), provider: event.provider }
+      }
+    default:
+      return { type: event._tag, user_id: String(event.user.id), data: { user: user(event.user) } }
+  }
 }

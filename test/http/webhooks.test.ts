@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
-import { call, login, signUp, uniqueEmail } from "../support/flows.js"
+import { call, login, password, register, signIn, signUp, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
@@ -41,15 +41,26 @@ const withReceiver = (backend: TestApp.Backend, received: Array<Received>) =>
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
       return TestApp.layer(backend, {
         SERVICE_WEBHOOKS: JSON.stringify([
-          { url, secret, events: ["sign_in.failed", "session.logged_out", "account.locked"] }
+          {
+            url,
+            secret,
+            events: [
+              "sign_in.failed",
+              "session.logged_out",
+              "after_register",
+              "after_login",
+              "after_logout",
+              "send_verification_email"
+            ]
+          }
         ]),
         SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true"
       })
     })
   )
 
-/** The messages received so far of `type`, verified and parsed; waits up to 5 s for `count` of them. */
-const messagesOf = (received: ReadonlyArray<Received>, type: string, count: number) =>
+/** The messages received so far of `type` (about `about`, when given), verified and parsed; waits up to 5 s for `count` of them. */
+const messagesOf = (received: ReadonlyArray<Received>, type: string, count: number, about?: string) =>
   Effect.gen(function* () {
     const verify = (message: Received) =>
       new Webhook(secret).verify(message.body, message.headers as Record<string, string>) as {
@@ -57,17 +68,20 @@ const messagesOf = (received: ReadonlyArray<Received>, type: string, count: numb
         readonly timestamp: string
         readonly data: Record<string, unknown>
       }
-    for (let waited = 0; waited < 50; waited++) {
-      const found = received.map(verify).filter((payload) => payload.type === type)
-      if (found.length >= count) return found
-      yield* Effect.sleep("100 millis")
-    }
-    return received.map(verify).filter((payload) => payload.type === type)
+    const found = () =>
+      received
+        .map(verify)
+        .filter((payload) => payload.type === type)
+        .filter((payload) => about === undefined || JSON.stringify(payload.data).includes(about))
+    for (let waited = 0; waited < 50 && found().length < count; waited++) yield* Effect.sleep("100 millis")
+    // A moment more, so that a message that should not be there has had its chance to arrive.
+    yield* Effect.sleep("300 millis")
+    return found()
   })
 
 for (const backend of TestApp.backends) {
   const received: Array<Received> = []
-  describe(`webhooks of audit events (${backend.name})`, () => {
+  describe(`webhooks of audit entries and the spec's events (${backend.name})`, () => {
     layer(withReceiver(backend, received), { excludeTestServices: true })((it) => {
       it.effect("a refused sign-in and a sign-out reach the receiver signed, with ids and public fields only", () =>
         Effect.gen(function* () {
@@ -90,6 +104,32 @@ for (const backend of TestApp.backends) {
           expect(received.some((message) => message.body.includes(user.access))).toBe(false)
           expect(new Set(received.map((message) => message.headers["webhook-id"])).size).toBe(received.length)
         })
+      )
+
+      it.effect(
+        "the spec's events leave with their change: a registration, its mail without the token, a sign-in and a sign-out",
+        () =>
+          Effect.gen(function* () {
+            const email = uniqueEmail("spec-events")
+            expect([201, 202]).toContain((yield* register(email)).status)
+            // The same address again creates nothing, so no second after_register leaves.
+            expect([202, 409]).toContain((yield* register(email)).status)
+            const user = yield* signIn(email)
+            expect((yield* call("POST", "/logout", { token: user.access })).status).toBe(204)
+
+            const ofUser = (type: string) => messagesOf(received, type, 1, email)
+            const registered = yield* ofUser("after_register")
+            expect(registered).toHaveLength(1)
+            expect(registered[0]?.data.user).toMatchObject({ email, is_verified: false })
+            expect(registered[0]?.data.user).not.toHaveProperty("hashed_password")
+            const mails = yield* ofUser("send_verification_email")
+            expect(mails.map((payload) => payload.data)).toEqual([{ email }])
+            expect(
+              (yield* ofUser("after_login")).map((payload) => String((payload.data.user as { id: unknown }).id))
+            ).toEqual([user.userId])
+            expect(yield* ofUser("after_logout")).toHaveLength(1)
+            expect(received.some((message) => message.body.includes(password))).toBe(false)
+          })
       )
     })
   })
