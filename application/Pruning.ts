@@ -4,6 +4,7 @@ import { AuthPolicy } from "./AuthPolicy.js"
 import { restAsLong, untilNoneFound, untilNoneLeft } from "./batches.js"
 import { AuditLog } from "./ports/AuditLog.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
+import { Outbox, type OutboxPruneStep } from "./ports/Outbox.js"
 import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
 import { StoreSpace } from "./ports/StoreSpace.js"
 
@@ -17,6 +18,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
     const sessions = yield* RefreshTokenRepo
     const log = yield* AuditLog
     const signIns = yield* EmailSignInRequests
+    const outbox = yield* Outbox
     const space = yield* StoreSpace
     const policy = yield* AuthPolicy
     const cutoffsAt = (now: DateTime.Utc): PruneCutoffs =>
@@ -24,6 +26,9 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
 
     const step = (name: SessionPruneStep, before: DateTime.Utc) =>
       untilNoneFound((size, from) => sessions.prune(name, before, size, from), PRUNE_BATCH, restAsLong)
+
+    const settled = (step: OutboxPruneStep, before: DateTime.Utc) =>
+      untilNoneFound((size, from) => outbox.prune(step, before, size, from), PRUNE_BATCH, restAsLong)
 
     /** One sweep: every rule in turn, then the free pages. Answers what it deleted. */
     const prune = Effect.fn("Pruning.prune")(function* () {
@@ -45,7 +50,10 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
           (size) => signIns.deleteExpired(cutoffs.signInRequestsExpiredBefore, size),
           PRUNE_BATCH,
           restAsLong
-        )
+        ),
+        webhookMessages:
+          (yield* settled("delivered", cutoffs.webhookMessagesSettledBefore)) +
+          (yield* settled("dead", cutoffs.webhookMessagesSettledBefore))
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")
       return report
@@ -58,7 +66,8 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
       return {
         ...ofSessions,
         auditEvents: yield* log.countBefore(cutoffs.auditBefore),
-        signInRequests: yield* signIns.countExpired(cutoffs.signInRequestsExpiredBefore)
+        signInRequests: yield* signIns.countExpired(cutoffs.signInRequestsExpiredBefore),
+        webhookMessages: yield* outbox.countSettledBefore(cutoffs.webhookMessagesSettledBefore)
       } satisfies PruneReport
     })
 

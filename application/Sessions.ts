@@ -153,7 +153,9 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const logout = Effect.fn("Sessions.logout")(function* (principal: Principal) {
       const family = currentFamily(principal)
       const loggedOut = AuthEvent.after_logout({ user: toPublicUser(principal.user) })
-      const revoke = Option.isSome(family) ? families.revokeFamily(family.value, yield* DateTime.now) : Effect.void
+      const revoke = Option.isSome(family)
+        ? Effect.asVoid(families.revokeFamily(family.value, yield* DateTime.now))
+        : Effect.void
       yield* webhooks.committedWith("after_logout", revoke, () => loggedOut)
       yield* audit.record({
         type: "session.logged_out",

@@ -33,7 +33,12 @@ export interface PruneCutoffs {
   readonly auditBefore: DateTime.Utc
   /** A sign-in request by mail that expired before this can never be confirmed. */
   readonly signInRequestsExpiredBefore: DateTime.Utc
+  /** A webhook message delivered, or dead, before this is past WEBHOOK_MESSAGE_RETENTION. */
+  readonly webhookMessagesSettledBefore: DateTime.Utc
 }
+
+/** A webhook message delivered, or dead, this long ago has no use left: an operator had a week to send a dead one again. */
+export const WEBHOOK_MESSAGE_RETENTION = Duration.days(7)
 
 export const pruneCutoffs = (rules: RetentionRules, now: DateTime.Utc): PruneCutoffs => ({
   tokensExpiredBefore: now,
@@ -43,7 +48,8 @@ export const pruneCutoffs = (rules: RetentionRules, now: DateTime.Utc): PruneCut
   ),
   sealedRotatedBefore: DateTime.subtractDuration(now, Duration.seconds(rules.refreshReuseGraceSeconds)),
   auditBefore: retentionCutoff(now, rules.auditRetentionDays),
-  signInRequestsExpiredBefore: now
+  signInRequestsExpiredBefore: now,
+  webhookMessagesSettledBefore: DateTime.subtractDuration(now, WEBHOOK_MESSAGE_RETENTION)
 })
 
 /**
@@ -88,6 +94,8 @@ export interface PruneReport {
   readonly auditEvents: number
   /** Sign-in requests by mail that expired unconfirmed. */
   readonly signInRequests: number
+  /** Webhook messages delivered, or dead, a week ago. */
+  readonly webhookMessages: number
 }
 
 export const emptyReport: PruneReport = {
@@ -95,9 +103,16 @@ export const emptyReport: PruneReport = {
   sessions: 0,
   sealedSuccessors: 0,
   auditEvents: 0,
-  signInRequests: 0
+  signInRequests: 0,
+  webhookMessages: 0
 }
 
 /** True when a sweep found nothing to delete. */
 export const isEmptyReport = (report: PruneReport): boolean =>
-  report.refreshTokens + report.sessions + report.sealedSuccessors + report.auditEvents + report.signInRequests === 0
+  report.refreshTokens +
+    report.sessions +
+    report.sealedSuccessors +
+    report.auditEvents +
+    report.signInRequests +
+    report.webhookMessages ===
+  0

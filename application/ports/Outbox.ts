@@ -74,6 +74,8 @@ export class Outbox extends Context.Tag("app/Outbox")<
       now: DateTime.Utc
     ) => Effect.Effect<number, StoreUnavailableError>
     readonly backlog: Effect.Effect<OutboxBacklog, StoreUnavailableError>
+    /** How many messages were delivered, or died, before `before`: what a sweep would delete. */
+    readonly countSettledBefore: (before: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
     /** One batch of a sweep (Pruning): messages delivered, or dead, before `before`, keyed by that time. */
     readonly prune: (
       step: OutboxPruneStep,

@@ -163,6 +163,6 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
      */
     readonly pending: (
       cutoffs: PruneCutoffs
-    ) => Effect.Effect<Omit<PruneReport, "auditEvents" | "signInRequests">, StoreUnavailableError>
+    ) => Effect.Effect<Omit<PruneReport, "auditEvents" | "signInRequests" | "webhookMessages">, StoreUnavailableError>
   }
 >() {}

@@ -107,6 +107,14 @@ export const make = Effect.sync(() => {
         dead: rows.filter((row) => row.dead_at !== null).length
       }
     }),
+    countSettledBefore: (before) =>
+      Effect.sync(
+        () =>
+          rows.filter((row) => {
+            const settled = row.delivered_at ?? row.dead_at
+            return settled !== null && settled < before.epochMillis
+          }).length
+      ),
     prune: (step, before, limit, from) =>
       Effect.sync((): PruneBatch => {
         const keyOf = (row: Row) => (step === "delivered" ? row.delivered_at : row.dead_at)

@@ -23,6 +23,8 @@ const decodeBacklog = Schema.decodeUnknown(
   Schema.Array(Schema.Struct({ pending: SqlInt, oldest: Schema.NullOr(SqlMillis), dead: SqlInt }))
 )
 
+const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: SqlInt })))
+
 /** The time a step of the sweep keys its messages by. */
 const keyOf = (step: OutboxPruneStep) => (step === "delivered" ? "delivered_at" : "dead_at")
 
@@ -108,6 +110,15 @@ export const make = Effect.gen(function* () {
       })),
       unavailable
     ),
+
+    countSettledBefore: (before) =>
+      sql`SELECT
+          (SELECT COUNT(*) FROM webhook_outbox WHERE delivered_at < ${before.epochMillis}) +
+          (SELECT COUNT(*) FROM webhook_outbox WHERE dead_at < ${before.epochMillis}) AS n`.pipe(
+        Effect.flatMap(decodeCount),
+        Effect.map(([row]) => row?.n ?? 0),
+        unavailable
+      ),
 
     // As the sessions' sweep: the next batch starts where the last one reached.
     prune: (step, before, limit, from) => {

@@ -11,7 +11,8 @@ const lines = (report: PruneReport, verb: string) => [
   `sessions ${verb}: ${report.sessions}`,
   `sealed successors ${verb === "deleted" ? "cleared" : "to clear"}: ${report.sealedSuccessors}`,
   `audit events ${verb}: ${report.auditEvents}`,
-  `sign-in requests ${verb}: ${report.signInRequests}`
+  `sign-in requests ${verb}: ${report.signInRequests}`,
+  `webhook messages ${verb}: ${report.webhookMessages}`
 ]
 
 const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`

@@ -9,7 +9,7 @@ const DAY = 86_400_000
 /**
  * Rows a year of use leaves behind, written straight into the file: a session that expired a
  * month ago and its tokens, a session still live, and audit events from before and within
- * the 90 days kept.
+ * the 90 days kept, webhook messages settled over a week ago and yesterday.
  */
 const seed = (filename: string) => {
   const db = new Database(filename)
@@ -33,6 +33,13 @@ const seed = (filename: string) => {
   )
   request.run("expired@example.com", "t1", now - DAY, now - DAY + 15 * 60_000)
   request.run("pending@example.com", "t2", now, now + 15 * 60_000)
+  const message = db.prepare(
+    `INSERT INTO webhook_outbox (id, endpoint, type, body, created_at, next_attempt_at, delivered_at, dead_at)
+      VALUES (?, 'wh_1', 'after_register', '{}', ?, ?, ?, ?)`
+  )
+  message.run("delivered-long-ago", now - 9 * DAY, now - 9 * DAY, now - 8 * DAY, null)
+  message.run("dead-long-ago", now - 9 * DAY, now - 9 * DAY, null, now - 8 * DAY)
+  message.run("delivered-yesterday", now - DAY, now - DAY, now - DAY, null)
   db.close()
 }
 
@@ -59,7 +66,8 @@ describe("portcullis prune", () => {
       "sessions to delete: 1",
       "sealed successors to clear: 0",
       "audit events to delete: 5",
-      "sign-in requests to delete: 1"
+      "sign-in requests to delete: 1",
+      "webhook messages to delete: 2"
     ])
     expect(count(filename, "refresh_tokens")).toBe(4)
 
@@ -67,18 +75,20 @@ describe("portcullis prune", () => {
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     const output = lines(run.stdout)
-    expect(output.slice(0, 5)).toEqual([
+    expect(output.slice(0, 6)).toEqual([
       "refresh tokens deleted: 3",
       "sessions deleted: 1",
       "sealed successors cleared: 0",
       "audit events deleted: 5",
-      "sign-in requests deleted: 1"
+      "sign-in requests deleted: 1",
+      "webhook messages deleted: 2"
     ])
-    expect(output[5]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
+    expect(output[6]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
     expect(count(filename, "refresh_tokens")).toBe(1)
     expect(count(filename, "token_families")).toBe(1)
     expect(count(filename, "audit_events")).toBe(1)
     expect(count(filename, "email_sign_in_requests")).toBe(1)
+    expect(count(filename, "webhook_outbox")).toBe(1)
 
     const again = await runCli(["prune"], vars, { timeout: 30_000 })
     expect(lines(again.stdout)).toEqual([
@@ -86,7 +96,8 @@ describe("portcullis prune", () => {
       "sessions deleted: 0",
       "sealed successors cleared: 0",
       "audit events deleted: 0",
-      "sign-in requests deleted: 0"
+      "sign-in requests deleted: 0",
+      "webhook messages deleted: 0"
     ])
   })
 })

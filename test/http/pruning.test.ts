@@ -29,7 +29,8 @@ for (const backend of TestApp.backendsWithFile()) {
               sessions: 0,
               sealedSuccessors: 0,
               auditEvents: 0,
-              signInRequests: 0
+              signInRequests: 0,
+              webhookMessages: 0
             })
 
             expectProblem(yield* me(ended.access), 401, "TokenBlacklistedError")
