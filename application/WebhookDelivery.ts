@@ -5,7 +5,7 @@ import { Outbox, type OutboxMessage } from "./ports/Outbox.js"
 import { WebhookEndpoints, WebhookTransport } from "./ports/WebhookTransport.js"
 
 /** A claim outlives the longest try (10 s) by enough that a live deliverer never loses one. */
-export const CLAIM_LEASE = Duration.seconds(60)
+export const CLAIM_LEASE = Duration.seconds(30)
 
 /** Messages one round claims; each is the head of its own queue, so they go out side by side. */
 export const ROUND_SIZE = 32
