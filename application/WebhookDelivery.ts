@@ -1,5 +1,6 @@
-import { DateTime, Duration, Effect, Layer, Option, Random, Schedule } from "effect"
+import { DateTime, Duration, Effect, Layer, Metric, Option, Random, Schedule } from "effect"
 import { AfterFailure, afterFailure, type DeliveryOutcome } from "../domain/Webhook.js"
+import { webhookBacklog, webhookBacklogAge, webhookDead, webhookTries } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Outbox, type OutboxMessage } from "./ports/Outbox.js"
 import { WebhookEndpoints, WebhookTransport } from "./ports/WebhookTransport.js"
@@ -60,14 +61,34 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
         return yield* settle(message, claim, outcome)
       })
 
+    /** The outbox's backlog, read into the metrics. */
+    const measure = Effect.gen(function* () {
+      const backlog = yield* outbox.backlog
+      const now = yield* DateTime.now
+      yield* Metric.set(webhookBacklog, backlog.pending)
+      yield* Metric.set(webhookDead, backlog.dead)
+      yield* Metric.set(
+        webhookBacklogAge,
+        Option.match(backlog.oldest, {
+          onNone: () => 0,
+          onSome: (oldest) => Math.max(0, (now.epochMillis - oldest.epochMillis) / 1000)
+        })
+      )
+    })
+
     /** One round: the due messages claimed and tried. */
     const round = Effect.fn("WebhookDelivery.round")(function* () {
       const now = yield* DateTime.now
       const claim = yield* crypto.randomId
       const claimed = yield* outbox.claim(now, DateTime.addDuration(now, CLAIM_LEASE), ROUND_SIZE, claim)
-      const outcomes = yield* Effect.forEach(claimed, (message) => deliver(message, claim), {
-        concurrency: ROUND_CONCURRENCY
-      })
+      const outcomes = yield* Effect.forEach(
+        claimed,
+        (message) =>
+          Effect.tap(deliver(message, claim), (outcome) =>
+            Metric.increment(Metric.tagged(webhookTries, "outcome", outcome))
+          ),
+        { concurrency: ROUND_CONCURRENCY }
+      )
       return {
         delivered: outcomes.filter((outcome) => outcome === "delivered").length,
         failed: outcomes.filter((outcome) => outcome === "failed").length,
@@ -94,7 +115,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       }
     ).pipe(Effect.map(({ delivered, failed, dead }): RoundReport => ({ delivered, failed, dead })))
 
-    return { round, drain } as const
+    return { round, drain, measure } as const
   })
 }) {}
 
@@ -108,7 +129,7 @@ export const deliverEvery = (interval: Duration.Duration, enabled: boolean) =>
   enabled
     ? Layer.scopedDiscard(
         Effect.flatMap(WebhookDelivery, (delivery) =>
-          delivery.drain.pipe(
+          Effect.zipLeft(delivery.drain, delivery.measure).pipe(
             Effect.tap((report) =>
               report.delivered + report.failed + report.dead === 0
                 ? Effect.void

@@ -61,3 +61,20 @@ export const storeUnavailable = (store: string) =>
     Metric.increment(Metric.tagged(storeErrors, "store", store)),
     Effect.fail(new StoreUnavailableError({ store }))
   )
+
+export const webhookTries = Metric.counter("portcullis_webhook_tries", {
+  description: "Tries of webhook messages, by outcome: delivered, failed (tried again later) or dead (the last).",
+  incremental: true
+})
+
+export const webhookBacklog = Metric.gauge("portcullis_webhook_backlog", {
+  description: "Webhook messages neither delivered nor dead, as this process last read the outbox."
+})
+
+export const webhookBacklogAge = Metric.gauge("portcullis_webhook_backlog_age_seconds", {
+  description: "How long the oldest undelivered webhook message has waited, in seconds (0 when none waits)."
+})
+
+export const webhookDead = Metric.gauge("portcullis_webhook_dead", {
+  description: "Webhook messages dead after their last try, not yet swept or sent again."
+})

@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Redacted, TestClock } from "effect"
+import { DateTime, Effect, Layer, Metric, MetricState, Redacted, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll } from "vitest"
+import { webhookBacklog, webhookDead, webhookTries } from "../../application/metrics.js"
 import { Outbox } from "../../application/ports/Outbox.js"
 import { WebhookEndpoints } from "../../application/ports/WebhookTransport.js"
 import { WebhookDelivery } from "../../application/WebhookDelivery.js"
@@ -158,6 +159,8 @@ describe("webhook delivery to a real receiver", () => {
         ])
         const tries = on("/flaky")
         expect(tries).toHaveLength(4)
+        yield* delivery.measure
+        expect(yield* Metric.value(webhookBacklog)).toEqual(MetricState.gauge(0))
         expect(new Set(tries.map((request) => request.headers["webhook-id"]))).toEqual(new Set(["msg_flaky"]))
       }).pipe(Effect.provide(deliverer([endpoint("/flaky")])))
   )
@@ -175,6 +178,10 @@ describe("webhook delivery to a real receiver", () => {
       expect(outcomes.map((report) => report.dead)).toEqual([0, 0, 0, 0, 0, 0, 0, 1, 0])
       expect(on("/down")).toHaveLength(8)
       expect((yield* (yield* Outbox).backlog).dead).toBe(1)
+      yield* delivery.measure
+      expect(yield* Metric.value(webhookDead)).toEqual(MetricState.gauge(1))
+      const dead = yield* Metric.value(Metric.tagged(webhookTries, "outcome", "dead"))
+      expect(dead.count).toBeGreaterThanOrEqual(1)
     }).pipe(Effect.provide(deliverer([endpoint("/down")])))
   )
 

@@ -52,7 +52,9 @@ const withReceiver = (backend: TestApp.Backend, received: Array<Received>) =>
               "after_logout",
               "send_verification_email"
             ]
-          }
+          },
+          // A receiver that is down: its failures are the outbox's to retry, never the service's readiness.
+          { url: "http://127.0.0.1:9/down", secret, events: "*" }
         ]),
         SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true"
       })
@@ -103,6 +105,9 @@ for (const backend of TestApp.backends) {
           expect(received.some((message) => message.body.includes(wrong))).toBe(false)
           expect(received.some((message) => message.body.includes(user.access))).toBe(false)
           expect(new Set(received.map((message) => message.headers["webhook-id"])).size).toBe(received.length)
+          // The endpoint that is down failed every try meanwhile; the service is as ready as before.
+          const ready = yield* Effect.flatMap(TestApp.TestApp, (app) => app.request("GET", "/readyz"))
+          expect(ready.status).toBe(200)
         })
       )
 
