@@ -45,12 +45,19 @@ export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
         yield* outbox.add(messages)
       })
 
-    /** One of the spec's events, as receivers are told of it (domain/Webhook.ts `eventMessage`), now. */
+    /**
+     * One of the spec's events, as receivers are told of it (domain/Webhook.ts `eventMessage`), now;
+     * nothing is built when no endpoint subscribes to it.
+     */
     const publishEvent = (event: AuthEvent) =>
-      Effect.flatMap(DateTime.now, (now) => {
-        const { type, user_id, data } = eventMessage(event)
-        return publish(type, user_id, data, now)
-      })
+      Effect.flatMap(subscribed(event._tag), (wanted) =>
+        wanted
+          ? Effect.flatMap(DateTime.now, (now) => {
+              const { type, user_id, data } = eventMessage(event)
+              return publish(type, user_id, data, now)
+            })
+          : Effect.void
+      )
 
     /**
      * `change`, and the event it makes: when an endpoint subscribes to the event's type, both in
