@@ -21,7 +21,10 @@ export interface NewOutboxMessage {
 export interface OutboxMessage extends NewOutboxMessage {
   /** Its place in the outbox: the order messages were written in. */
   readonly seq: number
-  /** Tries so far, this one included. */
+  /**
+   * Tries so far, this one included. A try counts once its outcome is recorded: a claim lost with
+   * its deliverer (a crash) is no try, and its message is claimed again once the lease ends.
+   */
   readonly attempts: number
 }
 
@@ -51,7 +54,7 @@ export class Outbox extends Context.Tag("app/Outbox")<
     /**
      * At most `limit` messages due at `now` (not delivered, not dead, their next try not later,
      * no lease running), each the first of its user's undelivered messages to its endpoint, in
-     * the order written; each claimed under `claim` until `leaseUntil` and its try counted.
+     * the order written; each claimed under `claim` until `leaseUntil`.
      */
     readonly claim: (
       now: DateTime.Utc,
@@ -59,8 +62,9 @@ export class Outbox extends Context.Tag("app/Outbox")<
       limit: number,
       claim: string
     ) => Effect.Effect<ReadonlyArray<OutboxMessage>, StoreUnavailableError>
+    /** A try delivered it: counted, and done. */
     readonly delivered: (seq: number, claim: string, now: DateTime.Utc) => Effect.Effect<boolean, StoreUnavailableError>
-    /** A failed try: the message waits for its next, or is dead; `error` says why, for the operator. */
+    /** A failed try, counted: the message waits for its next, or is dead; `error` says why, for the operator. */
     readonly failed: (
       seq: number,
       claim: string,

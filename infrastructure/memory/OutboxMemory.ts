@@ -57,9 +57,8 @@ export const make = Effect.sync(() => {
           if (!due || claimed.length >= limit) continue
           row.claim = claim
           row.claimed_until = leaseUntil.epochMillis
-          row.attempts++
           const { seq, attempts, id, endpoint, user_id, type, body, created_at } = row
-          claimed.push({ seq, attempts, id, endpoint, user_id, type, body, created_at })
+          claimed.push({ seq, attempts: attempts + 1, id, endpoint, user_id, type, body, created_at })
         }
         return claimed
       }),
@@ -70,6 +69,7 @@ export const make = Effect.sync(() => {
           onSome: (row) => {
             row.delivered_at = now.epochMillis
             row.claimed_until = null
+            row.attempts++
             return true
           }
         })
@@ -81,6 +81,7 @@ export const make = Effect.sync(() => {
           onSome: (row) => {
             row.last_error = error
             row.claimed_until = null
+            row.attempts++
             if (next._tag === "Dead") row.dead_at = now.epochMillis
             else row.next_attempt_at = next.at.epochMillis
             return true

@@ -56,7 +56,7 @@ export const make = Effect.gen(function* () {
           )}`.pipe(Effect.asVoid, unavailable),
 
     claim: (now, leaseUntil, limit, claim) =>
-      sql`UPDATE webhook_outbox SET claim = ${claim}, claimed_until = ${leaseUntil.epochMillis}, attempts = attempts + 1
+      sql`UPDATE webhook_outbox SET claim = ${claim}, claimed_until = ${leaseUntil.epochMillis}
         WHERE seq IN (
           SELECT o.seq FROM webhook_outbox o
           WHERE o.delivered_at IS NULL AND o.dead_at IS NULL AND o.next_attempt_at <= ${now.epochMillis}
@@ -65,7 +65,7 @@ export const make = Effect.gen(function* () {
               WHERE e.endpoint = o.endpoint AND e.user_id = o.user_id AND e.seq < o.seq
                 AND e.delivered_at IS NULL AND e.dead_at IS NULL)
           ORDER BY o.seq LIMIT ${limit} ${skipLocked})
-        RETURNING seq, id, endpoint, user_id, type, body, created_at, attempts`.pipe(
+        RETURNING seq, id, endpoint, user_id, type, body, created_at, attempts + 1 AS attempts`.pipe(
         Effect.flatMap(decodeMessages),
         // RETURNING answers in no promised order; the deliverer sends in the order written.
         Effect.map((messages) => [...messages].sort((a, b) => a.seq - b.seq)),
@@ -73,7 +73,7 @@ export const make = Effect.gen(function* () {
       ),
 
     delivered: (seq, claim, now) =>
-      sql`UPDATE webhook_outbox SET delivered_at = ${now.epochMillis}, claimed_until = NULL
+      sql`UPDATE webhook_outbox SET delivered_at = ${now.epochMillis}, claimed_until = NULL, attempts = attempts + 1
         WHERE seq = ${seq} AND claim = ${claim} AND ${pending} RETURNING seq`.pipe(
         Effect.map((rows) => rows.length > 0),
         unavailable
@@ -81,10 +81,11 @@ export const make = Effect.gen(function* () {
 
     failed: (seq, claim, next, error, now) =>
       (next._tag === "Dead"
-        ? sql`UPDATE webhook_outbox SET dead_at = ${now.epochMillis}, claimed_until = NULL, last_error = ${error}
+        ? sql`UPDATE webhook_outbox SET dead_at = ${now.epochMillis}, claimed_until = NULL, last_error = ${error},
+              attempts = attempts + 1
             WHERE seq = ${seq} AND claim = ${claim} AND ${pending} RETURNING seq`
         : sql`UPDATE webhook_outbox SET next_attempt_at = ${next.at.epochMillis}, claimed_until = NULL,
-              last_error = ${error}
+              last_error = ${error}, attempts = attempts + 1
             WHERE seq = ${seq} AND claim = ${claim} AND ${pending} RETURNING seq`
       ).pipe(
         Effect.map((rows) => rows.length > 0),

@@ -169,7 +169,7 @@ const crashedWhileDelivering = async (vars: Record<string, string>) => {
   for (const delivery of deliveries) copies.set(delivery.id, [...(copies.get(delivery.id) ?? []), delivery.at])
   for (const [id, times] of copies) {
     const first = times[0] ?? 0
-    const aroundKill = killsAt.some((at) => first <= at && at - first < 5_000)
+    const aroundKill = killsAt.some((at) => Math.abs(at - first) < 5_000)
     if (times.length > 1 && !failedOnce.has(id) && !aroundKill) problems.push(`${id} delivered ${times.length} times`)
   }
   return { problems, committed: expected.size, deliveries: deliveries.length, failures: failedOnce.size }
