@@ -213,7 +213,9 @@ export const make = Effect.gen(function* () {
 
     // One batch: at most `limit` rows in the order of the step's key from where the last batch
     // reached, then the rows by their ids, so that no statement holds the store for longer than a
-    // batch takes, and none walks again what an earlier batch deleted.
+    // batch takes, and none walks again what an earlier batch deleted. The tokens of ended
+    // sessions are looked for among the next `limit` sessions only (a window): sessions whose
+    // tokens are gone already (expired, and swept) would otherwise be walked all in one statement.
     prune: (step, before, limit, from) => {
       const rule = prunable(sql, step, before.epochMillis)
       const key = sql.literal(rule.key)
@@ -224,20 +226,32 @@ export const make = Effect.gen(function* () {
             ? sql`UPDATE refresh_tokens SET sealed_successor = NULL
                 WHERE digest IN ${sql.in(ids)} AND sealed_successor IS NOT NULL RETURNING digest`
             : sql`DELETE FROM refresh_tokens WHERE digest IN ${sql.in(ids)} RETURNING digest`
-      return sql<{ readonly row_id: string; readonly row_key: number | string }>`SELECT
-          ${sql.literal(rule.id)} AS row_id, ${key} AS row_key FROM ${rule.from}
-        WHERE ${rule.where} AND ${key} >= ${from} ORDER BY ${key} LIMIT ${limit}`.pipe(
-        Effect.flatMap((rows) => {
-          const last = rows.at(-1)
-          return last === undefined
-            ? Effect.succeed<PruneBatch>({ found: 0, done: 0, reached: from })
-            : Effect.map(
-                change(rows.map((row) => row.row_id)),
-                (changed): PruneBatch => ({ found: rows.length, done: changed.length, reached: Number(last.row_key) })
-              )
-        }),
-        unavailable
-      )
+      const ofSessions = step === "revokedSessionTokens" || step === "expiredSessionTokens"
+      // The key of the window's last session, when `limit` sessions or more lie ahead.
+      const windowEdge = ofSessions
+        ? sql<{ readonly row_key: number | string }>`SELECT ${key} AS row_key FROM token_families f
+            WHERE ${rule.where} AND ${key} >= ${from} ORDER BY ${key} LIMIT 1 OFFSET ${limit - 1}`.pipe(
+            Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => Number(row.row_key)))
+          )
+        : Effect.succeed(Option.none<number>())
+      return Effect.gen(function* () {
+        const edge = yield* windowEdge
+        const within = Option.match(edge, { onNone: () => sql``, onSome: (upper) => sql`AND ${key} <= ${upper}` })
+        const rows = yield* sql<{ readonly row_id: string; readonly row_key: number | string }>`SELECT
+            ${sql.literal(rule.id)} AS row_id, ${key} AS row_key FROM ${rule.from}
+          WHERE ${rule.where} AND ${key} >= ${from} ${within} ORDER BY ${key} LIMIT ${limit}`
+        const last = rows.at(-1)
+        const done = last === undefined ? 0 : (yield* change(rows.map((row) => row.row_id))).length
+        // Cut at `limit`: the next batch starts at the last key taken (more rows may share it).
+        if (last !== undefined && rows.length === limit) {
+          return { found: rows.length, done, reached: Number(last.row_key) } satisfies PruneBatch
+        }
+        // Every row of the window taken: the next batch starts past it, or there is nothing left.
+        return Option.match(edge, {
+          onNone: (): PruneBatch => ({ found: rows.length, done, reached: before.epochMillis }),
+          onSome: (upper): PruneBatch => ({ found: Math.max(rows.length, 1), done, reached: upper + 1 })
+        })
+      }).pipe(unavailable)
     },
 
     pending: (cutoffs) => {
