@@ -97,21 +97,23 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         )
       })
 
-    /** The owner's notice of a change, once it has committed (its webhook messages committed with it). */
-    const notify = (email: string, change: WayInChange) =>
-      Effect.flatMap(
-        noticeEvent(email, noticeOf(change)),
-        Option.match({ onNone: () => Effect.void, onSome: events.emit })
+    /**
+     * The owner's notice of a change, its webhook messages written: inside the change's
+     * transaction, so that they commit with it. Its handlers are told once it has (`told`).
+     */
+    const announce = (email: string, change: WayInChange) =>
+      Effect.tap(noticeEvent(email, noticeOf(change)), (notice) =>
+        Option.match(notice, { onNone: () => Effect.void, onSome: webhooks.publishEvent })
       )
 
-    /** A notice to `email` of an attempt, which changed nothing: told, and its webhook messages written. */
+    /** A notice announced inside a transaction, given to its handlers once the transaction committed. */
+    const told = (notice: Option.Option<AuthEvent>) =>
+      Option.match(notice, { onNone: () => Effect.void, onSome: events.emit })
+
+    /** A notice to `email` of an attempt, which changed nothing: its webhook messages written, and told. */
     const tell = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
-      Effect.flatMap(
-        noticeEvent(email, notice),
-        Option.match({
-          onNone: () => Effect.void,
-          onSome: (event) => Effect.zipRight(webhooks.publishEvent(event), events.emit(event))
-        })
+      Effect.flatMap(noticeEvent(email, notice), (event) =>
+        Effect.zipRight(Option.match(event, { onNone: () => Effect.void, onSome: webhooks.publishEvent }), told(event))
       )
 
     const endSessions = (userId: UserId, ended: SessionsEnded, caller: Option.Option<FamilyId>) =>
@@ -152,9 +154,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         }
         // The events' webhook messages commit with the change; their handlers run after it.
         if (options.event !== undefined) yield* webhooks.publishEvent(options.event)
-        const notice = yield* noticeEvent(user.email, noticeOf(change))
-        if (Option.isSome(notice)) yield* webhooks.publishEvent(notice.value)
-        return done
+        return { done, notice: yield* announce(user.email, change) }
       })
 
     /** Makes a change of the user's ways in (`writes` the change itself), then tells the owner. */
@@ -163,7 +163,10 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       what: WayInChange,
       writes: Effect.Effect<A, E, R>,
       options: ChangeOptions = {}
-    ) => Effect.tap(tx.transaction(apply(user, what, writes, options)), () => notify(user.email, what))
+    ) =>
+      Effect.flatMap(tx.transaction(apply(user, what, writes, options)), ({ done, notice }) =>
+        Effect.as(told(notice), done)
+      )
 
     /**
      * Removes one of the caller's ways in, unless it is not theirs or the last one: decided inside
@@ -216,6 +219,13 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         yield* users.setFlags(userId, { is_verified: true })
       })
 
+    /** A takeover inside its transaction: every way in of the unproven registrant removed, the owner's notice announced. */
+    const evictAnnounced = (user: User, eviction: Eviction, proof: AddressProof) =>
+      Effect.zipRight(
+        evict(user.id, eviction, proof),
+        announce(user.email, WayInChange.TakenOver({ removed: eviction }))
+      )
+
     /**
      * A proof of the address reached `user` (an auto-link by a provider-verified email, a reset
      * from the mailed link). On an account that never proved its address, every way in it held
@@ -231,25 +241,24 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       options: ChangeOptions = {}
     ) =>
       Effect.gen(function* () {
-        const [done, evicted] = yield* tx.transaction(
+        const { done, notice, takeover } = yield* tx.transaction(
           Effect.gen(function* () {
             // The version moves first, so that no way in is added or sign-in started while the
             // ways in are read and removed.
             if (!(yield* users.changeCredentials(user.id))) return yield* new CredentialsChangedError()
             const decision = decideProofOfAddress(user, yield* held(user.id))
-            if (decision._tag === "Evict") yield* evict(user.id, decision.eviction, proof)
-            const done = yield* apply(user, attach, writes, options)
-            return [done, decision._tag === "Evict" ? Option.some(decision.eviction) : Option.none<Eviction>()] as const
+            const takeover = decision._tag === "Evict" ? yield* evictAnnounced(user, decision.eviction, proof) : null
+            return { ...(yield* apply(user, attach, writes, options)), takeover }
           })
         )
-        if (Option.isSome(evicted)) {
+        if (takeover !== null) {
           yield* Effect.logInfo("a proof of the address took over an account that had never proved it").pipe(
             Effect.annotateLogs({ user_id: user.id, proof })
           )
-          yield* notify(user.email, WayInChange.TakenOver({ removed: evicted.value }))
+          yield* told(takeover)
         }
-        yield* notify(user.email, attach)
-        return { done, takenOver: Option.isSome(evicted) }
+        yield* told(notice)
+        return { done, takenOver: takeover !== null }
       })
 
     /**
@@ -261,26 +270,25 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
     const confirmAddress = (user: User, proof: AddressProof) =>
       Effect.gen(function* () {
         if (user.is_verified) return { user, takenOver: false }
-        const evicted = yield* tx.transaction(
+        const takeover = yield* tx.transaction(
           Effect.gen(function* () {
             if (!(yield* users.changeCredentials(user.id))) return yield* new CredentialsChangedError()
             const stored = yield* users.findById(user.id)
             if (Option.isNone(stored)) return yield* new CredentialsChangedError()
             const decision = decideProofOfAddress(stored.value, yield* held(user.id))
-            if (decision._tag === "Keep") return Option.none<Eviction>()
-            yield* evict(user.id, decision.eviction, proof)
-            return Option.some(decision.eviction)
+            if (decision._tag === "Keep") return null
+            return yield* evictAnnounced(user, decision.eviction, proof)
           })
         )
         const now = yield* users.findById(user.id)
         if (Option.isNone(now)) return yield* new CredentialsChangedError()
-        if (Option.isSome(evicted)) {
+        if (takeover !== null) {
           yield* Effect.logInfo("a proof of the address took over an account that had never proved it").pipe(
             Effect.annotateLogs({ user_id: user.id, proof })
           )
-          yield* notify(user.email, WayInChange.TakenOver({ removed: evicted.value }))
+          yield* told(takeover)
         }
-        return { user: now.value, takenOver: Option.isSome(evicted) }
+        return { user: now.value, takenOver: takeover !== null }
       })
 
     return { held, requireRecentSignIn, change, tell, remove, proveAddress, confirmAddress } as const

@@ -98,19 +98,15 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
 
     /** Rounds until one claims nothing: what is due now, sent. */
     const drain = Effect.iterate(
-      { delivered: 0, failed: 0, dead: 0, last: Option.none<RoundReport>() },
+      { delivered: 0, failed: 0, dead: 0, claimed: -1 },
       {
-        while: (state) =>
-          Option.match(state.last, {
-            onNone: () => true,
-            onSome: (last) => last.delivered + last.failed + last.dead > 0
-          }),
+        while: (state) => state.claimed !== 0,
         body: (state) =>
           Effect.map(round(), (report) => ({
             delivered: state.delivered + report.delivered,
             failed: state.failed + report.failed,
             dead: state.dead + report.dead,
-            last: Option.some(report)
+            claimed: report.delivered + report.failed + report.dead
           }))
       }
     ).pipe(Effect.map(({ delivered, failed, dead }): RoundReport => ({ delivered, failed, dead })))

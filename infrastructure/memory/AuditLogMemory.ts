@@ -1,7 +1,7 @@
 import { DateTime, Effect, Layer } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import type { AuditRecord } from "../../domain/Audit.js"
-import type { PruneBatch } from "../../domain/Retention.js"
+import { keyedTake } from "./keyedBatch.js"
 
 /** The audit log in an array, oldest first, for tests and throwaway runs. */
 export const make = Effect.sync(() => {
@@ -26,20 +26,14 @@ export const make = Effect.sync(() => {
         return page
       }),
     deleteBefore: (cutoff, limit, from) =>
-      Effect.sync((): PruneBatch => {
-        const batch = records
+      Effect.sync(() => {
+        const candidates = records
           .filter((record) => DateTime.lessThan(record.occurred_at, cutoff))
-          .filter((record) => DateTime.toEpochMillis(record.occurred_at) >= from)
-          .sort((a, b) => DateTime.toEpochMillis(a.occurred_at) - DateTime.toEpochMillis(b.occurred_at))
-          .slice(0, limit)
-        const gone = new Set(batch)
+          .map((record) => [record, DateTime.toEpochMillis(record.occurred_at)] as const)
+        const { taken, batch } = keyedTake(candidates, from, limit)
+        const gone = new Set(taken)
         records = records.filter((record) => !gone.has(record))
-        const last = batch.at(-1)
-        return {
-          found: batch.length,
-          done: batch.length,
-          reached: last === undefined ? from : DateTime.toEpochMillis(last.occurred_at)
-        }
+        return batch
       }),
     countBefore: (cutoff) =>
       Effect.sync(() => records.filter((record) => DateTime.lessThan(record.occurred_at, cutoff)).length)

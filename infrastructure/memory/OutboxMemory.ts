@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { type NewOutboxMessage, Outbox, type OutboxMessage } from "../../application/ports/Outbox.js"
-import type { PruneBatch } from "../../domain/Retention.js"
+import { keyedTake } from "./keyedBatch.js"
 
 /** A message as kept, with the state of its delivery. */
 interface Row extends NewOutboxMessage {
@@ -117,19 +117,15 @@ export const make = Effect.sync(() => {
           }).length
       ),
     prune: (step, before, limit, from) =>
-      Effect.sync((): PruneBatch => {
-        const keyOf = (row: Row) => (step === "delivered" ? row.delivered_at : row.dead_at)
-        const batch = rows
-          .filter((row) => {
-            const key = keyOf(row)
-            return key !== null && key < before.epochMillis && key >= from
-          })
-          .sort((a, b) => (keyOf(a) as number) - (keyOf(b) as number))
-          .slice(0, limit)
-        const gone = new Set(batch)
+      Effect.sync(() => {
+        const candidates = rows.flatMap((row) => {
+          const key = step === "delivered" ? row.delivered_at : row.dead_at
+          return key !== null && key < before.epochMillis ? [[row, key] as const] : []
+        })
+        const { taken, batch } = keyedTake(candidates, from, limit)
+        const gone = new Set(taken)
         rows = rows.filter((row) => !gone.has(row))
-        const last = batch.at(-1)
-        return { found: batch.length, done: batch.length, reached: last === undefined ? from : (keyOf(last) as number) }
+        return batch
       })
   })
 })

@@ -1,8 +1,8 @@
 import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
-import type { PruneBatch } from "../../domain/Retention.js"
 import { byRecentUse, type FamilyId, isAfter, isLive, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
+import { keyedTake } from "./keyedBatch.js"
 
 /** Families and digests in Maps. Each operation runs without yielding, so rotation is a true CAS. */
 export const make = Effect.sync(() => {
@@ -175,14 +175,11 @@ export const make = Effect.sync(() => {
         return family !== undefined && family.user_id === userId && isLive(family, now) && revoke(family, now)
       }),
     prune: (step, before, limit, from) =>
-      Effect.sync((): PruneBatch => {
-        const batch = [...prunable(step, before)]
-          .map(([id, key]) => [id, DateTime.toEpochMillis(key)] as const)
-          .filter(([, key]) => key >= from)
-          .sort(([, a], [, b]) => a - b)
-          .slice(0, limit)
-        for (const [id] of batch) pruneOne(step, id)
-        return { found: batch.length, done: batch.length, reached: batch.at(-1)?.[1] ?? from }
+      Effect.sync(() => {
+        const candidates = [...prunable(step, before)].map(([id, key]) => [id, DateTime.toEpochMillis(key)] as const)
+        const { taken, batch } = keyedTake(candidates, from, limit)
+        for (const id of taken) pruneOne(step, id)
+        return batch
       }),
     pending: (cutoffs) =>
       Effect.sync(() => {

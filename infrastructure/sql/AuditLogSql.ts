@@ -2,10 +2,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Schema } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
 import { ActorKind, type AuditEntry, AuditEventType, AuditDetails as Details } from "../../domain/Audit.js"
-import type { PruneBatch } from "../../domain/Retention.js"
 import { UserId } from "../../domain/User.js"
 import { SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
+import { type KeyedRow, keyedBatch } from "./keyedBatch.js"
 
 const decodeRows = Schema.decodeUnknown(
   Schema.Array(
@@ -61,22 +61,12 @@ export const make = Effect.gen(function* () {
     // One batch through the time index, from where the last one reached: a backlog never becomes
     // one long statement, and no batch walks again what an earlier one deleted.
     deleteBefore: (cutoff, limit, from) =>
-      sql<{ readonly id: number | string; readonly occurred_at: number | string }>`SELECT id, occurred_at
+      sql<KeyedRow>`SELECT id AS row_id, occurred_at AS row_key
         FROM audit_events WHERE occurred_at < ${cutoff.epochMillis} AND occurred_at >= ${from}
         ORDER BY occurred_at LIMIT ${limit}`.pipe(
-        Effect.flatMap((rows) => {
-          const last = rows.at(-1)
-          return last === undefined
-            ? Effect.succeed<PruneBatch>({ found: 0, done: 0, reached: from })
-            : Effect.map(
-                sql`DELETE FROM audit_events WHERE id IN ${sql.in(rows.map((row) => row.id))} RETURNING id`,
-                (deleted): PruneBatch => ({
-                  found: rows.length,
-                  done: deleted.length,
-                  reached: Number(last.occurred_at)
-                })
-              )
-        }),
+        Effect.flatMap((rows) =>
+          keyedBatch(rows, from, (ids) => sql`DELETE FROM audit_events WHERE id IN ${sql.in(ids)} RETURNING id`)
+        ),
         unavailable
       ),
 

@@ -1,9 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
 import { Outbox, type OutboxPruneStep } from "../../application/ports/Outbox.js"
-import type { PruneBatch } from "../../domain/Retention.js"
 import { SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
+import { type KeyedRow, keyedBatch } from "./keyedBatch.js"
 
 const decodeMessages = Schema.decodeUnknown(
   Schema.Array(
@@ -124,18 +124,12 @@ export const make = Effect.gen(function* () {
     // As the sessions' sweep: the next batch starts where the last one reached.
     prune: (step, before, limit, from) => {
       const key = sql.literal(keyOf(step))
-      return sql<{ readonly seq: number | string; readonly row_key: number | string }>`SELECT seq, ${key} AS row_key
+      return sql<KeyedRow>`SELECT seq AS row_id, ${key} AS row_key
         FROM webhook_outbox WHERE ${key} < ${before.epochMillis} AND ${key} >= ${from}
         ORDER BY ${key} LIMIT ${limit}`.pipe(
-        Effect.flatMap((rows) => {
-          const last = rows.at(-1)
-          return last === undefined
-            ? Effect.succeed<PruneBatch>({ found: 0, done: 0, reached: from })
-            : Effect.map(
-                sql`DELETE FROM webhook_outbox WHERE seq IN ${sql.in(rows.map((row) => row.seq))} RETURNING seq`,
-                (deleted): PruneBatch => ({ found: rows.length, done: deleted.length, reached: Number(last.row_key) })
-              )
-        }),
+        Effect.flatMap((rows) =>
+          keyedBatch(rows, from, (ids) => sql`DELETE FROM webhook_outbox WHERE seq IN ${sql.in(ids)} RETURNING seq`)
+        ),
         unavailable
       )
     }

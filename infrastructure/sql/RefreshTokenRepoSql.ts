@@ -3,11 +3,11 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { RefreshTokenRepo, type SessionPruneStep } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserNotFoundError } from "../../domain/errors.js"
-import type { PruneBatch } from "../../domain/Retention.js"
 import { FamilyId, type StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
+import { type KeyedRow, keyedBatch } from "./keyedBatch.js"
 import { rotationStatements, rotationValues, tokenValues } from "./rotation.js"
 import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
@@ -219,7 +219,7 @@ export const make = Effect.gen(function* () {
     prune: (step, before, limit, from) => {
       const rule = prunable(sql, step, before.epochMillis)
       const key = sql.literal(rule.key)
-      const change = (ids: ReadonlyArray<string>) =>
+      const change = (ids: ReadonlyArray<string | number>) =>
         step === "revokedSessions" || step === "expiredSessions"
           ? sql`DELETE FROM token_families WHERE family_id IN ${sql.in(ids)} RETURNING family_id`
           : step === "sealedSuccessors"
@@ -237,20 +237,13 @@ export const make = Effect.gen(function* () {
       return Effect.gen(function* () {
         const edge = yield* windowEdge
         const within = Option.match(edge, { onNone: () => sql``, onSome: (upper) => sql`AND ${key} <= ${upper}` })
-        const rows = yield* sql<{ readonly row_id: string; readonly row_key: number | string }>`SELECT
-            ${sql.literal(rule.id)} AS row_id, ${key} AS row_key FROM ${rule.from}
-          WHERE ${rule.where} AND ${key} >= ${from} ${within} ORDER BY ${key} LIMIT ${limit}`
-        const last = rows.at(-1)
-        const done = last === undefined ? 0 : (yield* change(rows.map((row) => row.row_id))).length
-        // Cut at `limit`: the next batch starts at the last key taken (more rows may share it).
-        if (last !== undefined && rows.length === limit) {
-          return { found: rows.length, done, reached: Number(last.row_key) } satisfies PruneBatch
-        }
-        // Every row of the window taken: the next batch starts past it, or there is nothing left.
-        return Option.match(edge, {
-          onNone: (): PruneBatch => ({ found: rows.length, done, reached: before.epochMillis }),
-          onSome: (upper): PruneBatch => ({ found: Math.max(rows.length, 1), done, reached: upper + 1 })
-        })
+        const rows = yield* sql<KeyedRow>`SELECT ${sql.literal(rule.id)} AS row_id, ${key} AS row_key
+          FROM ${rule.from} WHERE ${rule.where} AND ${key} >= ${from} ${within} ORDER BY ${key} LIMIT ${limit}`
+        const batch = yield* keyedBatch(rows, from, change)
+        // Every row of a window taken: the next batch starts past the window, however few it held.
+        return Option.isSome(edge) && rows.length < limit
+          ? { found: Math.max(batch.found, 1), done: batch.done, reached: edge.value + 1 }
+          : batch
       }).pipe(unavailable)
     },
 
