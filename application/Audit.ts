@@ -1,4 +1,4 @@
-import { Context, DateTime, Effect } from "effect"
+import { Chunk, Context, DateTime, Effect, Option, Stream } from "effect"
 import {
   Actor,
   type AuditDetails,
@@ -26,6 +26,9 @@ export class RequestContext extends Context.Reference<RequestContext>()("app/Req
     client: { ip_address: null, user_agent: null }
   })
 }) {}
+
+/** Entries an export reads at a time. */
+export const EXPORT_PAGE = 1000
 
 /** An operator's command: the CLI acts, from no network address. */
 export const cliContext = { actor: Actor.cli, client: { ip_address: null, user_agent: null } }
@@ -116,6 +119,21 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
     const list = (query: AuditQuery) =>
       Effect.map(log.list({ ...query, limit: query.limit + 1 }), (read) => auditPage(read, query.limit))
 
-    return { record, append, list } as const
+    /**
+     * The entries that occurred at or after `since`, oldest first, read a page of `pageSize` at a
+     * time as the stream is pulled: a log of any size is exported in bounded memory.
+     */
+    const exportSince = (since: DateTime.Utc, pageSize = EXPORT_PAGE) =>
+      Stream.paginateChunkEffect(0, (after) =>
+        Effect.map(log.listSince(since, after, pageSize), (page) => {
+          const last = page[page.length - 1]
+          return [
+            Chunk.unsafeFromArray(page),
+            page.length < pageSize || last === undefined ? Option.none() : Option.some(last.id)
+          ] as const
+        })
+      )
+
+    return { record, append, list, exportSince } as const
   })
 }) {}

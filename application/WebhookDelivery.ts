@@ -3,7 +3,8 @@ import { AfterFailure, afterFailure, type DeliveryOutcome } from "../domain/Webh
 import { webhookBacklog, webhookBacklogAge, webhookDead, webhookTries } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Outbox, type OutboxMessage } from "./ports/Outbox.js"
-import { WebhookEndpoints, WebhookTransport } from "./ports/WebhookTransport.js"
+import { WebhookEndpoints } from "./ports/WebhookEndpoints.js"
+import { WebhookTransport } from "./ports/WebhookTransport.js"
 
 /** A claim outlives the longest try (10 s) by enough that a live deliverer never loses one. */
 export const CLAIM_LEASE = Duration.seconds(30)
@@ -116,16 +117,21 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
 }) {}
 
 /**
- * For as long as the service serves, when any endpoint is configured: what is due sent every
- * `interval`, on every worker (a claim keeps each message to one). A round that fails (the store
- * down) is logged and tried at the next turn; a message claimed by a deliverer that died is sent
- * again once its lease ends.
+ * For as long as the service serves, when endpoints can exist (configured, or stored in a
+ * database by the CLI): what is due sent every `interval`, on every worker (a claim keeps each
+ * message to one), in the turns when any endpoint is known. A round that fails (the store down)
+ * is logged and tried at the next turn; a message claimed by a deliverer that died is sent again
+ * once its lease ends.
  */
 export const deliverEvery = (interval: Duration.Duration, enabled: boolean) =>
   enabled
     ? Layer.scopedDiscard(
-        Effect.flatMap(WebhookDelivery, (delivery) =>
-          Effect.zipLeft(delivery.drain, delivery.measure).pipe(
+        Effect.flatMap(Effect.zip(WebhookDelivery, WebhookEndpoints), ([delivery, endpoints]) =>
+          Effect.flatMap(endpoints.list, (known) =>
+            known.length === 0
+              ? Effect.succeed({ delivered: 0, failed: 0, dead: 0 })
+              : Effect.zipLeft(delivery.drain, delivery.measure)
+          ).pipe(
             Effect.tap((report) =>
               report.delivered + report.failed + report.dead === 0
                 ? Effect.void

@@ -4,7 +4,7 @@ import { eventMessage, payloadBody, wants } from "../domain/Webhook.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Outbox } from "./ports/Outbox.js"
 import { Transaction } from "./ports/Transaction.js"
-import { WebhookEndpoints } from "./ports/WebhookTransport.js"
+import { WebhookEndpoints } from "./ports/WebhookEndpoints.js"
 
 /**
  * Events that leave the process (DECISIONS.md, "Webhooks"): `publish` writes one outbox message

@@ -11,7 +11,6 @@ import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
 import type { StoreSpace } from "../application/ports/StoreSpace.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
 import { WebAuthn } from "../application/ports/WebAuthn.js"
-import { WebhookEndpoints } from "../application/ports/WebhookTransport.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
@@ -39,6 +38,7 @@ import * as StoreSpaceNone from "../infrastructure/memory/StoreSpaceNone.js"
 import * as TokenHoldersMemory from "../infrastructure/memory/TokenHoldersMemory.js"
 import * as TransactionMemory from "../infrastructure/memory/TransactionMemory.js"
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
+import * as WebhookEndpointRepoMemory from "../infrastructure/memory/WebhookEndpointRepoMemory.js"
 import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
@@ -51,8 +51,10 @@ import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
 import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
 import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
 import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
+import * as WebhookEndpointRepoSql from "../infrastructure/sql/WebhookEndpointRepoSql.js"
 import { StoreTimeout } from "../infrastructure/storeTimeout.js"
 import type { UserRepoOptions } from "../infrastructure/users.js"
+import * as WebhookEndpointsStored from "../infrastructure/webhooks/WebhookEndpointsStored.js"
 import * as WebhookTransportHttp from "../infrastructure/webhooks/WebhookTransportHttp.js"
 import { authPolicy, uniqueFields } from "./policy.js"
 
@@ -136,6 +138,7 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         AuditLogMemory.layer,
         EmailSignInRequestsMemory.layer,
         OutboxMemory.layer,
+        WebhookEndpointRepoMemory.layer,
         StoreSpaceNone.layer,
         TransactionMemory.layer
       )
@@ -169,6 +172,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     AuditLogSql.layer,
     EmailSignInRequestsSql.layer,
     OutboxSql.layer,
+    WebhookEndpointRepoSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer
@@ -356,7 +360,7 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
       (client) => client.layer({ url })
     )
   )
-  return Layer.mergeAll(
+  const adapters = Layer.mergeAll(
     database(settings.storage.databaseUrl, {
       idType: settings.storage.userIdType,
       uniqueFields: uniqueFields(settings, deployment)
@@ -373,14 +377,14 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
         ? Duration.seconds(settings.storage.storeTimeoutSeconds)
         : Duration.infinity
     ),
-    webhooks(settings),
+    webhookTransport(settings),
     Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
   )
+  return Layer.provideMerge(webhookEndpoints(settings), adapters)
 }
 
-/** The endpoints of WEBHOOKS and the transport that reaches them. */
-const webhooks = ({ webhooks }: Settings) =>
-  Layer.merge(
-    Layer.succeed(WebhookEndpoints, WebhookEndpoints.of({ list: Effect.succeed(webhooks.endpoints) })),
-    WebhookTransportHttp.layer(webhooks.allowPrivate)
-  )
+/** The transport that reaches webhook endpoints. */
+const webhookTransport = ({ webhooks }: Settings) => WebhookTransportHttp.layer(webhooks.allowPrivate)
+
+/** The endpoints of WEBHOOKS and those the CLI stored, over the stores and the keys of `adapters`. */
+const webhookEndpoints = ({ webhooks }: Settings) => WebhookEndpointsStored.layer(webhooks.endpoints)

@@ -47,7 +47,10 @@ export const service = <S, E, R, A = never, EO = never>(
         // delays serving.
         Layer.merge(
           pruneEvery(Duration.seconds(settings.storage.pruneIntervalSeconds)),
-          deliverEvery(Duration.seconds(1), settings.webhooks.endpoints.length > 0)
+          deliverEvery(
+            Duration.seconds(1),
+            settings.webhooks.endpoints.length > 0 || settings.storage.databaseUrl.kind !== "memory"
+          )
         ).pipe(
           Layer.provideMerge(
             http(settings, deployment, Option.getOrUndefined(metrics)).pipe(

@@ -41,7 +41,9 @@ export const AuditEventType = Schema.Literal(
   "email_sign_in.code_failed",
   "email_sign_in.voided",
   "email.change_requested",
-  "email.changed"
+  "email.changed",
+  "webhook.endpoint_added",
+  "webhook.endpoint_removed"
 )
 export type AuditEventType = typeof AuditEventType.Type
 

@@ -1,4 +1,4 @@
-import { Data, DateTime, Duration, type Redacted, Schema } from "effect"
+import { Data, DateTime, Duration, Either, type Redacted, Schema } from "effect"
 import { AuditEventType } from "./Audit.js"
 import { type AuthEvent, type AuthEventName, eventNames } from "./Events.js"
 import { PublicUser } from "./User.js"
@@ -22,6 +22,56 @@ export const wants = (events: Subscription, type: string): boolean => events ===
 /** The names among `events` that are no event type: a subscription naming one is refused. */
 export const unknownEventTypes = (events: Subscription): ReadonlyArray<string> =>
   events === "*" ? [] : events.filter((type) => !webhookEventTypes.includes(type))
+
+/** Standard Webhooks' secrets: `whsec_` and 24 to 64 random bytes in base64. */
+export const isWebhookSecret = (value: unknown): value is string => {
+  if (typeof value !== "string" || !value.startsWith("whsec_")) return false
+  const key = value.slice("whsec_".length)
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) return false
+  const padding = key.endsWith("==") ? 2 : key.endsWith("=") ? 1 : 0
+  const bytes = Math.floor((key.length * 3) / 4) - padding
+  return bytes >= 24 && bytes <= 64
+}
+
+/** An endpoint as an operator gives it (a WEBHOOKS entry, `portcullis webhook add`), checked. */
+export interface EndpointRequest {
+  readonly url: string
+  readonly secret: string
+  readonly events: Subscription
+}
+
+/**
+ * `url`, `secret` and `events` as an endpoint, or what is wrong with them in a sentence that never
+ * repeats the secret: an http(s) URL, a Standard Webhooks secret, and "*" or known event types.
+ */
+export const checkEndpoint = (
+  url: unknown,
+  secret: unknown,
+  events: unknown
+): Either.Either<EndpointRequest, string> => {
+  let parsed: URL
+  try {
+    parsed = new URL(String(url))
+  } catch {
+    return Either.left("has no valid url; expected an http:// or https:// URL")
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    return Either.left("has a url that is not http:// or https://")
+  }
+  if (!isWebhookSecret(secret)) return Either.left("has no valid secret; expected whsec_ and 24 to 64 bytes in base64")
+  const subscription: Subscription | undefined =
+    events === "*"
+      ? "*"
+      : Array.isArray(events) && events.every((type) => typeof type === "string")
+        ? events
+        : undefined
+  if (subscription === undefined || subscription.length === 0) {
+    return Either.left('has no events; expected "*" or a list of event types')
+  }
+  const unknown = unknownEventTypes(subscription)
+  if (unknown.length > 0) return Either.left(`names unknown event types: ${unknown.join(", ")}`)
+  return Either.right({ url: parsed.href, secret, events: subscription })
+}
 
 /**
  * The waits before each try after the first, which is at once: a receiver that is down for a

@@ -16,6 +16,15 @@ export class AuditLog extends Context.Tag("app/AuditLog")<
     /** The entries the query selects, newest first, at most `limit` of them. */
     readonly list: (query: AuditQuery) => Effect.Effect<ReadonlyArray<AuditRecord>, StoreUnavailableError>
     /**
+     * The entries that occurred at or after `since` with ids above `after`, oldest first (id
+     * order), at most `limit`: an export's page, each starting where the last one ended.
+     */
+    readonly listSince: (
+      since: DateTime.Utc,
+      after: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<AuditRecord>, StoreUnavailableError>
+    /**
      * Deletes at most `limit` of the entries that occurred before `cutoff`, oldest first, from
      * those that occurred at or after `from` (a sweep's batch, keyed by the time of occurrence).
      */

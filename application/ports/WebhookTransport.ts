@@ -16,9 +16,3 @@ export class WebhookTransport extends Context.Tag("app/WebhookTransport")<
   WebhookTransport,
   { readonly send: (endpoint: WebhookEndpoint, message: OutgoingMessage) => Effect.Effect<DeliveryOutcome> }
 >() {}
-
-/** The endpoints configured now (WEBHOOKS). */
-export class WebhookEndpoints extends Context.Tag("app/WebhookEndpoints")<
-  WebhookEndpoints,
-  { readonly list: Effect.Effect<ReadonlyArray<WebhookEndpoint>> }
->() {}

@@ -1,20 +1,11 @@
 import { createHash } from "node:crypto"
 import { Either, Option, Redacted } from "effect"
-import { type Subscription, unknownEventTypes, type WebhookEndpoint } from "../../domain/Webhook.js"
+import { checkEndpoint, type WebhookEndpoint } from "../../domain/Webhook.js"
 import * as F from "../forms.js"
 import { PREFIX, type SettingsReader } from "../reader.js"
 
 const expected =
   'a JSON list of {"url": "https://…", "secret": "whsec_…", "events": "*" or ["after_register", "session.revoked", …]}'
-
-/** Standard Webhooks' secrets: `whsec_` and 24 to 64 random bytes in base64. */
-const isSecret = (value: unknown): value is string => {
-  if (typeof value !== "string" || !value.startsWith("whsec_")) return false
-  const key = value.slice("whsec_".length)
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) return false
-  const bytes = Buffer.from(key, "base64").length
-  return bytes >= 24 && bytes <= 64
-}
 
 /** An endpoint's id: the same for the same URL, so that its messages survive a restart with the setting reordered. */
 export const endpointId = (url: string) => `wh_${createHash("sha256").update(url).digest("hex").slice(0, 16)}`
@@ -27,30 +18,12 @@ export const parseEndpoints = (value: unknown): Either.Either<ReadonlyArray<Webh
     const at = `entry ${index + 1}`
     if (typeof entry !== "object" || entry === null) return Either.left(`${at} is not an object; expected ${expected}`)
     const { url, secret, events } = entry as Record<string, unknown>
-    let parsed: URL
-    try {
-      parsed = new URL(String(url))
-    } catch {
-      return Either.left(`${at} has no valid url; expected an http:// or https:// URL`)
-    }
-    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-      return Either.left(`${at} has a url that is not http:// or https://`)
-    }
-    if (!isSecret(secret)) return Either.left(`${at} has no valid secret; expected whsec_ and 24 to 64 bytes in base64`)
-    const subscription: Subscription | undefined =
-      events === "*"
-        ? "*"
-        : Array.isArray(events) && events.every((type) => typeof type === "string")
-          ? events
-          : undefined
-    if (subscription === undefined || subscription.length === 0) {
-      return Either.left(`${at} has no events; expected "*" or a list of event types`)
-    }
-    const unknown = unknownEventTypes(subscription)
-    if (unknown.length > 0) return Either.left(`${at} names unknown event types: ${unknown.join(", ")}`)
-    const id = endpointId(parsed.href)
+    const checked = checkEndpoint(url, secret, events)
+    if (Either.isLeft(checked)) return Either.left(`${at} ${checked.left}`)
+    const { url: href, secret: key, events: subscription } = checked.right
+    const id = endpointId(href)
     if (endpoints.some((endpoint) => endpoint.id === id)) return Either.left(`${at} repeats the url of another entry`)
-    endpoints.push({ id, url: parsed.href, secret: Redacted.make(secret), events: subscription })
+    endpoints.push({ id, url: href, secret: Redacted.make(key), events: subscription })
   }
   return Either.right(endpoints)
 }

@@ -25,6 +25,10 @@ export const make = Effect.sync(() => {
         }
         return page
       }),
+    listSince: (since, after, limit) =>
+      Effect.sync(() =>
+        records.filter((record) => record.id > after && !DateTime.lessThan(record.occurred_at, since)).slice(0, limit)
+      ),
     deleteBefore: (cutoff, limit, from) =>
       Effect.sync(() => {
         const candidates = records

@@ -23,6 +23,15 @@ const decodeRows = Schema.decodeUnknown(
   )
 )
 
+const decodeRecords = (rows: unknown) =>
+  Effect.map(decodeRows(rows), (decoded) =>
+    decoded.map(({ event_type, actor_kind, actor_id, ...row }) => ({
+      ...row,
+      type: event_type,
+      actor: { kind: actor_kind, id: actor_id }
+    }))
+  )
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
@@ -34,29 +43,25 @@ export const make = Effect.gen(function* () {
 
   // Details reach the row as JSON text on both dialects.
   const details = sql.onDialectOrElse({ pg: () => sql`details::text AS details`, orElse: () => sql`details` })
+  const columns = sql`id, occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, ${details}`
 
   return AuditLog.of({
     append: (entry) => insert(entry).pipe(Effect.asVoid, unavailable),
 
     list: (query) =>
-      sql`SELECT id, occurred_at, event_type, user_id, actor_kind, actor_id, ip_address, user_agent, ${details}
-        FROM audit_events
+      sql`SELECT ${columns} FROM audit_events
         WHERE ${sql.and([
           ...(query.user_id === undefined ? [] : [sql`user_id = ${query.user_id}`]),
           ...(query.type === undefined ? [] : [sql`event_type = ${query.type}`]),
           ...(query.before === undefined ? [] : [sql`id < ${query.before}`])
         ])}
-        ORDER BY id DESC LIMIT ${query.limit}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) =>
-          rows.map(({ event_type, actor_kind, actor_id, ...row }) => ({
-            ...row,
-            type: event_type,
-            actor: { kind: actor_kind, id: actor_id }
-          }))
-        ),
-        unavailable
-      ),
+        ORDER BY id DESC LIMIT ${query.limit}`.pipe(Effect.flatMap(decodeRecords), unavailable),
+
+    // Through the primary key from where the last page ended: each page reads its own rows only.
+    listSince: (since, after, limit) =>
+      sql`SELECT ${columns} FROM audit_events
+        WHERE id > ${after} AND occurred_at >= ${since.epochMillis}
+        ORDER BY id LIMIT ${limit}`.pipe(Effect.flatMap(decodeRecords), unavailable),
 
     // One batch through the time index, from where the last one reached: a backlog never becomes
     // one long statement, and no batch walks again what an earlier one deleted.

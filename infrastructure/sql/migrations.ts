@@ -235,6 +235,17 @@ export const loader = Migrator.fromRecord({
       ),
       Effect.zipRight(sql`CREATE INDEX webhook_outbox_dead ON webhook_outbox (dead_at) WHERE dead_at IS NOT NULL`)
     )
+  ),
+  // Endpoints added by `portcullis webhook add`; their secrets sealed under SECRET_KEY.
+  "0013_webhook_endpoints": migration(
+    (sql, type) =>
+      sql`CREATE TABLE webhook_endpoints (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        sealed_secret TEXT NOT NULL,
+        events TEXT NOT NULL,
+        created_at ${type("millis")} NOT NULL
+      )`
   )
 })
 

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Option, Schema } from "effect"
-import { Audit } from "../../application/Audit.js"
+import { Console, DateTime, Duration, Effect, Option, Schema, Stream } from "effect"
+import { Audit, EXPORT_PAGE } from "../../application/Audit.js"
 import * as Logging from "../../composition/logging.js"
 import {
   AUDIT_PAGE_DEFAULT,
@@ -9,10 +9,11 @@ import {
   AuditEventType,
   AuditLimit,
   AuditPageJson,
+  AuditRecordJson,
   AuditUserFilter
 } from "../../domain/Audit.js"
 import { storageVariables } from "./operator.js"
-import { loadSettings } from "./startup.js"
+import { loadSettings, StartupError } from "./startup.js"
 
 const encodePage = Schema.encode(AuditPageJson)
 
@@ -23,7 +24,7 @@ const refusedAs =
     schema.annotations({ message: () => ({ message: `--${option} ${rule}`, override: true }) })
 
 /** `portcullis audit`: the audit log as GET /admin/audit answers it, with the same filters. */
-export const audit = Command.make(
+const auditPages = Command.make(
   "audit",
   {
     user: Options.text("user").pipe(
@@ -77,3 +78,71 @@ export const audit = Command.make(
     `Print the audit log, newest first, as JSON; --cursor pages on. Entries older than SERVICE_AUDIT_RETENTION_DAYS are gone: serve deletes them. ${storageVariables}`
   )
 )
+
+const encodeRecord = Schema.encode(AuditRecordJson)
+
+/** A relative time back from now (`7d`, `24h`, `30m`) or an ISO 8601 date or date-time. */
+export const parseSince = (value: string, now: DateTime.Utc): Option.Option<DateTime.Utc> => {
+  const relative = /^(\d+)([dhm])$/.exec(value.trim())
+  if (relative !== null) {
+    const [, amount = "0", unit] = relative
+    const duration = (unit === "d" ? Duration.days : unit === "h" ? Duration.hours : Duration.minutes)(Number(amount))
+    return Option.some(DateTime.subtractDuration(now, duration))
+  }
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value.trim())) return Option.none()
+  return DateTime.make(value.trim()).pipe(Option.map(DateTime.toUtc))
+}
+
+/** `portcullis audit export`: the log from a time on, oldest first, for a SIEM; read a page at a time. */
+const exportLog = Command.make(
+  "export",
+  {
+    since: Options.text("since").pipe(
+      Options.withPseudoName("WHEN"),
+      Options.withDescription(
+        "From when: an ISO 8601 date or date-time (2026-11-01, 2026-11-01T12:00:00Z), or 7d, 24h, 30m ago."
+      )
+    ),
+    format: Options.choice("format", ["json", "jsonl"]).pipe(
+      Options.withDefault("json" as const),
+      Options.withDescription("json: one JSON array; jsonl: one event per line, as log shippers read it.")
+    )
+  },
+  ({ since, format }) =>
+    Effect.gen(function* () {
+      const from = parseSince(since, yield* DateTime.now)
+      if (Option.isNone(from)) {
+        return yield* new StartupError({
+          lines: [
+            `--since ${JSON.stringify(since)} is no time; expected a date (2026-11-01), a date-time or 7d, 24h, 30m`
+          ]
+        })
+      }
+      const { settings } = yield* loadSettings
+      const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
+      let first = true
+      if (format === "json") yield* Console.log("[")
+      yield* Effect.flatMap(Audit, (log) =>
+        log.exportSince(from.value).pipe(
+          Stream.mapEffect((record) => Effect.orDie(encodeRecord(record))),
+          Stream.runForEachChunk((chunk) => {
+            const lines = Array.from(chunk, (record) => JSON.stringify(record))
+            if (lines.length === 0) return Effect.void
+            const text = format === "jsonl" ? lines.join("\n") : `${first ? "" : ",\n"}${lines.join(",\n")}`
+            first = false
+            return format === "jsonl" ? Console.log(text) : Effect.sync(() => process.stdout.write(text))
+          })
+        )
+      ).pipe(
+        Effect.provide(application(settings)),
+        Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" }))
+      )
+      if (format === "json") yield* Console.log(first ? "]" : "\n]")
+    })
+).pipe(
+  Command.withDescription(
+    `Print the audit log from --since on, oldest first, reading ${EXPORT_PAGE} events at a time (a log of any size, in little memory). ${storageVariables}`
+  )
+)
+
+export const audit = auditPages.pipe(Command.withSubcommands([exportLog]))

@@ -13,9 +13,22 @@ import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv, StartupError } from "./startup.js"
 import { user } from "./users.js"
+import { webhook } from "./webhook.js"
 
 const portcullis = Command.make("portcullis").pipe(
-  Command.withSubcommands([serve, migrate, createSuperuser, user, audit, prune, openapi, check, secret, keygen]),
+  Command.withSubcommands([
+    serve,
+    migrate,
+    createSuperuser,
+    user,
+    audit,
+    webhook,
+    prune,
+    openapi,
+    check,
+    secret,
+    keygen
+  ]),
   Command.withDescription(
     "Portcullis: authentication and account service. Every command reads the SERVICE_ settings of its environment (README: Settings); `portcullis check` prints them."
   )

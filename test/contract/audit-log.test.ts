@@ -35,6 +35,26 @@ for (const backend of databases) {
       )
     )
 
+    it.effect("listSince: entries from a time on, oldest first, a page at a time after an id", () =>
+      run(
+        Effect.gen(function* () {
+          const log = yield* AuditLog
+          // Written out of time order: a later id may carry an earlier time (two workers' clocks).
+          for (const at of [1_000, 5_000, 4_000, 6_000, 2_000, 7_000]) {
+            yield* log.append(entry("session.revoked", alice, at, { at }))
+          }
+          const since = DateTime.unsafeMake(4_000)
+          const first = yield* log.listSince(since, 0, 2)
+          expect(first.map((record) => record.details.at)).toEqual([5_000, 4_000])
+          const second = yield* log.listSince(since, first[1]?.id ?? 0, 2)
+          expect(second.map((record) => record.details.at)).toEqual([6_000, 7_000])
+          expect(second.every((record) => record.id > (first[1]?.id ?? 0))).toBe(true)
+          expect(yield* log.listSince(since, second[1]?.id ?? 0, 2)).toEqual([])
+          expect((yield* log.listSince(DateTime.unsafeMake(8_000), 0, 10)).length).toBe(0)
+        })
+      )
+    )
+
     it.effect("filters by user and by type, and pages with limit and the id before which to read", () =>
       run(
         Effect.gen(function* () {
