@@ -96,7 +96,8 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
           // Whoever holds the mailed token acts as the user.
           {
             actor: Actor.user(found.value.id),
-            event: AuthEvent.after_password_reset({ user: toPublicUser(found.value) })
+            event: (updated) =>
+              AuthEvent.after_password_reset({ user: toPublicUser(Option.getOrElse(updated, () => found.value)) })
           }
         )
         .pipe(

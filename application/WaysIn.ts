@@ -33,7 +33,7 @@ import { type Principal, Sessions } from "./Sessions.js"
 import { Webhooks } from "./Webhooks.js"
 
 /** How a change of a way in is made and recorded. */
-export interface ChangeOptions {
+export interface ChangeOptions<A = unknown> {
   /** Who made it, for the audit log; left out, the request's actor (an operator's CLI, a superuser). */
   readonly actor?: Actor
   readonly details?: AuditDetails
@@ -46,8 +46,11 @@ export interface ChangeOptions {
   readonly expectedVersion?: number
   /** The caller's session, kept when the change ends every other one. */
   readonly caller?: Option.Option<FamilyId>
-  /** The spec's event the change makes (after_password_change, …): its webhook messages commit with it. */
-  readonly event?: AuthEvent
+  /**
+   * The spec's event the change makes (after_password_change, …), or how to make it from what
+   * the change's writes answered (the user as they are after it): its webhook messages commit with it.
+   */
+  readonly event?: AuthEvent | ((done: A) => AuthEvent)
 }
 
 /**
@@ -121,14 +124,19 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         ? Effect.succeed({ ended: 0, live: 0 })
         : sessions.endAll(userId, ended === "all" ? Option.none() : caller)
 
-    const actorOf = (options: ChangeOptions) => (options.actor === undefined ? {} : { actor: options.actor })
+    const actorOf = <A>(options: ChangeOptions<A>) => (options.actor === undefined ? {} : { actor: options.actor })
 
     /**
      * A change's steps, for a transaction that is open: the credential version first (so that a
      * racing sign-in either is seen by the sessions' ending below or sees the new version), the
      * change's own writes, the sessions it ends, its audit entries.
      */
-    const apply = <A, E, R>(user: User, change: WayInChange, writes: Effect.Effect<A, E, R>, options: ChangeOptions) =>
+    const apply = <A, E, R>(
+      user: User,
+      change: WayInChange,
+      writes: Effect.Effect<A, E, R>,
+      options: ChangeOptions<A>
+    ) =>
       Effect.gen(function* () {
         if (!(yield* users.changeCredentials(user.id, options.expectedVersion))) {
           return yield* new CredentialsChangedError()
@@ -153,7 +161,8 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
           })
         }
         // The events' webhook messages commit with the change; their handlers run after it.
-        if (options.event !== undefined) yield* webhooks.publishEvent(options.event)
+        const event = typeof options.event === "function" ? options.event(done) : options.event
+        if (event !== undefined) yield* webhooks.publishEvent(event)
         return { done, notice: yield* announce(user.email, change) }
       })
 
@@ -162,7 +171,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       user: User,
       what: WayInChange,
       writes: Effect.Effect<A, E, R>,
-      options: ChangeOptions = {}
+      options: ChangeOptions<A> = {}
     ) =>
       Effect.flatMap(tx.transaction(apply(user, what, writes, options)), ({ done, notice }) =>
         Effect.as(told(notice), done)
@@ -238,7 +247,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
       proof: AddressProof,
       attach: WayInChange,
       writes: Effect.Effect<A, E, R>,
-      options: ChangeOptions = {}
+      options: ChangeOptions<A> = {}
     ) =>
       Effect.gen(function* () {
         const { done, notice, takeover } = yield* tx.transaction(

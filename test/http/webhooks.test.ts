@@ -5,6 +5,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
 import { call, login, password, register, signIn, signUp, uniqueEmail } from "../support/flows.js"
+import { makeOutbox } from "../support/Outbox.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
@@ -21,7 +22,7 @@ interface Received {
 }
 
 /** A receiver in this process, the service's WEBHOOKS pointing at it, for as long as the suite runs. */
-const withReceiver = (backend: TestApp.Backend, received: Array<Received>) =>
+const withReceiver = (backend: TestApp.Backend, received: Array<Received>, outbox: ReturnType<typeof makeOutbox>) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const server = createServer((request, response) => {
@@ -39,25 +40,32 @@ const withReceiver = (backend: TestApp.Backend, received: Array<Received>) =>
         () => Effect.sync(() => server.close())
       )
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
-      return TestApp.layer(backend, {
-        SERVICE_WEBHOOKS: JSON.stringify([
-          {
-            url,
-            secret,
-            events: [
-              "sign_in.failed",
-              "session.logged_out",
-              "after_register",
-              "after_login",
-              "after_logout",
-              "send_verification_email"
-            ]
-          },
-          // A receiver that is down: its failures are the outbox's to retry, never the service's readiness.
-          { url: "http://127.0.0.1:9/down", secret, events: "*" }
-        ]),
-        SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true"
-      })
+      return TestApp.layer(
+        backend,
+        {
+          SERVICE_WEBHOOKS: JSON.stringify([
+            {
+              url,
+              secret,
+              events: [
+                "sign_in.failed",
+                "session.logged_out",
+                "after_register",
+                "after_login",
+                "after_logout",
+                "send_verification_email",
+                "after_password_reset",
+                "send_security_notice",
+                "takeover.password_cleared"
+              ]
+            },
+            // A receiver that is down: its failures are the outbox's to retry, never the service's readiness.
+            { url: "http://127.0.0.1:9/down", secret, events: "*" }
+          ]),
+          SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true"
+        },
+        { deployment: { events: outbox.handlers } }
+      )
     })
   )
 
@@ -83,8 +91,9 @@ const messagesOf = (received: ReadonlyArray<Received>, type: string, count: numb
 
 for (const backend of TestApp.backends) {
   const received: Array<Received> = []
+  const outbox = makeOutbox()
   describe(`webhooks of audit entries and the spec's events (${backend.name})`, () => {
-    layer(withReceiver(backend, received), { excludeTestServices: true })((it) => {
+    layer(withReceiver(backend, received, outbox), { excludeTestServices: true })((it) => {
       it.effect("a refused sign-in and a sign-out reach the receiver signed, with ids and public fields only", () =>
         Effect.gen(function* () {
           const email = uniqueEmail("hooked")
@@ -134,6 +143,36 @@ for (const backend of TestApp.backends) {
             ).toEqual([user.userId])
             expect(yield* ofUser("after_logout")).toHaveLength(1)
             expect(received.some((message) => message.body.includes(password))).toBe(false)
+          })
+      )
+
+      it.effect(
+        "a takeover by the mailed reset link tells the receiver: the notice, the squatter's password cleared, the user as verified",
+        () =>
+          Effect.gen(function* () {
+            const victim = uniqueEmail("taken-over")
+            // A squatter registers the address without proving it; its owner resets the password from the mail.
+            expect([201, 202]).toContain((yield* register(victim)).status)
+            expect((yield* call("POST", "/password-reset/request", { json: { email: victim } })).status).toBe(202)
+            const token = yield* outbox.token("send_password_reset_email", victim)
+            const reset = yield* call("POST", "/password-reset/confirm", {
+              json: { token, new_password: "the-owner's-own-passphrase" }
+            })
+            expect(reset.status).toBe(200)
+
+            // Two notices: what the takeover removed, and the reset itself.
+            const notices = yield* messagesOf(received, "send_security_notice", 2, victim)
+            const told = notices.map((payload) => payload.data as { email: string; notice: { kind: string } })
+            expect(told.map((data) => data.notice.kind).sort()).toEqual(["password_reset", "taken_over"])
+            expect(told.every((data) => data.email === victim)).toBe(true)
+            const cleared = yield* messagesOf(received, "takeover.password_cleared", 1)
+            const resetMessages = yield* messagesOf(received, "after_password_reset", 1, victim)
+            expect(resetMessages).toHaveLength(1)
+            const user = resetMessages[0]?.data.user as { id: unknown; is_verified: boolean }
+            // The user as the reset left them: the mailed link proved the address.
+            expect(user.is_verified).toBe(true)
+            expect(cleared.some((payload) => String(payload.data.user_id) === String(user.id))).toBe(true)
+            expect(received.some((message) => message.body.includes(token))).toBe(false)
           })
       )
     })
