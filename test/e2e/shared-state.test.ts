@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { scratchDatabase } from "../support/postgres.js"
 import { killAll, type RunningServer, startServer, temporaryDatabase } from "../support/processes.js"
 
 const databaseUrl = process.env.TEST_DATABASE_URL
@@ -9,21 +9,7 @@ const redisUrl = process.env.TEST_REDIS_URL
 const enabled = databaseUrl !== undefined && redisUrl !== undefined
 
 /** A database of its own for this file, created and dropped around it. */
-const database = `portcullis_e2e_${randomBytes(4).toString("hex")}`
-const withAdmin = async (statement: string) => {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
-const ownUrl = () => {
-  const url = new URL(databaseUrl ?? "postgres://localhost/x")
-  url.pathname = `/${database}`
-  return url.href
-}
+const database = scratchDatabase("portcullis_e2e")
 
 const password = "correct horse battery staple"
 /**
@@ -49,10 +35,10 @@ describe.skipIf(!enabled)("two server processes on one PostgreSQL and Redis", ()
   let b: RunningServer
 
   beforeAll(async () => {
-    await withAdmin(`CREATE DATABASE ${database}`)
+    await database.create()
     const env = {
       SERVICE_SECRET_KEY: "shared-state-secret-key-of-at-least-32-bytes",
-      SERVICE_DATABASE_URL: ownUrl(),
+      SERVICE_DATABASE_URL: database.url,
       SERVICE_REDIS_URL: redisUrl ?? "",
       SERVICE_TRUSTED_PROXY_HEADERS: "x-forwarded-for",
       SERVICE_LOG_LEVEL: "warning"
@@ -63,7 +49,7 @@ describe.skipIf(!enabled)("two server processes on one PostgreSQL and Redis", ()
 
   afterAll(async () => {
     await killAll()
-    if (enabled) await withAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    if (enabled) await database.drop()
   })
 
   const signUp = async () => {

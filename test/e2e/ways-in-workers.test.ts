@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto"
 import { Effect, Exit, Scope } from "effect"
-import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOAuthProvider, fakeOAuthProvider } from "../support/FakeOAuthProvider.js"
+import { scratchDatabase } from "../support/postgres.js"
 import { killAll, type RunningServer, startServer } from "../support/processes.js"
 import { startSmtpSink } from "../support/SmtpSink.js"
 import {
@@ -22,21 +22,7 @@ const databaseUrl = process.env.TEST_DATABASE_URL
 const redisUrl = process.env.TEST_REDIS_URL
 const enabled = databaseUrl !== undefined && redisUrl !== undefined
 
-const database = `portcullis_ways_${randomBytes(4).toString("hex")}`
-const withAdmin = async (statement: string) => {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
-const ownUrl = () => {
-  const url = new URL(databaseUrl ?? "postgres://localhost/x")
-  url.pathname = `/${database}`
-  return url.href
-}
+const database = scratchDatabase("portcullis_ways")
 
 const password = "correct horse battery staple"
 const REDIRECT = "https://app.example/oauth/callback"
@@ -58,14 +44,14 @@ describe.skipIf(!enabled)("ways in with two workers on PostgreSQL and Redis", ()
   const scope = Effect.runSync(Scope.make())
 
   beforeAll(async () => {
-    await withAdmin(`CREATE DATABASE ${database}`)
+    await database.create()
     fake = await Effect.runPromise(Scope.extend(fakeOAuthProvider([client, github]), scope))
     smtp = await startSmtpSink()
     const google = fake.endpoints("google")
     const githubAt = fake.endpoints("github")
     server = await startServer({
       SERVICE_SECRET_KEY: "ways-in-workers-secret-key-of-at-least-32-bytes",
-      SERVICE_DATABASE_URL: ownUrl(),
+      SERVICE_DATABASE_URL: database.url,
       SERVICE_REDIS_URL: redisUrl ?? "",
       SERVICE_WORKERS: "2",
       // Neither limits nor lockout are the subject: concurrent attempts at one account count toward
@@ -99,7 +85,7 @@ describe.skipIf(!enabled)("ways in with two workers on PostgreSQL and Redis", ()
     await killAll()
     await smtp?.close()
     await Effect.runPromise(Scope.close(scope, Exit.void))
-    if (enabled) await withAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    if (enabled) await database.drop()
   })
 
   const call = async (method: string, path: string, init: { body?: unknown; token?: string } = {}): Promise<Reply> => {

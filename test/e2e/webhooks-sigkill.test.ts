@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import pg from "pg"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { scratchDatabase } from "../support/postgres.js"
 import { freePort, killAll, type RunningServer, startServer, temporaryDatabase } from "../support/processes.js"
 
 /**
@@ -192,24 +192,13 @@ describe("webhooks across SIGKILL", () => {
   const databaseUrl = process.env.TEST_DATABASE_URL
   const redisUrl = process.env.TEST_REDIS_URL
   describe.skipIf(databaseUrl === undefined || redisUrl === undefined)("PostgreSQL, two workers", () => {
-    const database = `portcullis_hooks_${randomBytes(4).toString("hex")}`
-    const admin = async (statement: string) => {
-      const client = new pg.Client({ connectionString: databaseUrl })
-      await client.connect()
-      try {
-        await client.query(statement)
-      } finally {
-        await client.end()
-      }
-    }
-    beforeAll(() => admin(`CREATE DATABASE ${database}`))
-    afterAll(() => admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
+    const database = scratchDatabase("portcullis_hooks")
+    beforeAll(database.create)
+    afterAll(database.drop)
 
     it(`${kills} kills of the service and its workers: each committed registration told by one message, none else`, async () => {
-      const url = new URL(databaseUrl ?? "")
-      url.pathname = `/${database}`
       const { problems, committed, failures } = await crashedWhileDelivering({
-        SERVICE_DATABASE_URL: url.href,
+        SERVICE_DATABASE_URL: database.url,
         SERVICE_REDIS_URL: redisUrl ?? "",
         SERVICE_WORKERS: "2"
       })

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import pg from "pg"
 import type { SchemaOptions } from "../../infrastructure/sql/migrations.js"
 import * as PgDatabase from "../../infrastructure/sql/PgDatabase.js"
 
@@ -36,3 +37,28 @@ export const layer = (options: SchemaOptions = {}) =>
   Layer.unwrapScoped(
     Effect.map(freshSchemaUrl, ({ url }) => PgDatabase.layer(Redacted.make(url), { ...options, maxConnections: 4 }))
   ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+
+/**
+ * A database of its own on the test server, for a suite whose server processes must share one
+ * (a schema in the URL would not reach every connection): its URL, and the statements that make
+ * and drop it, for the suite's beforeAll and afterAll.
+ */
+export const scratchDatabase = (prefix: string) => {
+  const name = `${prefix}_${randomBytes(4).toString("hex")}`
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: testDatabaseUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  const url = new URL(testDatabaseUrl || "postgres://localhost/x")
+  url.pathname = `/${name}`
+  return {
+    url: url.href,
+    create: () => admin(`CREATE DATABASE ${name}`),
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  }
+}
