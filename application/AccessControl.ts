@@ -21,6 +21,14 @@ export class AccessControl extends Effect.Service<AccessControl>()("app/AccessCo
       if (Option.isSome(refusal)) return yield* new AuthorizationError({ message: refusal.value })
     })
 
-    return { require } as const
+    /**
+     * The permissions the user's roles grant, each once, in name order (none read for a user
+     * without roles): what GET /me and the access token show. A superuser passes every check
+     * whatever this lists.
+     */
+    const permissionsOf = (user: User) =>
+      user.roles.length === 0 ? Effect.succeed([] as ReadonlyArray<string>) : roles.permissionsOfRoles(user.roles)
+
+    return { require, permissionsOf } as const
   })
 }) {}

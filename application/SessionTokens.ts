@@ -5,6 +5,7 @@ import { toPublicUser, type User } from "../domain/User.js"
 import { validated } from "../domain/validated.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
+import { RoleRepo } from "./ports/RoleRepo.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 
 /** A session's pair of tokens and the refresh token's record, to be stored by whoever issued it. */
@@ -21,6 +22,7 @@ export interface IssuedPair {
 export const pairIssuer = Effect.gen(function* () {
   const signer = yield* TokenSigner
   const crypto = yield* Cryptography
+  const roles = yield* RoleRepo
   const { tokens: rules, customClaims } = yield* AuthPolicy
   const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
   const refreshTokenTtl = Duration.days(rules.refreshTokenExpireDays)
@@ -40,6 +42,7 @@ export const pairIssuer = Effect.gen(function* () {
       jti: yield* crypto.randomId,
       ...tokenWindow(now, accessTokenTtl),
       roles: user.roles,
+      permissions: user.roles.length === 0 ? [] : yield* roles.permissionsOfRoles(user.roles),
       extra: Option.isSome(customClaims) ? yield* customClaims.value(toPublicUser(user)) : {},
       family_id: familyId,
       auth_time: Math.floor(DateTime.toEpochMillis(signedInAt) / 1000)

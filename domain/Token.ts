@@ -27,6 +27,11 @@ export const TokenPayload = Schema.Struct({
   jti: Schema.String,
   type: TokenPurpose,
   roles: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /**
+   * Access tokens: the permissions the roles granted at issue time, informational like `roles`
+   * (GET /me and the checks read the store). Tokens issued before the claim existed have none.
+   */
+  permissions: Schema.optional(Schema.Array(Schema.String)),
   extra: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { default: () => ({}) }),
   family_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   /**

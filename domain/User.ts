@@ -1,4 +1,5 @@
 import { DateTime, Schema } from "effect"
+import { exampleOf } from "./examples.js"
 import { hasControlCharacter } from "./Text.js"
 
 /** A user's identifier. UUID v7 by default; the repository chooses the form (USER_ID_TYPE). */
@@ -124,6 +125,20 @@ export const PublicUser = Schema.Struct(publicUserFields, CustomFieldValues).ann
   ]
 })
 export type PublicUser = typeof PublicUser.Type
+
+/**
+ * The signed-in user as GET /me shows them: the user and the permissions their roles grant now,
+ * each once, in name order (the access token's `permissions` are the same at issue time, for
+ * information). A superuser passes every permission check whatever this lists.
+ */
+export const Me = Schema.Struct(
+  { ...publicUserFields, permissions: Schema.Array(Schema.String) },
+  CustomFieldValues
+).annotations({
+  identifier: "Me",
+  examples: [{ ...exampleOf(PublicUser), permissions: ["articles:publish", "articles:read"] }]
+})
+export type Me = typeof Me.Type
 
 /** A stored user. `hashed_password` is none for users who signed up through an OAuth provider. */
 export class User extends Schema.Class<User>("StoredUser")({

@@ -26,7 +26,7 @@ import { verifyGroup } from "./features/verify/group.js"
 export { PermissionName } from "../../domain/Access.js"
 export * from "../../domain/errors.js"
 export { FamilyId, SessionCursor, SessionInfo } from "../../domain/Session.js"
-export { Email, PublicUser, RoleName } from "../../domain/User.js"
+export { Email, Me, PublicUser, RoleName } from "../../domain/User.js"
 export type { ApiShape } from "./Api.js"
 export { CsrfError, HashingQueueFullError } from "./errors.js"
 

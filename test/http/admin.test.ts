@@ -116,7 +116,10 @@ const probe = (path: string, session: Session) => Effect.flatMap(Probe, (server)
 
 /** The claims of an access token, read without verifying it: only to show what it says. */
 const claimsOf = (token: string) =>
-  JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { roles: Array<string> }
+  JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as {
+    roles: Array<string>
+    permissions?: Array<string>
+  }
 
 /** An id of the deployment's form that names nobody. */
 const unknownUserId = Effect.map(TestApp.TestApp, ({ settings }) =>
@@ -200,6 +203,46 @@ for (const backend of TestApp.backends) {
           expect((yield* probe("/probe/publishers", target)).status).toBe(200)
           expect((yield* removeRole(admin, target.userId, role)).status).toBe(200)
           expectProblem(yield* probe("/probe/publishers", target), 403, "AuthorizationError")
+        })
+      )
+
+      it.effect("GET /me and a new access token carry the permissions the user's roles grant, each once", () =>
+        Effect.gen(function* () {
+          const admin = yield* signUpSuperuser
+          const target = yield* signUp("permitted")
+          const permissionsOfMe = (token: string) =>
+            Effect.map(me(token), (reply) => (reply.body as { permissions: Array<string> }).permissions)
+          expect(yield* permissionsOfMe(target.access)).toEqual([])
+          expect(claimsOf(target.access).permissions).toEqual([])
+
+          const writer = `writer-${target.userId.slice(-6)}`
+          const reviewer = `reviewer-${target.userId.slice(-6)}`
+          for (const [role, permission] of [
+            [writer, "posts:write"],
+            [writer, "posts:read"],
+            [reviewer, "posts:read"],
+            [reviewer, "posts:approve"]
+          ] as const) {
+            expect((yield* assignPermission(admin, role, permission)).status).toBe(200)
+          }
+          expect((yield* assignRole(admin, target.userId, writer)).status).toBe(200)
+          expect((yield* assignRole(admin, target.userId, reviewer)).status).toBe(200)
+
+          // /me is authoritative: the grant counts at once, with the token signed in before it.
+          const union = ["posts:approve", "posts:read", "posts:write"]
+          expect(yield* permissionsOfMe(target.access)).toEqual(union)
+          expect(claimsOf(target.access).permissions).toEqual([])
+          // A new sign-in's token says the same, for information; a refresh issues it again.
+          const again = yield* signIn(target.email)
+          expect(claimsOf(again.access).permissions).toEqual(union)
+          const refreshed = yield* call("POST", "/refresh", { json: { refresh_token: again.refresh } })
+          expect(claimsOf((refreshed.body as { access_token: string }).access_token).permissions).toEqual(union)
+
+          expect((yield* removeRole(admin, target.userId, reviewer)).status).toBe(200)
+          expect(yield* permissionsOfMe(target.access)).toEqual(["posts:read", "posts:write"])
+          // PATCH /me answers the user as GET /me does.
+          const patched = yield* call("PATCH", "/me", { token: target.access, json: {} })
+          expect((patched.body as { permissions: Array<string> }).permissions).toEqual(["posts:read", "posts:write"])
         })
       )
 

@@ -28,9 +28,9 @@ for (const backend of TestApp.backends) {
           const session = yield* signUp()
           const reply = yield* me(session.access)
           expect(reply.status).toBe(200)
-          expect(reply.body).toMatchObject({ id: session.id, email: session.email, roles: [] })
+          expect(reply.body).toMatchObject({ id: session.id, email: session.email, roles: [], permissions: [] })
           expect(Object.keys(reply.body as object).sort()).toEqual(
-            ["created_at", "email", "id", "is_active", "is_superuser", "is_verified", "roles"].sort()
+            ["created_at", "email", "id", "is_active", "is_superuser", "is_verified", "roles", "permissions"].sort()
           )
           expectProblem(yield* call("GET", "/me"), 401, "TokenError")
           expectProblem(yield* me("garbage"), 401, "TokenError")

@@ -377,7 +377,16 @@ const plausible = (context: FuzzContext, raw: Schema, name = ""): fc.Arbitrary<u
 const fieldsOf = (context: FuzzContext, body: Schema | undefined) =>
   Object.keys((body === undefined ? {} : resolve(context, body)).properties ?? {})
 
-const unknownFields = ["is_superuser", "is_active", "is_verified", "roles", "hashed_password", "id", "created_at"]
+const unknownFields = [
+  "is_superuser",
+  "is_active",
+  "is_verified",
+  "roles",
+  "permissions",
+  "hashed_password",
+  "id",
+  "created_at"
+]
 
 /** An object with an own `__proto__` key, which JSON.stringify writes out like any other. */
 const withOwn = (object: Record<string, unknown>, key: string, value: unknown) => {

@@ -13,7 +13,7 @@ import {
   StoreUnavailableError,
   UserAlreadyExistsError
 } from "../../../../domain/errors.js"
-import { PublicUser } from "../../../../domain/User.js"
+import { Me } from "../../../../domain/User.js"
 import { type ApiShape, Message, PasswordField, placed, strict } from "../../Api.js"
 import { declared } from "../../problemSchemas.js"
 import { Authentication, RequireVerified } from "../../security.js"
@@ -35,18 +35,18 @@ export const profileGroup = (shape: ApiShape) =>
     { prefix: shape.authPrefix, title: "Profile", description: "The signed-in user's own account." },
     HttpApiGroup.make("profile")
       .addError(declared(StoreUnavailableError))
-      .add(HttpApiEndpoint.get("me", "/me").annotate(OpenApi.Summary, "The signed-in user").addSuccess(PublicUser))
+      .add(HttpApiEndpoint.get("me", "/me").annotate(OpenApi.Summary, "The signed-in user").addSuccess(Me))
       .add(
         HttpApiEndpoint.get("verifiedMe", "/me/verified")
           .annotate(OpenApi.Summary, "The signed-in user, if verified")
-          .addSuccess(PublicUser)
+          .addSuccess(Me)
           .middleware(RequireVerified)
       )
       .add(
         HttpApiEndpoint.patch("updateMe", "/me")
           .annotate(OpenApi.Summary, "Change profile fields")
           .setPayload(profilePatchPayload(shape.editableFields))
-          .addSuccess(PublicUser)
+          .addSuccess(Me)
           .addError(declared(UserAlreadyExistsError))
       )
       .add(

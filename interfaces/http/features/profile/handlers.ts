@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
+import { AccessControl } from "../../../../application/AccessControl.js"
 import { Accounts } from "../../../../application/Accounts.js"
-import { toPublicUser } from "../../../../domain/User.js"
+import { type Me, toPublicUser, type User } from "../../../../domain/User.js"
 import { CurrentPrincipal } from "../../Authentication.js"
 import { feature, featureApi, shapeOf } from "../../Feature.js"
 import { profileGroup } from "./group.js"
@@ -13,11 +14,20 @@ export const profile = feature({
     featureApi(profileGroup(shapeOf(context)), (handlers) =>
       Effect.gen(function* () {
         const accounts = yield* Accounts
+        const access = yield* AccessControl
+        /** The user as /me shows them: with the permissions their roles grant now. */
+        const me = (user: User) =>
+          Effect.map(access.permissionsOf(user), (permissions): Me => ({ ...toPublicUser(user), permissions }))
+        const signedIn = Effect.flatMap(CurrentPrincipal, (principal) => me(principal.user))
         return handlers
-          .handle("me", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
-          .handle("verifiedMe", () => Effect.map(CurrentPrincipal, (principal) => toPublicUser(principal.user)))
+          .handle("me", () => signedIn)
+          .handle("verifiedMe", () => signedIn)
           .handle("updateMe", ({ payload }) =>
-            Effect.flatMap(CurrentPrincipal, (principal) => accounts.updateProfile(principal, payload))
+            Effect.flatMap(CurrentPrincipal, (principal) =>
+              Effect.flatMap(accounts.updateProfile(principal, payload), (updated) =>
+                Effect.map(access.permissionsOf(principal.user), (permissions): Me => ({ ...updated, permissions }))
+              )
+            )
           )
           .handle("deleteMe", () => Effect.flatMap(CurrentPrincipal, accounts.deleteAccount))
           .handle("changePassword", ({ payload }) =>
