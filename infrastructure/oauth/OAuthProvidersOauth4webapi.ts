@@ -98,10 +98,25 @@ const client = (config: OAuthProviderRegistration, options: Options, timeout: Du
   // Compared as written, not as parsed: `/a/../cb` or `%2e` forms of an allowed URL are refused.
   const allowedRedirects = new Set(config.redirectUris)
 
+  // The refusal says what was compared, to the client its own value (the allowed ones are the
+  // operator's to see, in the log), and why an unencoded URL with a query of its own never matches.
+  const setting =
+    config.kind === "custom"
+      ? "its redirect_uris in SERVICE_OAUTH_CUSTOM_PROVIDERS"
+      : `SERVICE_OAUTH_${config.kind.toUpperCase()}_REDIRECT_URIS`
   const checkRedirect = (redirectUri: string) =>
     allowedRedirects.has(redirectUri)
       ? Effect.void
-      : Effect.fail(new OAuthError({ message: "The redirect_uri is not allowed for this provider." }))
+      : Effect.logInfo("an OAuth redirect_uri was refused").pipe(
+          Effect.annotateLogs({ provider: config.name, received: redirectUri, allowed: [...allowedRedirects] }),
+          Effect.zipRight(
+            Effect.fail(
+              new OAuthError({
+                message: `The redirect_uri is not allowed for this provider: ${JSON.stringify(redirectUri)}, as received, is not one of ${setting}, compared character for character. Encode it as a query value (encodeURIComponent): a redirect_uri with a query of its own is otherwise cut at its first &.`
+              })
+            )
+          )
+        )
 
   /** A new exchange's deadline: every call of the exchange is given up when it fires. */
   const deadline = () => AbortSignal.timeout(Duration.toMillis(timeout))

@@ -183,7 +183,12 @@ describe("OAuth state, binding and redirect rules", () => {
           "HTTPS://APP.EXAMPLE/oauth/callback"
         ]) {
           const refused = expectProblem(yield* authorize("google", { redirect }), 400, "OAuthError")
-          expect(refused.detail).toBe("The redirect_uri is not allowed for this provider.")
+          expect(refused.detail).toContain("The redirect_uri is not allowed for this provider")
+          // What was compared: the value as the service read it, and the setting it was compared with.
+          expect(refused.detail).toContain(JSON.stringify(redirect))
+          expect(refused.detail).toContain("SERVICE_OAUTH_GOOGLE_REDIRECT_URIS")
+          // The allowed ones stay with the operator (the log).
+          expect(refused.detail).not.toContain(JSON.stringify(REDIRECT))
         }
         const app = yield* TestApp.TestApp
         for (const path of ["/oauth/google/authorize", "/oauth/google/authorize?redirect_uri="]) {
