@@ -104,3 +104,24 @@ describe("serve with WORKERS=2", () => {
     for (const warning of warnings) expect(warning.worker).toBe(0)
   })
 })
+
+describe("serve with one process", () => {
+  it("leaves `worker` out: there is no other process to tell its lines from", async () => {
+    try {
+      const server = await startServer({ SERVICE_DATABASE_URL: "memory:", SERVICE_PROT: "9000" })
+      expect(await onOwnConnection(`${server.url}/api/v1/auth/me`)).toBe(401)
+      await server.stop()
+      const lines = server
+        .output()
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(lines.map((line) => line.msg)).toEqual(
+        expect.arrayContaining(["http request", "SERVICE_PROT is not a Portcullis setting and is ignored"])
+      )
+      for (const line of lines) expect(line).not.toHaveProperty("worker")
+    } finally {
+      await killAll()
+    }
+  })
+})
