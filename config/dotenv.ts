@@ -1,5 +1,6 @@
 import { parseEnv } from "node:util"
 import { Either } from "effect"
+import { bool } from "./forms.js"
 
 /** The file of settings read from the working directory, under the variables of the environment. */
 export const DOTENV = ".env"
@@ -42,6 +43,26 @@ export const parseDotenv = (text: string): Either.Either<Readonly<Record<string,
       Object.entries(parseEnv(text)).flatMap(([name, value]) => (value === undefined ? [] : [[name, value]]))
     )
   )
+}
+
+/** The variable that turns the .env file off, for test suites and hosts whose settings are all in the environment. */
+export const IGNORE_DOTENV = "PORTCULLIS_IGNORE_DOTENV"
+
+/**
+ * Whether the .env file is left unread: under NODE_ENV=test or PORTCULLIS_IGNORE_DOTENV true, so
+ * that a developer's .env cannot change a test's outcome. A value that is no boolean is refused
+ * in a sentence rather than guessed at: read as false, it would bring back the file it meant to
+ * turn off.
+ */
+export const dotenvIgnored = (
+  environment: Readonly<Record<string, string | undefined>>
+): Either.Either<boolean, string> => {
+  const raw = environment[IGNORE_DOTENV]
+  const ignored = raw === undefined || raw.trim() === "" ? Either.right(false) : bool.read(raw)
+  return Either.match(ignored, {
+    onLeft: (fault) => Either.left(`${IGNORE_DOTENV}=${JSON.stringify(raw)} ${fault}; expected ${bool.expected}`),
+    onRight: (ignore) => Either.right(ignore || environment.NODE_ENV === "test")
+  })
 }
 
 /** The .env file's variables that the environment leaves unset: one it sets, even empty, wins. */

@@ -34,6 +34,10 @@ export const configurationReference = (settings: ReadonlyArray<SettingDescriptio
     `the value's fault and the expected form; an unknown \`${PREFIX}\` variable (a typo) is reported`,
     "as a warning. `portcullis check` prints the resolved settings with secrets redacted.",
     "",
+    "A `.env` file in the working directory adds its variables to those the environment leaves",
+    "unset, except under `NODE_ENV=test` or `PORTCULLIS_IGNORE_DOTENV=1` (a boolean, as above),",
+    "where the file is not read at all: the test suite sets the latter for every process it starts.",
+    "",
     ...sections.flatMap((section) => [
       `## ${section}`,
       "",

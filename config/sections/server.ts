@@ -26,23 +26,28 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
       read.problem(`${PREFIX}WORKERS=${workers} needs shared state; expected ${PREFIX}REDIS_URL=redis://…`)
     }
   }
+  // HOST is not read without the prefix: zsh and some systems export it as the machine's name,
+  // which would put the service on a network address.
+  const host = read.setting("HOST", F.text, "127.0.0.1", {
+    doc: "The address to listen on; `0.0.0.0` for every interface. `HOST` without the prefix is not read."
+  })
+  const port = read.setting("PORT", F.int(0, 65_535), 8000, {
+    unprefixed: "PORT",
+    doc: "The port to listen on. `PORT` without the prefix, which hosting platforms set, is read when this is unset; this one wins."
+  })
   return {
-    // HOST is not read without the prefix: zsh and some systems export it as the machine's name,
-    // which would put the service on a network address.
-    host: read.setting("HOST", F.text, "127.0.0.1", {
-      doc: "The address to listen on; `0.0.0.0` for every interface. `HOST` without the prefix is not read."
-    }),
-    port: read.setting("PORT", F.int(0, 65_535), 8000, {
-      unprefixed: "PORT",
-      doc: "The port to listen on. `PORT` without the prefix, which hosting platforms set, is read when this is unset; this one wins."
-    }),
+    host,
+    port,
     apiPrefix,
     authRouterPrefix,
     /** API_PREFIX followed by AUTH_ROUTER_PREFIX: where the auth routes live. */
     authPrefix: apiPrefix + authRouterPrefix,
     /** The service's public base: links in mails, HSTS when https. */
-    publicUrl: read.setting("PUBLIC_URL", F.url("http:", "https:"), new URL("http://localhost:8000"), {
-      doc: "The service's public base URL: the base of the links in mails; `https:` turns on HSTS."
+    // Unset, it follows PORT: a service moved to another port whose links and docs page still
+    // named 8000 sent every mailed link to nothing (issue 42).
+    publicUrl: read.setting("PUBLIC_URL", F.url("http:", "https:"), new URL(`http://localhost:${port}`), {
+      shownDefault: "http://localhost:<PORT>/",
+      doc: "The service's public base URL: the base of the links in mails and the docs page's server, and the origin cookie mode accepts; `https:` turns on HSTS. Unset, `http://localhost:` followed by the port the service listens on (PORT)."
     }),
     workers,
     trustedProxyHeaders: read

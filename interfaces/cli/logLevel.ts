@@ -43,11 +43,15 @@ export class RequestedLogLevel extends Context.Reference<RequestedLogLevel>()("c
 
 /**
  * The logger for a command: LOG_FORMAT, and `--log-level` or else `fallback` (SERVICE_LOG_LEVEL
- * for serve; operator commands stay quiet by default).
+ * for serve; operator commands stay quiet by default); `fields` join every line (serve's `worker`).
  */
-export const commandLogging = (settings: LoggingSettings, fallback: Level = settings.logLevel) =>
+export const commandLogging = (
+  settings: LoggingSettings,
+  fallback: Level = settings.logLevel,
+  fields: Readonly<Record<string, number>> = {}
+) =>
   Layer.unwrapEffect(
     Effect.map(RequestedLogLevel, (requested) =>
-      Logging.layer({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) })
+      Logging.layer({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) }, fields)
     )
   )

@@ -10,7 +10,7 @@ import { loadDeployment } from "./loadDeployment.js"
 import { commandLogging } from "./logLevel.js"
 import { startFailure } from "./startFailure.js"
 import { loadSettingsFor } from "./startup.js"
-import { isPrimary, portTrial, superviseWorkers } from "./workers.js"
+import { isPrimary, portTrial, superviseWorkers, workerId } from "./workers.js"
 
 /** What `serve` runs: the service of the settings and the deployment module of `config`, until stopped. */
 export const serve = (config: Option.Option<string>) =>
@@ -18,19 +18,29 @@ export const serve = (config: Option.Option<string>) =>
     const deployment = yield* loadDeployment(config)
     const { settings, warnings } = yield* loadSettingsFor(deployment)
     const { server, storage, logging } = settings
+    // With several processes each line says whose it is; with one, the field would say nothing.
+    const logged = commandLogging(logging, logging.logLevel, server.workers > 1 ? { worker: workerId() } : {})
+    // Start-up warnings are the settings', the same in every process: told once per start, by the
+    // primary (the only process when WORKERS=1), not once more by each worker it starts.
+    const warned = Effect.forEach(
+      isPrimary() ? [...warnings, ...startupWarnings(settings, deployment)] : [],
+      (warning) => Effect.logWarning(warning),
+      { discard: true }
+    )
     if (server.workers > 1 && isPrimary()) {
       // Migrate once, here, before the workers open the database, so they never race to.
       const migrated = database(storage.databaseUrl, {
         idType: storage.userIdType,
         uniqueFields: uniqueFields(settings, deployment)
       })
-      return yield* Layer.build(portTrial(server.host, server.port)).pipe(
+      return yield* warned.pipe(
+        Effect.zipRight(Layer.build(portTrial(server.host, server.port))),
         Effect.zipRight(Layer.build(migrated)),
         Effect.zipRight(redisTrial(settings)),
         Effect.scoped,
         Effect.mapError(startFailure(settings)),
         Effect.zipRight(superviseWorkers(server.workers, resolveSecretKey(settings))),
-        Effect.provide(commandLogging(logging))
+        Effect.provide(logged)
       )
     }
     // This process serves: its heap is bounded as heapGrowth.ts says (the primary of several only supervises).
@@ -48,9 +58,5 @@ export const serve = (config: Option.Option<string>) =>
       Effect.mapError(startFailure(settings)),
       Effect.onInterrupt(() => Effect.logInfo(stoppedLine(settings, http.drained()), { drained: http.drained() }))
     )
-    yield* Effect.forEach(
-      [...warnings, ...startupWarnings(settings, deployment)],
-      (warning) => Effect.logWarning(warning),
-      { discard: true }
-    ).pipe(Effect.zipRight(launched), Effect.provide(commandLogging(logging)))
+    yield* warned.pipe(Effect.zipRight(launched), Effect.provide(logged))
   })

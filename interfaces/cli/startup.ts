@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { Data, Effect, Either } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
-import { DOTENV, parseDotenv, unsetIn } from "../../config/dotenv.js"
+import { DOTENV, dotenvIgnored, parseDotenv, unsetIn } from "../../config/dotenv.js"
 import { parseSettings } from "../../config/Settings.js"
 
 /** Start-up cannot go on; each line says why and what to set. Printed to stderr, exit 1. */
@@ -37,9 +37,14 @@ export const loadSettings = loadSettingsFor(undefined)
 /**
  * The .env file of the working directory, if there is one, added to the process environment
  * under its own variables, before any command reads a setting (workers inherit the result). A
- * malformed file stops every command: a setting silently lost to a typo is worse.
+ * malformed file stops every command: a setting silently lost to a typo is worse. Under
+ * NODE_ENV=test or PORTCULLIS_IGNORE_DOTENV=1 the file is not opened at all, and nothing is
+ * printed about it: a line on stderr would itself change the outcome of a test that reads it.
  */
 export const loadDotenv = Effect.suspend(() => {
+  const ignored = dotenvIgnored(process.env)
+  if (Either.isLeft(ignored)) return Effect.fail(new StartupError({ lines: [ignored.left] }))
+  if (ignored.right) return Effect.void
   let text: string
   try {
     text = readFileSync(DOTENV, "utf8")

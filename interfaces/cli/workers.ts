@@ -1,7 +1,7 @@
 import cluster from "node:cluster"
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Runtime } from "effect"
 
 const alive = () =>
   Object.values(cluster.workers ?? {}).flatMap((worker) => (worker === undefined || worker.isDead() ? [] : [worker]))
@@ -16,11 +16,17 @@ export const superviseWorkers = (count: number, secretKey: Redacted.Redacted<str
   const env = { SERVICE_SECRET_KEY: Redacted.value(secretKey) }
   let stopping = false
   return Effect.acquireRelease(
-    Effect.sync(() => {
+    // The command's runtime, not the default one: the line is in LOG_FORMAT and carries `worker`.
+    Effect.map(Effect.runtime<never>(), (runtime) => {
       cluster.on("exit", (worker, code, signal) => {
         if (stopping) return
-        Effect.runFork(
-          Effect.logWarning("a worker exited; starting another", { pid: worker.process.pid, code, signal })
+        Runtime.runFork(runtime)(
+          Effect.logWarning("a worker exited; starting another", {
+            pid: worker.process.pid,
+            exited_worker: worker.id,
+            code,
+            signal
+          })
         )
         cluster.fork(env)
       })
@@ -43,6 +49,12 @@ export const superviseWorkers = (count: number, secretKey: Redacted.Redacted<str
 }
 
 export const isPrimary = () => cluster.isPrimary
+
+/**
+ * This process's `worker` in the log: 0 for the primary, else node:cluster's id (from 1; a
+ * replacement gets the next unused one, so a restarted worker's lines are told apart too).
+ */
+export const workerId = () => cluster.worker?.id ?? 0
 
 /** A server that serves nothing: every connection it is given is closed at once. */
 const refusingConnections = () => {

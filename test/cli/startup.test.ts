@@ -5,7 +5,17 @@ import { connect, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
-import { cleanEnv, cli, exited, freePort, moduleWatcher } from "../support/processes.js"
+import { runCli } from "../support/cliRun.js"
+import {
+  cleanEnv,
+  cli,
+  exited,
+  freePort,
+  killAll,
+  moduleWatcher,
+  readingDotenv,
+  startServer
+} from "../support/processes.js"
 
 /** 48 bytes, so no warning about a missing key. */
 const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
@@ -131,13 +141,14 @@ describe("the .env file of the working directory", () => {
       join(cwd, ".env"),
       `SERVICE_PORT=${port}\nSERVICE_SECRET_KEY=${secretKey}\nSERVICE_DATABASE_URL=memory:\n`
     )
-    await healthy(serve(cwd, {}), port)
+    await healthy(serve(cwd, readingDotenv), port)
   })
 
   it("gives way to the real environment, and SERVICE_PORT wins over PORT wherever each is set", async () => {
     const cwd = folder()
     writeFileSync(join(cwd, ".env"), "SERVICE_LOG_LEVEL=debug\nSERVICE_PORT=9100\nSERVICE_LOG_FORMAT=logfmt\n")
     const checked = await run(cwd, ["check"], {
+      ...readingDotenv,
       SERVICE_LOG_LEVEL: "warning",
       PORT: "9300",
       SERVICE_DATABASE_URL: "memory:"
@@ -156,10 +167,72 @@ describe("the .env file of the working directory", () => {
   it("when malformed, stops start-up with one line naming the line, never its text", async () => {
     const cwd = folder()
     writeFileSync(join(cwd, ".env"), "SERVICE_LOG_LEVEL=info\nSERVICE_SECRET_KEY hunter2-hunter2\n")
-    const refused = await run(cwd, ["serve"], { SERVICE_DATABASE_URL: "memory:" })
+    const refused = await run(cwd, ["serve"], { ...readingDotenv, SERVICE_DATABASE_URL: "memory:" })
     expect(refused.status).toBe(1)
     expectOneSentence(refused.stderr, /^\.env line 2 is not NAME=value or a # comment$/)
     expect(refused.stdout + refused.stderr).not.toContain("hunter2")
+  })
+})
+
+describe("the .env file in a test run (hermetic tests)", () => {
+  /** The settings of issue 42's .env that failed four test files when the tests' servers read it. */
+  const developersDotenv = () => {
+    const cwd = folder()
+    writeFileSync(join(cwd, ".env"), "SERVICE_LOG_FORMAT=pretty\nSERVICE_MAILER=console\nSERVICE_PORT=1\n")
+    return cwd
+  }
+  const withoutDotenv = ["SERVICE_LOG_FORMAT=json", "SERVICE_MAILER=", "SERVICE_PORT=8000"]
+
+  it.each([
+    ["PORTCULLIS_IGNORE_DOTENV=1", { PORTCULLIS_IGNORE_DOTENV: "1" }],
+    ["NODE_ENV=test", { ...readingDotenv, NODE_ENV: "test" }]
+  ])("is not read under %s", async (_, vars) => {
+    const checked = await run(developersDotenv(), ["check"], { ...vars, SERVICE_DATABASE_URL: "memory:" })
+    expect(checked.status).toBe(0)
+    expect(lines(checked.stdout)).toEqual(expect.arrayContaining(withoutDotenv))
+  })
+
+  it("is read otherwise", async () => {
+    const checked = await run(developersDotenv(), ["check"], { ...readingDotenv, SERVICE_DATABASE_URL: "memory:" })
+    expect(checked.status).toBe(0)
+    expect(lines(checked.stdout)).toEqual(
+      expect.arrayContaining(["SERVICE_LOG_FORMAT=pretty", "SERVICE_MAILER=console", "SERVICE_PORT=1"])
+    )
+  })
+
+  it("leaves serve on PORT with JSON lines, as the tests' servers expect, and no mail logged", async () => {
+    // PORT, not SERVICE_PORT: the file's SERVICE_PORT=1 would win over it, were the file read.
+    const port = await freePort()
+    const served = serve(developersDotenv(), {
+      PORTCULLIS_IGNORE_DOTENV: "1",
+      PORT: String(port),
+      SERVICE_SECRET_KEY: secretKey,
+      SERVICE_DATABASE_URL: "memory:"
+    })
+    await healthy(served, port)
+    const logged = lines(served.stdout())
+    expect(logged.length).toBeGreaterThan(0)
+    for (const line of logged) expect(() => JSON.parse(line)).not.toThrow()
+    expect(served.stdout()).toContain("generated and dropped")
+  })
+
+  it("is not read by the suite's own helpers, startServer and runCli", async () => {
+    const cwd = developersDotenv()
+    try {
+      const server = await startServer({ SERVICE_SECRET_KEY: secretKey, SERVICE_DATABASE_URL: "memory:" }, { cwd })
+      await server.stop()
+      for (const line of lines(server.output())) expect(() => JSON.parse(line)).not.toThrow()
+    } finally {
+      await killAll()
+    }
+    const checked = await runCli(["check"], { SERVICE_DATABASE_URL: "memory:" }, { cwd })
+    expect(lines(checked.stdout)).toEqual(expect.arrayContaining(withoutDotenv))
+  })
+
+  it("refuses a PORTCULLIS_IGNORE_DOTENV that is no boolean, rather than read the file", async () => {
+    const refused = await run(developersDotenv(), ["check"], { PORTCULLIS_IGNORE_DOTENV: "please" })
+    expect(refused.status).toBe(1)
+    expectOneSentence(refused.stderr, /^PORTCULLIS_IGNORE_DOTENV="please" is not a boolean; expected true, false/)
   })
 })
 

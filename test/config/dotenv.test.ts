@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { parseDotenv, unsetIn } from "../../config/dotenv.js"
+import { dotenvIgnored, parseDotenv, unsetIn } from "../../config/dotenv.js"
 
 const variables = (text: string) => {
   const parsed = parseDotenv(text)
@@ -57,5 +57,28 @@ describe("unsetIn", () => {
     const environment = { SERVICE_PORT: "9200", SERVICE_HOST: "" }
     const file = { SERVICE_PORT: "9000", SERVICE_HOST: "0.0.0.0", SERVICE_LOG_LEVEL: "debug" }
     expect(unsetIn(environment, file)).toEqual({ SERVICE_LOG_LEVEL: "debug" })
+  })
+})
+
+describe("dotenvIgnored", () => {
+  const ignored = (environment: Readonly<Record<string, string>>) => Either.getOrThrow(dotenvIgnored(environment))
+
+  it("is true under PORTCULLIS_IGNORE_DOTENV as a true boolean, or NODE_ENV=test whatever the other says", () => {
+    for (const value of ["1", "true", "YES", " 1 "]) expect(ignored({ PORTCULLIS_IGNORE_DOTENV: value })).toBe(true)
+    expect(ignored({ NODE_ENV: "test" })).toBe(true)
+    expect(ignored({ NODE_ENV: "test", PORTCULLIS_IGNORE_DOTENV: "0" })).toBe(true)
+  })
+
+  it("is false unset, empty, false, or under another NODE_ENV", () => {
+    expect(ignored({})).toBe(false)
+    expect(ignored({ PORTCULLIS_IGNORE_DOTENV: "" })).toBe(false)
+    expect(ignored({ PORTCULLIS_IGNORE_DOTENV: "no" })).toBe(false)
+    expect(ignored({ NODE_ENV: "production" })).toBe(false)
+  })
+
+  it("refuses a value that is no boolean, naming the variable and the forms it takes", () => {
+    expect(dotenvIgnored({ PORTCULLIS_IGNORE_DOTENV: "skip" })).toEqual(
+      Either.left('PORTCULLIS_IGNORE_DOTENV="skip" is not a boolean; expected true, false, 1, 0, yes or no')
+    )
   })
 })

@@ -404,6 +404,20 @@ describe("parseSettings PORT", () => {
   })
 })
 
+describe("parseSettings PUBLIC_URL", () => {
+  it("is http://localhost:<PORT> when unset, whichever variable gave the port", () => {
+    const publicUrl = (env: Env) => settingsOf(env).server.publicUrl.href
+    expect(publicUrl({ SERVICE_PORT: "19500" })).toBe("http://localhost:19500/")
+    expect(publicUrl({ PORT: "19600" })).toBe("http://localhost:19600/")
+    expect(publicUrl({ PORT: "19600", SERVICE_PORT: "19500" })).toBe("http://localhost:19500/")
+  })
+
+  it("is its own value when set, whatever the port", () => {
+    const settings = settingsOf({ SERVICE_PORT: "19500", SERVICE_PUBLIC_URL: "https://auth.example.com" })
+    expect(settings.server.publicUrl.href).toBe("https://auth.example.com/")
+  })
+})
+
 describe("parseSettings STORE_TIMEOUT_SECONDS", () => {
   it("bounds every store call at 5 seconds by default, 1 to 60 when set", () => {
     expect(settingsOf({}).storage.storeTimeoutSeconds).toBe(5)

@@ -1,5 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, Logger } from "effect"
+import * as FlatLines from "../../infrastructure/logging/flatLines.js"
 import { call, expectProblem, login, register, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -131,3 +132,73 @@ for (const backend of TestApp.backends) {
     })
   })
 }
+
+/** Each line logged, as the json and logfmt formats have it. */
+const logged: Array<FlatLines.FlatRecord> = []
+const capture = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make((options) => {
+    logged.push(FlatLines.flatRecord(options))
+  })
+)
+const refusals = () => logged.filter((line) => line.msg === "CORS preflight refused")
+
+/** A service whose log is captured, with these CORS_ORIGINS. */
+const logging = (origins: string) =>
+  TestApp.serve(
+    TestApp.settingsFor({
+      SERVICE_SECRET_KEY: TestApp.testSecretKey,
+      SERVICE_DATABASE_URL: "memory:",
+      SERVICE_CORS_ORIGINS: origins
+    })
+  ).pipe(Layer.provide(capture))
+
+describe("a refused preflight is logged with why (operators saw a bare 405)", () => {
+  layer(logging(APP), { excludeTestServices: true })((it) => {
+    it.effect("an origin not allowed, a method the route does not serve, a header not allowed", () =>
+      Effect.gen(function* () {
+        logged.length = 0
+        expectProblem(yield* preflight("/refresh", FOREIGN), 405, "MethodNotAllowedError")
+        expect((yield* preflight("/refresh", APP, "PUT", "content-type")).status).toBe(204)
+        expect((yield* preflight("/refresh", APP, "POST", "content-type,x-debug-token")).status).toBe(204)
+        expect(refusals()).toEqual([
+          expect.objectContaining({ reason: "origin not allowed", origin: FOREIGN, method: "POST" }),
+          expect.objectContaining({ reason: "method not allowed", origin: APP, method: "PUT", allowed: "POST" }),
+          expect.objectContaining({ reason: "header not allowed", origin: APP, headers: "x-debug-token" })
+        ])
+        // Each carries its request's id, as the access line of the same request does.
+        for (const line of refusals()) expect(line.request_id).toMatch(/^[0-9a-f-]{36}$/)
+      })
+    )
+
+    it.effect("a granted preflight, a plain request and an OPTIONS that is no preflight log no refusal", () =>
+      Effect.gen(function* () {
+        logged.length = 0
+        expect((yield* preflight("/refresh", APP)).status).toBe(204)
+        expect((yield* preflight("/me", APP, "PATCH", "Authorization, Content-Type, Accept")).status).toBe(204)
+        yield* call("GET", "/me", { headers: { origin: FOREIGN } })
+        yield* call("OPTIONS", "/refresh", { headers: { origin: FOREIGN } })
+        expect(refusals()).toEqual([])
+      })
+    )
+
+    it.effect("a foreign origin as sent is logged bounded", () =>
+      Effect.gen(function* () {
+        logged.length = 0
+        yield* preflight("/refresh", `https://${"a".repeat(5_000)}.example`)
+        const [line] = refusals()
+        expect(String(line?.origin).length).toBeLessThanOrEqual(201)
+      })
+    )
+  })
+
+  layer(logging(""), { excludeTestServices: true })((it) => {
+    it.effect("with no CORS_ORIGINS every preflight is refused for its origin, and logged so", () =>
+      Effect.gen(function* () {
+        logged.length = 0
+        expectProblem(yield* preflight("/refresh", APP), 405, "MethodNotAllowedError")
+        expect(refusals()).toEqual([expect.objectContaining({ reason: "origin not allowed", origin: APP })])
+      })
+    )
+  })
+})

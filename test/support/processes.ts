@@ -38,12 +38,20 @@ export const freePort = async (): Promise<number> => {
 
 export const temporaryDatabase = () => `sqlite:${join(mkdtempSync(join(tmpdir(), "portcullis-")), "db.sqlite")}`
 
-/** Only PATH and HOME from this process, so no stray SERVICE_ variable leaks into the child. */
+/**
+ * Only PATH and HOME from this process, so no stray SERVICE_ variable leaks into the child, and
+ * PORTCULLIS_IGNORE_DOTENV=1, so no developer's .env in the working directory (the repository,
+ * often) does either. A test of the .env file itself passes `readingDotenv` among `vars`.
+ */
 export const cleanEnv = (vars: Readonly<Record<string, string>>) => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "",
+  PORTCULLIS_IGNORE_DOTENV: "1",
   ...vars
 })
+
+/** For `cleanEnv`: the child reads the .env file of its working directory, as outside the tests. */
+export const readingDotenv = { PORTCULLIS_IGNORE_DOTENV: "0" } as const
 
 export interface Exit {
   readonly code: number | null
