@@ -77,7 +77,11 @@ process.on("exit", () => {
 })
 
 export const startServer = async (name, args, env, probe) => {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  // A developer's .env in the checkout never changes what a run measures.
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, PORTCULLIS_IGNORE_DOTENV: "1", ...env },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
   running.add(child)
   child.on("exit", () => running.delete(child))
   let stderr = ""
