@@ -96,7 +96,12 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   const beside = Layer.mergeAll(
     HttpApiSwagger.layer({ path: docsPath as `/${string}` }),
     HttpApiBuilder.middlewareOpenApi({ path: openApiPath as `/${string}` }),
-    demo ? demoLayer(authPrefix, { emailSignIn: settings.accounts.emailSignInEnabled }) : noDemo,
+    demo
+      ? demoLayer(authPrefix, {
+          emailSignIn: settings.accounts.emailSignInEnabled,
+          passkeys: settings.passkeys.passkeyEnabled
+        })
+      : noDemo,
     hostedPages
       ? hostedLayer({
           authPrefix,

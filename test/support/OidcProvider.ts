@@ -27,6 +27,8 @@ export interface ProviderAccount {
 export interface OidcProviderOptions {
   readonly clients: ReadonlyArray<ClientMetadata>
   readonly accounts: ReadonlyArray<ProviderAccount>
+  /** The port on 127.0.0.1: a free one unless given (scripts/dev-provider.ts keeps one fixed). */
+  readonly port?: number
 }
 
 /** What the provider's discovery document says about it. */
@@ -74,14 +76,17 @@ const interactionPage = (interaction: Interaction, problem?: string) => {
   }
 }
 
-const start = async ({ clients, accounts }: OidcProviderOptions): Promise<RunningOidcProvider & { close(): void }> => {
+export const start = async ({ clients, accounts, port = 0 }: OidcProviderOptions): Promise<RunningOidcProvider & { close(): void }> => {
   const errors: Array<string> = []
   let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
     response.statusCode = 503
     response.end()
   }
   const server = createServer((request, response) => handle(request, response))
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(port, "127.0.0.1", resolve)
+  })
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
   const signingKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "jwk" })

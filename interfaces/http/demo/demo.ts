@@ -38,6 +38,8 @@ const javascript = (text: string) => HttpServerResponse.text(text, { contentType
 export interface DemoOptions {
   /** Sign-in by a mailed code (EMAIL_SIGN_IN_ENABLED): with sign-up on, passwordless sign-up too. */
   readonly emailSignIn: boolean
+  /** PASSKEY_ENABLED: without it the passkey sections are hidden and the passkeys never read. */
+  readonly passkeys: boolean
 }
 
 /**
@@ -45,7 +47,7 @@ export interface DemoOptions {
  * passkey, sign out, sign in with the passkey, list and revoke sessions. Everything is read and
  * built once, at start-up.
  */
-export const demoLayer = (authPrefix: string, options: DemoOptions = { emailSignIn: false }) =>
+export const demoLayer = (authPrefix: string, options: DemoOptions = { emailSignIn: false, passkeys: true }) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       const bundle = yield* Effect.sync(browserBundle)

@@ -5,12 +5,16 @@ import { escapeHtml } from "../../../domain/Text.js"
  * allows nothing else), the auth prefix handed to the script in a meta element. The "Sign in
  * again" section shows only when adding a passkey is refused for an old sign-in.
  */
-export const demoPage = (authPrefix: string, options: { readonly emailSignIn: boolean }) => `<!doctype html>
+export const demoPage = (
+  authPrefix: string,
+  options: { readonly emailSignIn: boolean; readonly passkeys: boolean }
+) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <meta name="portcullis-auth-prefix" content="${escapeHtml(authPrefix)}">
+  <meta name="portcullis-passkeys" content="${options.passkeys ? "on" : "off"}">
   <title>Portcullis passkey demo</title>
   <link rel="stylesheet" href="/demo/demo.css">
   <script src="/demo/simplewebauthn-browser.js" defer></script>
@@ -59,13 +63,19 @@ export const demoPage = (authPrefix: string, options: { readonly emailSignIn: bo
       </form>
     </section>
 
-    <section aria-labelledby="passkey-heading">
+    <section aria-labelledby="passkey-heading"${options.passkeys ? "" : " hidden"}>
       <h2 id="passkey-heading">Sign in with a passkey</h2>
       <form id="passkey-form">
         <label for="passkey-email">Email (optional: leave it empty to pick a passkey)</label>
         <input id="passkey-email" name="email" type="email" autocomplete="username webauthn">
         <button type="submit">Sign in with a passkey</button>
       </form>
+    </section>
+
+    <section id="oauth" aria-labelledby="oauth-heading" hidden>
+      <h2 id="oauth-heading">Sign in with a provider</h2>
+      <p>Configured by SERVICE_OAUTH_…; <code>npm run dev-provider</code> starts one to try.</p>
+      <div id="oauth-buttons"></div>
     </section>
   </div>
 
@@ -87,7 +97,7 @@ export const demoPage = (authPrefix: string, options: { readonly emailSignIn: bo
       </form>
     </section>
 
-    <section aria-labelledby="add-heading">
+    <section aria-labelledby="add-heading"${options.passkeys ? "" : " hidden"}>
       <h2 id="add-heading">Add a passkey</h2>
       <form id="add-passkey-form">
         <label for="device-name">Name it</label>
@@ -96,7 +106,7 @@ export const demoPage = (authPrefix: string, options: { readonly emailSignIn: bo
       </form>
     </section>
 
-    <section aria-labelledby="passkeys-heading">
+    <section aria-labelledby="passkeys-heading"${options.passkeys ? "" : " hidden"}>
       <h2 id="passkeys-heading">Your passkeys</h2>
       <ul id="passkeys"></ul>
     </section>

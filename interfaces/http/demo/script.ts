@@ -9,6 +9,7 @@ export const demoScript = `"use strict";
 (function () {
   var prefix = document.querySelector('meta[name="portcullis-auth-prefix"]').content;
   var webauthn = window.SimpleWebAuthnBrowser;
+  var passkeysOn = document.querySelector('meta[name="portcullis-passkeys"]').content === "on";
   var accessToken = null;
   var signedInEmail = null;
 
@@ -83,7 +84,7 @@ export const demoScript = `"use strict";
 
   async function refreshLists() {
     var sessions = await api("GET", "/sessions", undefined, true);
-    var passkeys = await api("GET", "/passkeys", undefined, true);
+    var passkeys = passkeysOn ? await api("GET", "/passkeys", undefined, true) : [];
     byId("sessions").replaceChildren.apply(byId("sessions"), sessions.map(function (session) {
       var label = (session.user_agent || "unknown client") + " from " + (session.ip_address || "unknown address") +
         ", since " + session.created_at + (session.current ? " (this session)" : "");
@@ -210,7 +211,54 @@ export const demoScript = `"use strict";
     });
   });
 
-  if (!webauthn || !webauthn.browserSupportsWebAuthn()) say("This browser does not support passkeys.", true);
+  // OAuth: the provider sends the browser back to this page with code and state; the binding
+  // waits in this tab's session storage (never in a URL) for the callback.
+  var pendingKey = "portcullis-demo-oauth";
+
+  function providerButton(name) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Sign in with " + name;
+    button.addEventListener("click", function () {
+      run(async function () {
+        var back = location.origin + location.pathname;
+        var start = await api("GET", "/oauth/" + encodeURIComponent(name) + "/authorize?redirect_uri=" + encodeURIComponent(back));
+        sessionStorage.setItem(pendingKey, JSON.stringify({ provider: name, binding: start.binding }));
+        location.assign(start.authorization_url);
+      });
+    });
+    return button;
+  }
+
+  async function showProviders() {
+    var listed = await api("GET", "/oauth/providers");
+    if (listed.providers.length === 0) return;
+    byId("oauth-buttons").replaceChildren.apply(byId("oauth-buttons"), listed.providers.map(providerButton));
+    byId("oauth").hidden = false;
+  }
+
+  async function finishProviderSignIn() {
+    var params = new URLSearchParams(location.search);
+    var pending = sessionStorage.getItem(pendingKey);
+    if (!params.has("state") || pending === null) return false;
+    sessionStorage.removeItem(pendingKey);
+    history.replaceState(null, "", location.pathname);
+    var flow = JSON.parse(pending);
+    if (params.has("error")) throw new Error("The provider refused: " + (params.get("error_description") || params.get("error")));
+    var login = await api("POST", "/oauth/" + encodeURIComponent(flow.provider) + "/callback", {
+      code: params.get("code") || "",
+      state: params.get("state"),
+      binding: flow.binding
+    });
+    await signedIn(login, flow.provider);
+    return true;
+  }
+
+  if (passkeysOn && (!webauthn || !webauthn.browserSupportsWebAuthn())) say("This browser does not support passkeys.", true);
   document.body.dataset.state = "signed-out";
+  run(async function () {
+    await showProviders();
+    await finishProviderSignIn();
+  });
 })();
 `
