@@ -76,7 +76,11 @@ const interactionPage = (interaction: Interaction, problem?: string) => {
   }
 }
 
-export const start = async ({ clients, accounts, port = 0 }: OidcProviderOptions): Promise<RunningOidcProvider & { close(): void }> => {
+export const start = async ({
+  clients,
+  accounts,
+  port = 0
+}: OidcProviderOptions): Promise<RunningOidcProvider & { close(): void }> => {
   const errors: Array<string> = []
   let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
     response.statusCode = 503
