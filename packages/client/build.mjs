@@ -5,7 +5,7 @@
 // declarations tsc emits for that same graph, so that the Effect client's types stay derived.
 // Usage: node build.mjs [--outdir <folder>] [--no-types]   (dist/ of this package unless told)
 import { spawnSync } from "node:child_process"
-import { rmSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -38,7 +38,10 @@ export const build = async ({ outdir = join(here, "dist"), declarations = true }
     [tsc, "-p", join(here, "tsconfig.json"), "--outDir", join(outdir, "types")],
     { cwd: here, stdio: "inherit" }
   )
-  return status ?? 1
+  if (status !== 0) return status ?? 1
+  // tsc keeps the repository's layout under types/; the package's own entry names it once.
+  writeFileSync(join(outdir, "index.d.ts"), 'export * from "./types/packages/client/src/index.js"\n')
+  return 0
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

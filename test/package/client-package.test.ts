@@ -72,6 +72,7 @@ describe.skipIf(!reachable && !required)(title, () => {
     if (tarball === undefined) throw new Error("npm pack named no tarball")
     const listed = tarball.files.map((file) => file.path)
     expect(listed).toContain("dist/index.js")
+    expect(listed).toContain("dist/index.d.ts")
     expect(listed).toContain("dist/types/packages/client/src/index.d.ts")
     expect(listed.filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))).toEqual([])
 
