@@ -4,12 +4,13 @@ import { defineConfig } from "vitest/config"
 /**
  * The suites `npm test` leaves to CI (.ci/run), each run alone by name through
  * vitest.extra.config.ts: they measure the machine itself (timing medians, event-loop delay,
- * memory over minutes) or take minutes of their own (packing and installing the package).
+ * memory over minutes) or take minutes of their own (packing and installing the packages).
  */
 export const extraSuites = {
   soak: "test/e2e/soak.test.ts",
   timing: "test/e2e/timing.test.ts",
-  package: "test/e2e/package.test.ts"
+  package: "test/e2e/package.test.ts",
+  clientPackage: "test/package/client-package.test.ts"
 } as const
 
 /** What every tier shares: the build the process tests run, and the time a test may take. */

@@ -21,6 +21,10 @@ import { verifyGroup } from "./features/verify/group.js"
  * definitions the server serves: every route, its payload and success types, and its declared
  * errors decoded from their problem bodies by `code`. It imports no use case, adapter or
  * composition code (test/http/client-import-graph.test.ts holds it to that).
+ *
+ * Apps install it as `@portcullis/client` (packages/client), which bundles this module with the
+ * definitions it imports; the `portcullis/client` subpath is deprecated, since installing it
+ * installs the whole server.
  */
 
 export { PermissionName } from "../../domain/Access.js"
