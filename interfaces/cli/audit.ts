@@ -37,7 +37,7 @@ const auditPages = Command.make(
     // top-level help's command listing to that width.
     type: Options.text("type").pipe(
       Options.withPseudoName("TYPE"),
-      Options.withSchema(refusedAs("type", "must be one of the types that audit --help lists")(AuditEventType)),
+      Options.withSchema(refusedAs("type", `must be one of ${AuditEventType.literals.join(", ")}`)(AuditEventType)),
       Options.optional,
       Options.withDescription(`Only the events of this type: ${AuditEventType.literals.join(", ")}.`)
     ),
