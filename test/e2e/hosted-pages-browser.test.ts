@@ -66,6 +66,10 @@ const shots = async (page: Page, name: string) => {
     const card = await page.locator("main").boundingBox()
     expect(card?.x, `${name} at ${width}px`).toBeGreaterThanOrEqual(12)
     expect((card?.x ?? 0) + (card?.width ?? 0), `${name} at ${width}px`).toBeLessThanOrEqual(width - 12)
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth),
+      `${name} at ${width}px`
+    ).toBeLessThanOrEqual(width)
     await page.screenshot({ path: join(results, `hosted-${name}-${width}.png`), fullPage: true })
   }
 }

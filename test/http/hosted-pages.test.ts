@@ -45,6 +45,7 @@ describe("HOSTED_PAGES on (the default)", () => {
         const script = yield* app.request("GET", "/hosted/pages.js")
         expect(script.headers.get("content-type")).toMatch(/^text\/javascript/)
         expect(script.text).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/)
+        expect(() => new Function(script.text)).not.toThrow()
         // What the pages say to people speaks of links: "token" is the API's word, not theirs.
         const sentences = [...script.text.matchAll(/"([A-Z][^"]*[.:])"/g)].map((match) => match[1] ?? "")
         expect(sentences.length).toBeGreaterThan(8)
