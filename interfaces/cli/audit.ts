@@ -13,6 +13,7 @@ import {
   AuditUserFilter
 } from "../../domain/Audit.js"
 import { storageVariables } from "./operator.js"
+import { withSubcommandsKnown } from "./output.js"
 import { loadSettings, StartupError } from "./startup.js"
 
 const encodePage = Schema.encode(AuditPageJson)
@@ -145,4 +146,4 @@ const exportLog = Command.make(
   )
 )
 
-export const audit = auditPages.pipe(Command.withSubcommands([exportLog]))
+export const audit = withSubcommandsKnown(auditPages, [exportLog])

@@ -47,9 +47,16 @@ const globalOptions = [
  */
 const doubledPath = /^(\s*- )((?:[a-z][a-z-]* )+)\2/
 
+/**
+ * A subcommand of a command with options of its own, in the same listing: its parent's options
+ * stand between the two names ("- audit [--user ID] … export --since WHEN").
+ */
+const parentOptions = /^(\s*- [a-z][a-z-]*) (?:\[[^\]]+\] )+(?=[a-z][a-z-]*(?: |$))/
+
 const undoubled = (line: string) => {
   const match = doubledPath.exec(line)
-  return match === null ? line : `${match[1] ?? ""}${match[2] ?? ""}${line.slice(match[0].length)}`
+  const once = match === null ? line : `${match[1] ?? ""}${match[2] ?? ""}${line.slice(match[0].length)}`
+  return once.replace(parentOptions, "$1 ")
 }
 
 const visible = (text: string) => stripVTControlCharacters(text)

@@ -55,6 +55,29 @@ export const group = <Name extends string, const Subcommands extends NonEmptyRea
   return Command.make(name).pipe(Command.withSubcommands(subcommands))
 }
 
+/**
+ * Subcommands under a command that does something of its own (`audit`, then `audit export`),
+ * known to `withHelpAtEveryLevel` as a group's are.
+ */
+export const withSubcommandsKnown = <
+  Name extends string,
+  R,
+  E,
+  A,
+  const Subcommands extends NonEmptyReadonlyArray<AnyCommand>
+>(
+  parent: Command.Command<Name, R, E, A>,
+  subcommands: Subcommands
+) => {
+  for (const name of Command.getNames(parent)) {
+    groups.set(
+      name,
+      subcommands.flatMap((subcommand) => [...Command.getNames(subcommand)])
+    )
+  }
+  return parent.pipe(Command.withSubcommands(subcommands))
+}
+
 const helpFlags = new Set(["--help", "-h"])
 
 const helpAtEveryLevel = (children: ReadonlyArray<string>, args: ReadonlyArray<string>): ReadonlyArray<string> => {

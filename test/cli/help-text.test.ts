@@ -55,6 +55,7 @@ OPTIONS
 COMMANDS
 
   - serve [--config file]${" ".repeat(100)}Serve the HTTP API.
+  - audit [--user ID] [--limit integer] export --since WHEN${" ".repeat(70)}Print the audit log.
   - check [--json]${" ".repeat(107)}${"Print every SERVICE_ setting. ".repeat(5)}
 `
 
@@ -85,6 +86,7 @@ describe("ownHelp", () => {
   it("keeps every line within the width, the listing's descriptions under their commands", () => {
     for (const line of help.split("\n")) expect(line.length, line).toBeLessThanOrEqual(HELP_WIDTH)
     expect(help).toContain("  - serve [--config file]\n      Serve the HTTP API.\n")
+    expect(help).toContain("  - audit export --since WHEN\n      Print the audit log.\n")
     expect(help).toContain("$ portcullis user update --email EMAIL|--id ID [--active true | false]")
     expect(help).toMatch(/\n {4}\[--superuser true \| false\]\n/)
   })

@@ -20,6 +20,7 @@ const commands = [
   ["user", "roles", "add"],
   ["user", "roles", "remove"],
   ["audit"],
+  ["audit", "export"],
   ["prune"],
   ["openapi"],
   ["check"],
@@ -102,8 +103,7 @@ describe("portcullis --help", () => {
       "user roles add",
       "user roles remove",
       "audit",
-      // @effect/cli puts the group's options into its subcommand's path; left as it prints it.
-      "audit",
+      "audit export",
       "webhook",
       "webhook add",
       "webhook list",
