@@ -105,13 +105,20 @@ const ownOptions = (section: ReadonlyArray<string>) => {
 /** A line wrapped under its own indentation; a usage line's rest under its command. */
 const indented = (line: string) => wrap(line, visible(line).startsWith("$ ") ? "    " : (/^\s*/.exec(line)?.[0] ?? ""))
 
+/** The library's title line ("portcullis"), said again by the version line below it ("portcullis 0.1.0"). */
+const withoutTitle = (lines: ReadonlyArray<string>) => {
+  const title = visible(lines[0] ?? "").trim()
+  const next = lines.slice(1).find((line) => visible(line).trim() !== "")
+  return /^[a-z-]+$/.test(title) && visible(next ?? "").startsWith(`${title} `) ? lines.slice(2) : lines
+}
+
 /**
  * A help text in this CLI's own words: no built-in options but the two that matter (told once,
  * at the end), no type placeholders, no doubled paths, and no line over HELP_WIDTH columns.
  */
 export const ownHelp = (text: string) => {
   const sections: Array<{ heading: string; lines: Array<string> }> = [{ heading: "", lines: [] }]
-  for (const line of text.replace(/\s+$/, "").split("\n")) {
+  for (const line of withoutTitle(text.replace(/\s+$/, "").split("\n"))) {
     if (isHeading(line)) sections.push({ heading: visible(line).trim(), lines: [line] })
     else sections.at(-1)?.lines.push(line)
   }

@@ -4,6 +4,8 @@ import { HELP_WIDTH, ownHelp } from "../../interfaces/cli/helpText.js"
 /** A help page as @effect/cli 0.77 prints it: built-in options, placeholders, a two-column listing. */
 const libraryHelp = `portcullis
 
+portcullis 0.1.0
+
 USAGE
 
 $ portcullis user update --email EMAIL|--id ID [--active true | false] [--verified true | false] [--superuser true | false]
@@ -89,6 +91,10 @@ describe("ownHelp", () => {
     expect(help).toContain("  - audit export --since WHEN\n      Print the audit log.\n")
     expect(help).toContain("$ portcullis user update --email EMAIL|--id ID [--active true | false]")
     expect(help).toMatch(/\n {4}\[--superuser true \| false\]\n/)
+  })
+
+  it("names the program once, in its version line", () => {
+    expect(help.startsWith("portcullis 0.1.0\n\nUSAGE\n")).toBe(true)
   })
 
   it("drops an OPTIONS heading left with nothing under it", () => {
