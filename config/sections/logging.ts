@@ -1,7 +1,8 @@
 import * as F from "../forms.js"
 import type { SettingsReader } from "../reader.js"
 
-const levels = ["trace", "debug", "info", "warning", "error", "fatal", "none"] as const
+/** The levels, least severe first: SERVICE_LOG_LEVEL and the CLI's --log-level take these. */
+export const levels = ["trace", "debug", "info", "warning", "error", "fatal", "none"] as const
 
 const logLevel: F.Form<(typeof levels)[number]> = {
   expected: "trace, debug, info, warning, error, fatal or none",

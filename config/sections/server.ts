@@ -69,6 +69,14 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     hostedPages: read.setting("HOSTED_PAGES", F.bool, true, {
       doc: "Serve the pages the mailed links open, `/verify-email` and `/reset-password`; `false` for a deployment with its own front end at PUBLIC_URL."
     }),
+    /**
+     * Where the hosted pages send people back ("Back to PRODUCT_NAME") once a link is used or
+     * found dead. Unset, the root of PUBLIC_URL's origin: the service usually sits beside or
+     * under the app it signs people in to.
+     */
+    appUrl: read.optional("APP_URL", F.url("http:", "https:"), {
+      doc: "Where the hosted pages' \"Back to PRODUCT_NAME\" link leads once a link is used, e.g. the app's sign-in page; unset, the root of PUBLIC_URL's origin."
+    }),
     /** The name mails and hosted pages give the service. */
     productName: read.setting("PRODUCT_NAME", F.line, "Portcullis", {
       doc: "The name mails and hosted pages give the service."

@@ -13,6 +13,7 @@ import {
   AuditUserFilter
 } from "../../domain/Audit.js"
 import { storageVariables } from "./operator.js"
+import { withSubcommandsKnown } from "./output.js"
 import { loadSettings, StartupError } from "./startup.js"
 
 const encodePage = Schema.encode(AuditPageJson)
@@ -37,7 +38,7 @@ const auditPages = Command.make(
     // top-level help's command listing to that width.
     type: Options.text("type").pipe(
       Options.withPseudoName("TYPE"),
-      Options.withSchema(refusedAs("type", "must be one of the types that audit --help lists")(AuditEventType)),
+      Options.withSchema(refusedAs("type", `must be one of ${AuditEventType.literals.join(", ")}`)(AuditEventType)),
       Options.optional,
       Options.withDescription(`Only the events of this type: ${AuditEventType.literals.join(", ")}.`)
     ),
@@ -145,4 +146,4 @@ const exportLog = Command.make(
   )
 )
 
-export const audit = auditPages.pipe(Command.withSubcommands([exportLog]))
+export const audit = withSubcommandsKnown(auditPages, [exportLog])

@@ -1,19 +1,16 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
 import * as Logging from "../../composition/logging.js"
-import type { LoggingSettings } from "../../config/sections/logging.js"
+import { type LoggingSettings, levels } from "../../config/sections/logging.js"
 
 type Level = LoggingSettings["logLevel"]
 
-const levels: Readonly<Record<string, Level>> = {
-  all: "trace",
-  trace: "trace",
-  debug: "debug",
-  info: "info",
-  warning: "warning",
-  error: "error",
-  fatal: "fatal",
-  none: "none"
-}
+/**
+ * The levels `--log-level` takes: SERVICE_LOG_LEVEL's, as the help and README name them. No
+ * alias (the library's `all` was one, which no page named).
+ */
+export const LOG_LEVELS: ReadonlyArray<Level> = levels
+
+const isLevel = (value: string | undefined): value is Level => LOG_LEVELS.some((level) => level === value)
 
 /**
  * `--log-level`, taken out of the command line. @effect/cli has it as a built-in option, but
@@ -28,10 +25,9 @@ export const takeLogLevel = (
   if (arg === undefined) return Either.right({ level: Option.none(), args })
   const inline = arg !== "--log-level"
   const value = inline ? arg.slice("--log-level=".length) : args[at + 1]
-  const level = levels[value ?? ""]
-  if (level === undefined) return Either.left(`--log-level must be one of ${Object.keys(levels).join(", ")}`)
+  if (!isLevel(value)) return Either.left(`--log-level must be one of ${LOG_LEVELS.join(", ")}`)
   return Either.right({
-    level: Option.some(level),
+    level: Option.some(value),
     args: args.filter((_, index) => index !== at && (inline || index !== at + 1))
   })
 }

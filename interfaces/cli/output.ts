@@ -2,6 +2,7 @@ import { stripVTControlCharacters } from "node:util"
 import { Command } from "@effect/cli"
 import { Console, type Effect, HashMap } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
+import { ownHelp } from "./helpText.js"
 
 /** Colour only for a person at a terminal who has not asked for none (https://no-color.org). */
 export const wantsColor = (stream: { readonly isTTY?: boolean }, env: Readonly<Record<string, string | undefined>>) =>
@@ -25,49 +26,7 @@ export const withColorWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     })
   })
 
-/**
- * What @effect/cli 0.77 says of a value's type above each option's and argument's own text
- * (internal/options.ts and args.ts put it there unconditionally; no setting leaves it out). The
- * usage line shows the type already. "One of the following: …" and a path's "An existing file."
- * say more than the type and stay.
- */
-const typePlaceholders = new Set([
-  "A user-defined piece of text.",
-  "A user-defined piece of text that is confidential.",
-  "An integer.",
-  "A floating point number.",
-  "A true or false value."
-])
-
-/**
- * A command two groups down, in the listing of the top-level help: @effect/cli 0.77 prefixes it
- * with its group's path twice ("- user user roles add", internal/commandDescriptor.ts appends
- * the group's full usage to the words before it).
- */
-const doubledPath = /^(\s*- )((?:[a-z][a-z-]* )+)\2/
-
-const undoubled = (line: string) => {
-  const match = doubledPath.exec(line)
-  if (match === null) return line
-  const [doubled, bullet = "", path = ""] = match
-  // The listing's columns were measured with the path doubled: the gap before the description takes up the difference.
-  const rest = line.slice(doubled.length).replace(/(?<=\S) {2,}/, (gap) => gap + " ".repeat(path.length))
-  return `${bullet}${path}${rest}`
-}
-
 const isHelp = (text: string) => /^USAGE$/m.test(stripVTControlCharacters(text))
-
-/** A help text less the library's type placeholders (and the blank line after each) and doubled paths. */
-export const ownHelp = (text: string) => {
-  const lines = text.split("\n")
-  return lines
-    .filter(
-      (line, at) =>
-        !typePlaceholders.has(line.trim()) && !(line.trim() === "" && typePlaceholders.has(lines[at - 1]?.trim() ?? ""))
-    )
-    .map(undoubled)
-    .join("\n")
-}
 
 /** Help printed in this CLI's own words only (see ownHelp); what commands print passes as it is. */
 export const withOwnHelp = <A, E, R>(self: Effect.Effect<A, E, R>) =>
@@ -94,6 +53,29 @@ export const group = <Name extends string, const Subcommands extends NonEmptyRea
     subcommands.flatMap((subcommand) => [...Command.getNames(subcommand)])
   )
   return Command.make(name).pipe(Command.withSubcommands(subcommands))
+}
+
+/**
+ * Subcommands under a command that does something of its own (`audit`, then `audit export`),
+ * known to `withHelpAtEveryLevel` as a group's are.
+ */
+export const withSubcommandsKnown = <
+  Name extends string,
+  R,
+  E,
+  A,
+  const Subcommands extends NonEmptyReadonlyArray<AnyCommand>
+>(
+  parent: Command.Command<Name, R, E, A>,
+  subcommands: Subcommands
+) => {
+  for (const name of Command.getNames(parent)) {
+    groups.set(
+      name,
+      subcommands.flatMap((subcommand) => [...Command.getNames(subcommand)])
+    )
+  }
+  return parent.pipe(Command.withSubcommands(subcommands))
 }
 
 const helpFlags = new Set(["--help", "-h"])

@@ -9,7 +9,7 @@ import { SessionTransport } from "./cookies.js"
 import { demoLayer, demoPaths, demoPolicy, noDemo } from "./demo/demo.js"
 import { assembleApi, type Feature, type FeatureApi } from "./Feature.js"
 import { health } from "./features/health/handlers.js"
-import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages } from "./hosted/hosted.js"
+import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages, returnUrl } from "./hosted/hosted.js"
 import { METRICS_PATH, type MetricsText, metricsRoute } from "./metrics.js"
 import { docsPolicy } from "./middleware.js"
 import { servicePipeline } from "./pipeline.js"
@@ -107,7 +107,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
           authPrefix,
           product: productName,
           passwordMinLength: settings.accounts.passwordMinLength,
-          emailSignIn: settings.accounts.emailSignInEnabled
+          emailSignIn: settings.accounts.emailSignInEnabled,
+          returnUrl: returnUrl(settings.server)
         })
       : noHostedPages,
     metricsHere ? metricsRoute(metrics) : Layer.empty

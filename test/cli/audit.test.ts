@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { AuditEventType } from "../../domain/Audit.js"
 import { lines, runCli } from "../support/cliRun.js"
 import { temporaryDatabase } from "../support/processes.js"
 
@@ -89,7 +90,8 @@ describe("portcullis audit", () => {
 
   it("refuses an unknown type, a bad limit, cursor or user id with exit code 1, in one line naming the option", async () => {
     for (const [args, refusal] of [
-      [["--type", "no.such.type"], "--type must be one of the types that audit --help lists"],
+      // The refusal lists the valid types, so that a typo can be put right without the help.
+      [["--type", "no.such.type"], `--type must be one of ${AuditEventType.literals.join(", ")}`],
       [["--limit", "0"], "--limit must be a whole number from 1 to 500"],
       [["--limit", "ten"], "'ten' is not a integer"],
       [["--cursor", "abc"], "--cursor must be a cursor from next_cursor"],

@@ -20,6 +20,7 @@ const commands = [
   ["user", "roles", "add"],
   ["user", "roles", "remove"],
   ["audit"],
+  ["audit", "export"],
   ["prune"],
   ["openapi"],
   ["check"],
@@ -36,11 +37,13 @@ const typePlaceholder =
 
 /** The command paths of the top-level help's listing: each line's words before its options. */
 const listedPaths = (help: string) =>
-  lines(help.split("\nCOMMANDS\n")[1] ?? "").map((line) => {
-    const words = (line.replace(/^\s*- /, "").split(/ {2,}/)[0] ?? "").split(" ")
-    const options = words.findIndex((word) => /^[-[<]/.test(word))
-    return words.slice(0, options === -1 ? undefined : options).join(" ")
-  })
+  lines(help.split("\nCOMMANDS\n")[1]?.split("\nGLOBAL OPTIONS\n")[0] ?? "")
+    .filter((line) => /^\s*- /.test(line))
+    .map((line) => {
+      const words = line.replace(/^\s*- /, "").split(" ")
+      const options = words.findIndex((word) => /^[-[<]/.test(word))
+      return words.slice(0, options === -1 ? undefined : options).join(" ")
+    })
 
 /** The help text of each option block of OPTIONS and ARGUMENTS, but the built-in ones. */
 const ownOptions = (help: string) => {
@@ -100,6 +103,13 @@ describe("portcullis --help", () => {
       "user roles add",
       "user roles remove",
       "audit",
+      "audit export",
+      "webhook",
+      "webhook add",
+      "webhook list",
+      "webhook remove",
+      "webhook test",
+      "webhook retry",
       "prune",
       "openapi",
       "check",
@@ -112,7 +122,20 @@ describe("portcullis --help", () => {
     const help = helps.get("audit")?.stdout ?? ""
     expect(help).toContain("$ portcullis audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]")
     expect(help).toContain("Only the events of this type: sign_in.succeeded, sign_in.failed,")
-    expect(helps.get("")?.stdout).toContain("- audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]  ")
+    expect(helps.get("")?.stdout).toContain("- audit [--user ID] [--type TYPE] [--limit integer] [--cursor CURSOR]\n")
+  })
+
+  it("keeps to 100 columns, without the library's built-in options, --log-level with the levels it takes", () => {
+    for (const [path, run] of helps) {
+      expect(
+        run.stdout.split("\n").filter((line) => line.length > 100),
+        path
+      ).toEqual([])
+      for (const noise of ["--wizard", "--completions", "--version", "This setting is optional."]) {
+        expect(run.stdout, `${path}: ${noise}`).not.toContain(noise)
+      }
+      expect(run.stdout, path).toContain("\n--log-level trace | debug | info | warning | error | fatal | none\n")
+    }
   })
 
   it("prints none of the library's placeholders for a value's type", () => {
@@ -171,8 +194,11 @@ describe("--log-level", () => {
     expect(logged.status).toBe(0)
     expect(logged.stdout).toContain('"msg":"migrations applied"')
 
-    const bad = await runCli(["check", "--log-level", "loud"], vars)
-    expect(bad.status).toBe(1)
-    expect(lines(bad.stderr)).toEqual([expect.stringMatching(/^--log-level must be one of/)])
+    // Only the levels the help and README name: `all`, the library's alias, is refused too.
+    for (const level of ["loud", "all"]) {
+      const bad = await runCli(["check", "--log-level", level], vars)
+      expect(bad.status).toBe(1)
+      expect(lines(bad.stderr)).toEqual(["--log-level must be one of trace, debug, info, warning, error, fatal, none"])
+    }
   }, 90_000)
 })

@@ -93,7 +93,12 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await page.keyboard.press("Enter")
       await eventually(() => page.locator("#result").textContent()).toContain(`You are signed in as ${email}`)
       mkdirSync(results, { recursive: true })
-      await page.screenshot({ path: join(results, "hosted-sign-in.png"), fullPage: true })
+      // Kept at a phone's width and a laptop's, as test/e2e/hosted-pages-browser.test.ts keeps the other pages.
+      for (const width of [390, 1280]) {
+        await page.setViewportSize({ width, height: 800 })
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
+        await page.screenshot({ path: join(results, `hosted-sign-in-done-${width}.png`), fullPage: true })
+      }
 
       // The session's cookies are the browser's now: an app's page on this site refreshes with
       // them (echoing the CSRF cookie) and the API knows who it is.

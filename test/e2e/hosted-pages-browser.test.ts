@@ -43,6 +43,47 @@ const linkIn = (mail: ReceivedMail, page: string) => {
 
 const resultOf = (page: Page) => page.locator("#result")
 
+/** A token shaped like the service's, with these claims, signed by nobody. */
+const unsigned = (claims: object) =>
+  [
+    { alg: "HS256", typ: "JWT" },
+    { sub: "someone", jti: "j", iat: 1, ...claims }
+  ]
+    .map((part) => Buffer.from(JSON.stringify(part)).toString("base64url"))
+    .concat("c2lnbmF0dXJl")
+    .join(".")
+
+/** The widths each state is kept at: a phone's, and a laptop's. */
+const widths = [390, 1280] as const
+
+/**
+ * A full-page screenshot of the page as it stands at each width, as test-results/hosted-<name>-<width>.png;
+ * at a phone's width the card keeps off the screen's edges.
+ */
+const shots = async (page: Page, name: string) => {
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 })
+    const card = await page.locator("main").boundingBox()
+    expect(card?.x, `${name} at ${width}px`).toBeGreaterThanOrEqual(12)
+    expect((card?.x ?? 0) + (card?.width ?? 0), `${name} at ${width}px`).toBeLessThanOrEqual(width - 12)
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth),
+      `${name} at ${width}px`
+    ).toBeLessThanOrEqual(width)
+    await page.screenshot({ path: join(results, `hosted-${name}-${width}.png`), fullPage: true })
+  }
+}
+
+/** Once a link is used or found dead: no form left, the reason said, and a way back to the app. */
+const expectOver = async (page: Page, text: string, back: string) => {
+  await eventually(() => resultOf(page).textContent()).toContain(text)
+  expect(await page.locator("#form").isHidden()).toBe(true)
+  expect(await page.locator("#form button").isDisabled()).toBe(true)
+  const link = page.getByRole("link", { name: /^Back to / })
+  expect(await link.isVisible()).toBe(true)
+  expect(await link.getAttribute("href")).toBe(back)
+}
+
 /** expect.poll with room for a busy machine: a reset hashes a password, which may wait its turn. */
 const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 15_000 })
 
@@ -59,11 +100,14 @@ describe.skipIf(suite.skip)(suite.title, () => {
         SERVICE_LOG_LEVEL: "info",
         SERVICE_SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
         SERVICE_PUBLIC_URL: `http://localhost:${port}`,
-        SERVICE_PRODUCT_NAME: "Portcullis test"
+        SERVICE_PRODUCT_NAME: "Portcullis test",
+        // Four calls count against verify_email (3 a minute): two confirmations, an address change and its confirmation.
+        SERVICE_AUTH_RATE_LIMIT_ENABLED: "false"
       },
       { port }
     )
     const api = `http://localhost:${port}/api/v1/auth`
+    const back = `http://localhost:${port}/`
     const post = (path: string, body: unknown) =>
       fetch(api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
     const browser = await launchChromium()
@@ -90,21 +134,26 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await eventually(() => page.url()).toBe(`http://localhost:${port}/verify-email`)
       const confirmButton = page.getByRole("button", { name: "Confirm my email address" })
       await eventually(() => confirmButton.evaluate((button) => button === document.activeElement)).toBe(true)
+      expect(await page.getByRole("link", { name: /^Back to / }).isHidden()).toBe(true)
+      await shots(page, "verify-email-form")
+      await confirmButton.focus()
       await page.keyboard.press("Enter")
       await eventually(() => resultOf(page).textContent()).toContain("Your email address is confirmed.")
       expect(await resultOf(page).evaluate((result) => result === document.activeElement)).toBe(true)
       expect(await confirmButton.isHidden()).toBe(true)
-      await page.screenshot({ path: join(results, "hosted-verify-email.png"), fullPage: true })
+      await shots(page, "verify-email-done")
 
       const signedIn = (await (await post("/login", { email, password })).json()) as { user: { is_verified: boolean } }
       expect(signedIn.user.is_verified).toBe(true)
 
-      // The same link again: the page shows the API's own detail.
+      // The same link again: the page says so in its own words (a link, not a token), and
+      // leaves nothing to press.
       await page.goto(verifyLink)
       await page.getByRole("button", { name: "Confirm my email address" }).click()
       await eventually(() => resultOf(page).getAttribute("data-kind")).toBe("error")
-      const spent = (await (await post("/verify-email/confirm", { token })).json()) as { detail: string }
-      expect((await resultOf(page).textContent())?.trim()).toBe(spent.detail)
+      await expectOver(page, "This link has already been used", back)
+      expect(await resultOf(page).textContent()).not.toMatch(/token/i)
+      await shots(page, "verify-email-spent")
 
       expect((await post("/password-reset/request", { email })).status).toBe(202)
       const reset = await mailTo(email, "Reset your password")
@@ -113,6 +162,8 @@ describe.skipIf(suite.skip)(suite.title, () => {
       const newPassword = page.getByLabel("New password", { exact: true })
       const repeat = page.getByLabel("New password again")
       await eventually(() => newPassword.evaluate((input) => input === document.activeElement)).toBe(true)
+      await shots(page, "reset-password-form")
+      await newPassword.focus()
 
       // Two different entries are caught on the page, before any call.
       await page.keyboard.type("one passphrase here")
@@ -130,7 +181,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await eventually(() => resultOf(page).textContent()).toContain("8 characters")
       expect(await resultOf(page).getAttribute("data-kind")).toBe("error")
       expect(await newPassword.getAttribute("aria-invalid")).toBe("true")
-      await page.screenshot({ path: join(results, "hosted-reset-password-refused.png"), fullPage: true })
+      await shots(page, "reset-password-refused")
 
       const chosen = "a brand new passphrase for the test"
       await newPassword.fill("")
@@ -141,15 +192,104 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await page.keyboard.type(chosen)
       await page.keyboard.press("Enter")
       await eventually(() => resultOf(page).textContent()).toContain("Your password has been changed")
-      await page.screenshot({ path: join(results, "hosted-reset-password.png"), fullPage: true })
+      // The way back to the app: PUBLIC_URL's origin, APP_URL being unset.
+      await expectOver(page, "Sign in with the new password", back)
+      await shots(page, "reset-password-done")
 
-      expect((await post("/login", { email, password: chosen })).status).toBe(200)
+      const login = await post("/login", { email, password: chosen })
+      expect(login.status).toBe(200)
       expect((await post("/login", { email, password })).status).toBe(401)
+
+      // An address change, confirmed from the new address's mail on /confirm-email.
+      const { access_token } = (await login.json()) as { access_token: string }
+      const moved = `moved-${Date.now()}@example.com`
+      const change = await fetch(`${api}/me/email`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${access_token}` },
+        body: JSON.stringify({ new_email: moved })
+      })
+      expect(change.status).toBe(202)
+      await page.goto(linkIn(await mailTo(moved, "Confirm your new email address"), "confirm-email"))
+      const move = page.getByRole("button", { name: "Move my account to this address" })
+      await eventually(() => move.evaluate((button) => button === document.activeElement)).toBe(true)
+      await move.click()
+      await expectOver(page, "Your account now uses this address.", back)
+      await shots(page, "confirm-email-done")
+      expect((await post("/login", { email: moved, password: chosen })).status).toBe(200)
       expect(failures).toEqual([])
       // The mailed tokens rode in query strings, which the access log leaves out.
       expect(server.output()).toContain('"path":"/verify-email"')
       expect(server.output()).not.toContain(token)
       expect(server.output()).not.toContain("token=")
+    } finally {
+      await browser.close()
+      await server.stop()
+    }
+  })
+  it("tells a link that cannot work at once, without a call, and one the service refuses in a link's words", {
+    timeout: 120_000
+  }, async () => {
+    suite.requirePresent()
+    const port = await freePort()
+    const server = await startServer(
+      {
+        SERVICE_SECRET_KEY: "hosted-pages-secret-key-with-32-bytes-or-more",
+        SERVICE_DATABASE_URL: temporaryDatabase(),
+        SERVICE_SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+        SERVICE_PUBLIC_URL: `http://localhost:${port}`,
+        SERVICE_PRODUCT_NAME: "Portcullis test",
+        SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
+        SERVICE_APP_URL: "https://app.example.com/sign-in"
+      },
+      { port }
+    )
+    const base = `http://localhost:${port}`
+    const back = "https://app.example.com/sign-in"
+    const browser = await launchChromium()
+    try {
+      const page = await browser.newPage()
+      const calls: Array<string> = []
+      page.on("request", (request) => {
+        if (request.url().includes("/api/")) calls.push(request.url())
+      })
+      mkdirSync(results, { recursive: true })
+
+      await page.goto(`${base}/verify-email`)
+      await expectOver(page, "This link is incomplete.", back)
+      await shots(page, "verify-email-missing")
+
+      await page.goto(`${base}/reset-password?token=cut-short`)
+      await expectOver(page, "This link is not valid", back)
+      await shots(page, "reset-password-invalid")
+
+      // A link of another purpose is no better: a verification link on the reset page.
+      const hour = Math.floor(Date.now() / 1000) + 3600
+      await page.goto(`${base}/reset-password?token=${unsigned({ type: "verify_email", exp: hour })}`)
+      await expectOver(page, "This link is not valid", back)
+
+      await page.goto(`${base}/confirm-email?token=${unsigned({ type: "email_change", exp: 1_700_000_000 })}`)
+      await expectOver(page, "This link has expired.", back)
+      await shots(page, "confirm-email-expired")
+      expect(calls).toEqual([])
+
+      // Well-formed, in date, but not signed by the service: only the service can tell.
+      await page.goto(`${base}/confirm-email?token=${unsigned({ type: "email_change", exp: hour })}`)
+      const move = page.getByRole("button", { name: "Move my account to this address" })
+      await eventually(() => move.isVisible()).toBe(true)
+      await shots(page, "confirm-email-form")
+      await move.click()
+      await expectOver(page, "This link is not valid", back)
+      await shots(page, "confirm-email-refused")
+
+      await page.goto(`${base}/sign-in?token=${"A".repeat(43)}`)
+      const signIn = page.getByRole("button", { name: "Sign in" })
+      await eventually(() => signIn.isVisible()).toBe(true)
+      await shots(page, "sign-in-form")
+      await signIn.click()
+      await expectOver(page, "This link is not valid, has expired or has already been used.", back)
+      await shots(page, "sign-in-refused")
+      expect(await resultOf(page).textContent()).not.toMatch(/token/i)
+      expect(calls).toHaveLength(2)
     } finally {
       await browser.close()
       await server.stop()

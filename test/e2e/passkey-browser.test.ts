@@ -90,10 +90,24 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await expect.poll(() => page.locator("#passkeys").textContent()).toContain("last used")
       const after = await cdp.send("WebAuthn.getCredentials", { authenticatorId })
       expect(after.credentials[0]?.signCount).toBeGreaterThan(0)
+      // Times and clients as a person reads them, not the API's ISO instants and user agents.
+      const lists = `${await page.locator("#sessions").textContent()} ${await page.locator("#passkeys").textContent()}`
+      expect(lists).not.toMatch(/\d{4}-\d{2}-\d{2}T|Mozilla/)
+      expect(await page.locator("#passkeys").textContent()).toContain(
+        "Virtual authenticator, added just now, last used just now"
+      )
+      expect(await page.locator("#sessions").textContent()).toMatch(
+        /^Chrome on Linux from \S+, signed in just now \(this session\)/
+      )
 
       mkdirSync(join(root, "test-results"), { recursive: true })
       await page.screenshot({ path: screenshot, fullPage: true })
       expect(existsSync(screenshot)).toBe(true)
+      await page.setViewportSize({ width: 390, height: 844 })
+      // Nothing wider than a phone: a long address breaks instead of scrolling the page sideways.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+      await page.screenshot({ path: screenshot.replace(".png", "-390.png"), fullPage: true })
+      await page.setViewportSize({ width: 1280, height: 800 })
 
       // Revoking the current session from the list signs the page out.
       await page

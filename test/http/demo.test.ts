@@ -30,6 +30,10 @@ describe("SERVICE_DEMO=true", () => {
         expect(bundle.headers.get("content-type")).toMatch(/^text\/javascript/)
         expect(bundle.text).toContain("SimpleWebAuthnBrowser")
         expect((yield* app.request("POST", "/demo")).status).toBe(405)
+        // The page's script parses: its text goes through a template literal, whose escapes a
+        // formatter may change, and a broken script would leave every form to post natively.
+        const script = yield* app.request("GET", "/demo/demo.js")
+        expect(() => new Function(script.text)).not.toThrow()
         // The API keeps its own policy.
         expect((yield* app.request("GET", "/healthz")).headers.get("content-security-policy")).toBe(
           "default-src 'none'; frame-ancestors 'none'"

@@ -30,7 +30,10 @@ describe("HOSTED_PAGES on (the default)", () => {
           expect(page.text).toMatch(/<html lang="en">/)
           expect(page.text).toContain("Acme &lt;Cloud&gt;")
           expect(page.text).not.toContain("a.b.c")
-          const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1] ?? "")
+          // The one link out is the way back to the app, a navigation the policy does not govern.
+          const assets = [...page.text.matchAll(/<(?:script|link)[^>]*(?:src|href)="([^"]+)"/g)].map(
+            (match) => match[1] ?? ""
+          )
           expect(assets.sort()).toEqual(["hosted/pages.css", "hosted/pages.js"])
           for (const asset of assets) {
             const reply = yield* app.request("GET", `/${asset}`)
@@ -42,6 +45,22 @@ describe("HOSTED_PAGES on (the default)", () => {
         const script = yield* app.request("GET", "/hosted/pages.js")
         expect(script.headers.get("content-type")).toMatch(/^text\/javascript/)
         expect(script.text).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/)
+        expect(() => new Function(script.text)).not.toThrow()
+        // What the pages say to people speaks of links: "token" is the API's word, not theirs.
+        const sentences = [...script.text.matchAll(/"([A-Z][^"]*[.:])"/g)].map((match) => match[1] ?? "")
+        expect(sentences.length).toBeGreaterThan(8)
+        expect(sentences.filter((sentence) => /token/i.test(sentence))).toEqual([])
+      })
+    )
+
+    it.effect("offers a way back to the app: the root of PUBLIC_URL's origin when APP_URL is unset", () =>
+      Effect.gen(function* () {
+        const app = yield* TestApp.TestApp
+        const root = new URL("/", app.settings.server.publicUrl).href
+        for (const path of pages) {
+          const page = yield* app.request("GET", path)
+          expect(page.text, path).toContain(`<p id="back" hidden><a href="${root}">Back to Acme &lt;Cloud&gt;</a></p>`)
+        }
       })
     )
 
@@ -56,6 +75,22 @@ describe("HOSTED_PAGES on (the default)", () => {
         // Every field has its label; the result is announced.
         for (const id of ["new-password", "repeat-password"]) expect(reset.text).toContain(`<label for="${id}">`)
         expect(reset.text).toContain('aria-live="polite"')
+      })
+    )
+  })
+})
+
+describe("HOSTED_PAGES with APP_URL", () => {
+  layer(TestApp.layer("memory:", { SERVICE_APP_URL: "https://app.example.com/sign-in?from=reset&a=1" }), {
+    excludeTestServices: true
+  })((it) => {
+    it.effect("the way back leads to APP_URL, escaped", () =>
+      Effect.gen(function* () {
+        const app = yield* TestApp.TestApp
+        const page = yield* app.request("GET", "/reset-password")
+        expect(page.text).toContain(
+          '<a href="https://app.example.com/sign-in?from=reset&amp;a=1">Back to Portcullis</a>'
+        )
       })
     )
   })

@@ -121,8 +121,9 @@ export const demoPage = (
 </html>
 `
 
+// overflow-wrap: a long address in "Signed in as …" breaks rather than widening a phone's page.
 export const demoStyles = `body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #f6f6f4; }
-main { max-width: 40rem; margin: 0 auto; padding: 1rem; }
+main { max-width: 40rem; margin: 0 auto; padding: 1rem; overflow-wrap: anywhere; }
 section { background: #fff; border: 1px solid #ccc; border-radius: 6px; padding: 0 1rem 1rem; margin: 1rem 0; }
 label { display: block; margin-top: 0.5rem; }
 input { font: inherit; width: 100%; box-sizing: border-box; padding: 0.4rem; }

@@ -45,6 +45,29 @@ export const demoScript = `"use strict";
     return seconds === 1 ? "second" : seconds + " seconds";
   }
 
+  // Times as a person reads them: "just now", "5 minutes ago", then a date in the browser's
+  // own locale and time zone; the API's ISO instant stays in the title, for the exact value.
+  var dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  function when(iso) {
+    var date = new Date(iso);
+    if (isNaN(date.getTime())) return String(iso);
+    var seconds = Math.round((Date.now() - date.getTime()) / 1000);
+    if (seconds < 60 && seconds > -60) return "just now";
+    if (seconds > 0 && seconds < 3600) return Math.floor(seconds / 60) === 1 ? "a minute ago" : Math.floor(seconds / 60) + " minutes ago";
+    return dateFormat.format(date);
+  }
+
+  // A user agent as a person names it ("Chrome on Linux"), not the header's thirty words.
+  function client(agent) {
+    if (!agent) return "An unknown client";
+    function has(word) { return agent.indexOf(word) >= 0; }
+    var browser = has("Edg/") ? "Edge" : has("Firefox/") ? "Firefox" : has("Chrome/") ? "Chrome"
+      : has("Safari/") ? "Safari" : agent.split(" ")[0];
+    var system = /Android/.test(agent) ? "Android" : /iPhone|iPad/.test(agent) ? "iOS" : /Windows/.test(agent) ? "Windows"
+      : /Mac OS X/.test(agent) ? "macOS" : /Linux/.test(agent) ? "Linux" : "";
+    return system ? browser + " on " + system : browser;
+  }
+
   function askToSignInAgain(problem) {
     var within = typeof problem.max_age === "number" ? " within the last " + duration(problem.max_age) : "";
     byId("reauth-email").value = signedInEmail;
@@ -59,9 +82,10 @@ export const demoScript = `"use strict";
     return copy;
   }
 
-  function item(text, button) {
+  function item(text, button, title) {
     var li = document.createElement("li");
     li.textContent = text;
+    if (title) li.title = title;
     if (button) li.appendChild(button);
     return li;
   }
@@ -70,7 +94,7 @@ export const demoScript = `"use strict";
     var button = document.createElement("button");
     button.type = "button";
     button.textContent = "Revoke";
-    button.setAttribute("aria-label", "Revoke the session from " + (session.user_agent || "an unknown client"));
+    button.setAttribute("aria-label", "Revoke the session of " + client(session.user_agent) + ", " + (session.ip_address || "unknown address"));
     button.addEventListener("click", function () {
       run(async function () {
         await api("DELETE", "/sessions/" + encodeURIComponent(session.family_id), undefined, true);
@@ -86,15 +110,16 @@ export const demoScript = `"use strict";
     var sessions = await api("GET", "/sessions", undefined, true);
     var passkeys = passkeysOn ? await api("GET", "/passkeys", undefined, true) : [];
     byId("sessions").replaceChildren.apply(byId("sessions"), sessions.map(function (session) {
-      var label = (session.user_agent || "unknown client") + " from " + (session.ip_address || "unknown address") +
-        ", since " + session.created_at + (session.current ? " (this session)" : "");
-      return item(label, revokeButton(session));
+      var label = client(session.user_agent) + " from " + (session.ip_address || "an unknown address") +
+        ", signed in " + when(session.created_at) + (session.current ? " (this session)" : "");
+      return item(label, revokeButton(session), (session.user_agent || "") + " since " + session.created_at);
     }));
     byId("passkeys").replaceChildren.apply(byId("passkeys"), passkeys.length === 0
       ? [item("No passkey yet.")]
       : passkeys.map(function (passkey) {
-          return item(passkey.device_name + ", added " + passkey.created_at +
-            (passkey.last_used_at ? ", last used " + passkey.last_used_at : ", never used"));
+          return item(passkey.device_name + ", added " + when(passkey.created_at) +
+            (passkey.last_used_at ? ", last used " + when(passkey.last_used_at) : ", never used"), undefined,
+            "added " + passkey.created_at + (passkey.last_used_at ? ", last used " + passkey.last_used_at : ""));
         }));
   }
 

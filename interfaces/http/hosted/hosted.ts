@@ -1,6 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { LinkPage } from "../../../domain/Mail.js"
 import {
   confirmEmailPage,
@@ -39,7 +39,16 @@ export interface HostedOptions {
   readonly passwordMinLength: number
   /** Serve /sign-in, whose link only EMAIL_SIGN_IN_ENABLED mails. */
   readonly emailSignIn: boolean
+  /** Where the pages send people back once done: APP_URL, else the root of PUBLIC_URL's origin. */
+  readonly returnUrl: string
 }
+
+/**
+ * Where "Back to …" leads: APP_URL when set, else the root of PUBLIC_URL's origin, which is the
+ * app itself when the service sits under the app's address, and its host's home page otherwise.
+ */
+export const returnUrl = (server: { readonly appUrl: Option.Option<URL>; readonly publicUrl: URL }) =>
+  Option.match(server.appUrl, { onNone: () => new URL("/", server.publicUrl).href, onSome: (url) => url.href })
 
 /** The API route as the page reaches it: relative to the page, which sits at the root. */
 const relative = (authPrefix: string, route: string) => `${authPrefix}${route}`.slice(1)
@@ -54,7 +63,8 @@ export const hostedLayer = (options: HostedOptions) =>
       const page = (endpoint: string): PageOptions => ({
         product: options.product,
         endpoint: relative(options.authPrefix, endpoint),
-        passwordMinLength: options.passwordMinLength
+        passwordMinLength: options.passwordMinLength,
+        returnUrl: options.returnUrl
       })
       const html = (text: string) => Effect.succeed(HttpServerResponse.html(text))
       yield* router.get(pagePaths["verify-email"], html(verifyEmailPage(page("/verify-email/confirm"))))

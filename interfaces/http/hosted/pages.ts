@@ -7,6 +7,8 @@ export interface PageOptions {
   /** The confirm route, relative to the page (no leading slash): a proxy serving the service under a path keeps it. */
   readonly endpoint: string
   readonly passwordMinLength: number
+  /** Where "Back to …" leads once the page is done with its link: APP_URL, else PUBLIC_URL's origin. */
+  readonly returnUrl: string
 }
 
 /**
@@ -36,6 +38,7 @@ ${body}
     <p id="result-detail"></p>
     <ul id="result-rules"></ul>
   </div>
+  <p id="back" hidden><a href="${escapeHtml(options.returnUrl)}">Back to ${escapeHtml(options.product)}</a></p>
 </main>
 </body>
 </html>
@@ -99,8 +102,9 @@ export const signInPage = (options: PageOptions) =>
   </form>`
   )
 
-export const pageStyles = `body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1b1b1b; background: #f6f6f4; }
-main { max-width: 30rem; margin: 2rem auto; padding: 1.5rem; background: #fff; border: 1px solid #ccc; border-radius: 6px; }
+// The body's padding keeps the card off a phone's edges; from 32rem on, the margin centres it.
+export const pageStyles = `body { font: 16px/1.5 system-ui, sans-serif; margin: 0; padding: 0 1rem; color: #1b1b1b; background: #f6f6f4; }
+main { max-width: 30rem; margin: 1.5rem auto; overflow-wrap: anywhere; padding: 1.5rem; background: #fff; border: 1px solid #ccc; border-radius: 6px; }
 .product { margin: 0; font-weight: 600; }
 h1 { font-size: 1.4rem; margin: 0.5rem 0 1rem; }
 label { display: block; margin-top: 0.75rem; font-weight: 600; }
@@ -114,5 +118,8 @@ button[disabled] { background: #767676; cursor: progress; }
 #result { margin-top: 1rem; padding: 0.75rem 1rem; border-radius: 6px; background: #e7f4ea; }
 #result[data-kind="error"] { background: #fbe7e7; }
 #result p { margin: 0; }
+#result:focus { outline: none; }
 #result ul:empty { display: none; }
+#back { margin: 1rem 0 0; }
+a { color: #005fcc; }
 `

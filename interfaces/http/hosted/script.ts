@@ -26,9 +26,57 @@ export const pageScript = `"use strict";
     result.focus();
   }
 
-  function finished(detail) {
+  // Done with the link, one way or the other: nothing left to press, a way back to the app.
+  function over(kind, detail) {
     form.hidden = true;
-    show("success", detail);
+    button.disabled = true;
+    document.getElementById("back").hidden = false;
+    show(kind, detail);
+  }
+
+  function finished(detail) {
+    over("success", detail);
+  }
+
+  var again = " Ask for a new mail if you still need one.";
+  var words = {
+    missing: "This link is incomplete. Open the link from the mail again, or ask for a new mail.",
+    invalid: "This link is not valid: it may have been cut short or changed. Open the link from the mail again, or ask for a new mail.",
+    expired: "This link has expired." + again,
+    spent: "This link has already been used: each link works once." + again
+  };
+
+  // The purpose a page's link carries in its claims (domain/Token.ts); /sign-in's is a random secret.
+  var purposes = { "verify-email": "verify_email", "reset-password": "password_reset", "confirm-email": "email_change" };
+
+  // What can be told of the link without spending it: its shape, its purpose and its expiry,
+  // read from the token's own claims (unverified: this only spares a form that could not work;
+  // the service checks the signature). Whether it was used already only the service knows.
+  function linkProblem() {
+    if (!token) return "missing";
+    var purpose = purposes[page];
+    if (!purpose) return /^[A-Za-z0-9_-]{20,200}$/.test(token) ? null : "invalid";
+    var parts = token.split(".");
+    if (parts.length !== 3 || !parts.every(function (part) { return /^[A-Za-z0-9_-]+$/.test(part); })) return "invalid";
+    var claims;
+    try {
+      claims = JSON.parse(atob(parts[1].replace(/-/g, "+").replace(/_/g, "/")));
+    } catch (error) {
+      return "invalid";
+    }
+    if (!claims || claims.type !== purpose || typeof claims.exp !== "number") return "invalid";
+    return claims.exp * 1000 <= Date.now() ? "expired" : null;
+  }
+
+  // The service's refusals of the link itself, told in the words of a link rather than a token.
+  var refusals = { TokenBlacklistedError: "spent", TokenExpiredError: "expired", TokenError: "invalid" };
+
+  function refused(answer) {
+    var problem = refusals[answer.code];
+    if (problem === undefined) return false;
+    // /sign-in's one refusal covers all three: the service does not say which.
+    over("error", page === "sign-in" ? "This link is not valid, has expired or has already been used." + again : words[problem]);
+    return true;
   }
 
   // Only the sign-in page keeps what the service answers with: its cookies, in cookie mode.
@@ -59,17 +107,17 @@ export const pageScript = `"use strict";
     "verify-email": async function () {
       var answer = await complete({ token: token });
       if (answer.ok) return finished("Your email address is confirmed. You can close this page.");
-      show("error", answer.detail);
+      if (!refused(answer)) show("error", answer.detail);
     },
     "confirm-email": async function () {
       var answer = await complete({ token: token });
       if (answer.ok) return finished("Your account now uses this address. Your other sessions have ended.");
-      show("error", answer.detail);
+      if (!refused(answer)) show("error", answer.detail);
     },
     "sign-in": async function () {
       var answer = await complete({ token: token }, "same-origin");
       if (answer.ok) return finished("You are signed in as " + answer.email + ". You can close this page.");
-      show("error", answer.detail);
+      if (!refused(answer)) show("error", answer.detail);
     },
     "reset-password": async function () {
       var password = document.getElementById("new-password");
@@ -86,6 +134,7 @@ export const pageScript = `"use strict";
         repeat.value = "";
         return finished("Your password has been changed and every session has ended. Sign in with the new password.");
       }
+      if (refused(answer)) return;
       if (answer.code === "InvalidPasswordError") password.setAttribute("aria-invalid", "true");
       show("error", answer.detail, answer.rules.filter(function (rule) { return answer.detail.indexOf(rule) < 0; }));
     }
@@ -97,15 +146,14 @@ export const pageScript = `"use strict";
     button.disabled = true;
     form.setAttribute("aria-busy", "true");
     submit().finally(function () {
-      button.disabled = false;
+      // A link found spent, expired or invalid stays so: its button stays off.
+      if (!form.hidden) button.disabled = false;
       form.removeAttribute("aria-busy");
     });
   });
 
-  if (!token) {
-    show("error", "This link has no token. Open the link from the mail again, or ask for a new mail.");
-    return;
-  }
+  var problem = linkProblem();
+  if (problem !== null) return over("error", words[problem]);
   form.hidden = false;
   var first = form.querySelector("input, button");
   if (first) first.focus();
