@@ -3,6 +3,16 @@ import { type AccessLevel, accessRefusal, needsPermissions } from "../domain/Acc
 import { AuthorizationError } from "../domain/errors.js"
 import type { User } from "../domain/User.js"
 import { RoleRepo } from "./ports/RoleRepo.js"
+import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
+
+/**
+ * The permissions the user's roles grant, each once, in name order (none read for a user without
+ * roles): what GET /me and the access token show. A superuser passes every check whatever this lists.
+ */
+export const permissionsOf =
+  (roles: RoleRepo["Type"]) =>
+  (user: User): Effect.Effect<ReadonlyArray<string>, StoreUnavailableError> =>
+    user.roles.length === 0 ? Effect.succeed([]) : roles.permissionsOfRoles(user.roles)
 
 /**
  * Access levels checked against the store. The user handed in is the one just loaded for this
@@ -21,14 +31,6 @@ export class AccessControl extends Effect.Service<AccessControl>()("app/AccessCo
       if (Option.isSome(refusal)) return yield* new AuthorizationError({ message: refusal.value })
     })
 
-    /**
-     * The permissions the user's roles grant, each once, in name order (none read for a user
-     * without roles): what GET /me and the access token show. A superuser passes every check
-     * whatever this lists.
-     */
-    const permissionsOf = (user: User) =>
-      user.roles.length === 0 ? Effect.succeed([] as ReadonlyArray<string>) : roles.permissionsOfRoles(user.roles)
-
-    return { require, permissionsOf } as const
+    return { require, permissionsOf: permissionsOf(roles) } as const
   })
 }) {}

@@ -3,6 +3,7 @@ import { type FamilyId, StoredRefreshToken } from "../domain/Session.js"
 import { type TokenPair, tokenWindow } from "../domain/Token.js"
 import { toPublicUser, type User } from "../domain/User.js"
 import { validated } from "../domain/validated.js"
+import { permissionsOf } from "./AccessControl.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { RoleRepo } from "./ports/RoleRepo.js"
@@ -22,7 +23,7 @@ export interface IssuedPair {
 export const pairIssuer = Effect.gen(function* () {
   const signer = yield* TokenSigner
   const crypto = yield* Cryptography
-  const roles = yield* RoleRepo
+  const permissionsOfUser = permissionsOf(yield* RoleRepo)
   const { tokens: rules, customClaims } = yield* AuthPolicy
   const accessTokenTtl = Duration.minutes(rules.accessTokenExpireMinutes)
   const refreshTokenTtl = Duration.days(rules.refreshTokenExpireDays)
@@ -42,7 +43,7 @@ export const pairIssuer = Effect.gen(function* () {
       jti: yield* crypto.randomId,
       ...tokenWindow(now, accessTokenTtl),
       roles: user.roles,
-      permissions: user.roles.length === 0 ? [] : yield* roles.permissionsOfRoles(user.roles),
+      permissions: yield* permissionsOfUser(user),
       extra: Option.isSome(customClaims) ? yield* customClaims.value(toPublicUser(user)) : {},
       family_id: familyId,
       auth_time: Math.floor(DateTime.toEpochMillis(signedInAt) / 1000)

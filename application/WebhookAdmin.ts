@@ -98,7 +98,8 @@ export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("app/WebhookAdm
         return { endpoint: view, secret }
       })
 
-    const stored = (id: string) =>
+    /** The endpoint of this id, from the setting or stored. */
+    const named = (id: string) =>
       Effect.flatMap(list, (all) => {
         const found = all.find((endpoint) => endpoint.id === id)
         if (found === undefined) return new WebhookAdminRefusal({ reason: `No webhook endpoint has the id ${id}` })
@@ -108,7 +109,7 @@ export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("app/WebhookAdm
     /** Removes a stored endpoint; its messages not yet delivered die at their next try. */
     const remove = (id: string) =>
       Effect.gen(function* () {
-        const endpoint = yield* stored(id)
+        const endpoint = yield* named(id)
         if (endpoint.source === "setting") {
           return yield* new WebhookAdminRefusal({
             reason: `The endpoint ${id} comes from SERVICE_WEBHOOKS: remove it from that setting`
@@ -135,7 +136,7 @@ export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("app/WebhookAdm
      */
     const test = (id: string) =>
       Effect.gen(function* () {
-        yield* stored(id)
+        yield* named(id)
         const endpoint = Option.fromNullable((yield* endpoints.list).find((found) => found.id === id))
         if (Option.isNone(endpoint)) {
           return yield* new WebhookAdminRefusal({

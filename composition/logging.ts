@@ -35,11 +35,16 @@ const batched = (format: Logger.Logger<unknown, string>, fields: FlatLines.FlatF
  */
 const directAccessLog = (format: "json" | "logfmt", minimum: LogLevel.LogLevel, fields: FlatLines.FlatFields) => {
   const line = FlatLines.flatLine(format)
+  // One process (no fields to add) copies no entry: this runs on every request.
+  const stamped =
+    Object.keys(fields).length === 0
+      ? (entry: FlatLines.FlatFields) => entry
+      : (entry: FlatLines.FlatFields) => ({ ...entry, ...fields })
   return Layer.succeed(AccessLog, {
     write: (level, entry) =>
       LogLevel.lessThan(level, minimum)
         ? Effect.void
-        : Effect.sync(() => stdoutLines().push(line(level, ACCESS_MESSAGE, { ...entry, ...fields })))
+        : Effect.sync(() => stdoutLines().push(line(level, ACCESS_MESSAGE, stamped(entry))))
   })
 }
 

@@ -12,7 +12,7 @@ import {
   AuditRecordJson,
   AuditUserFilter
 } from "../../domain/Audit.js"
-import { storageVariables } from "./operator.js"
+import { operate, storageVariables } from "./operator.js"
 import { withSubcommandsKnown } from "./output.js"
 import { loadSettings, StartupError } from "./startup.js"
 
@@ -119,24 +119,22 @@ const exportLog = Command.make(
           ]
         })
       }
-      const { settings } = yield* loadSettings
-      const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
+      // A page's lines written at once; in json, each page after the first joined to the last by a comma.
       let first = true
       if (format === "json") yield* Console.log("[")
-      yield* Effect.flatMap(Audit, (log) =>
-        log.exportSince(from.value).pipe(
-          Stream.mapEffect((record) => Effect.orDie(encodeRecord(record))),
-          Stream.runForEachChunk((chunk) => {
-            const lines = Array.from(chunk, (record) => JSON.stringify(record))
-            if (lines.length === 0) return Effect.void
-            const text = format === "jsonl" ? lines.join("\n") : `${first ? "" : ",\n"}${lines.join(",\n")}`
-            first = false
-            return format === "jsonl" ? Console.log(text) : Effect.sync(() => process.stdout.write(text))
-          })
+      yield* operate(
+        Effect.flatMap(Audit, (log) =>
+          log.exportSince(from.value).pipe(
+            Stream.mapEffect((record) => Effect.orDie(encodeRecord(record))),
+            Stream.runForEachChunk((chunk) => {
+              const lines = Array.from(chunk, (record) => JSON.stringify(record))
+              if (lines.length === 0) return Effect.void
+              const text = format === "jsonl" ? lines.join("\n") : `${first ? "" : ",\n"}${lines.join(",\n")}`
+              first = false
+              return format === "jsonl" ? Console.log(text) : Effect.sync(() => process.stdout.write(text))
+            })
+          )
         )
-      ).pipe(
-        Effect.provide(application(settings)),
-        Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" }))
       )
       if (format === "json") yield* Console.log(first ? "]" : "\n]")
     })

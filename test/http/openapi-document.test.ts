@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { gunzipSync } from "node:zlib"
 import * as HttpApi from "@effect/platform/HttpApi"
@@ -10,6 +9,7 @@ import { openApiDocument } from "../../composition/service.js"
 import type { Settings } from "../../config/Settings.js"
 import { problemCodes } from "../../interfaces/http/problems.js"
 import { servedApi, servedFeatures } from "../../interfaces/http/server.js"
+import { everyGroupEnv } from "../support/everyGroup.js"
 import { call } from "../support/flows.js"
 import * as Raw from "../support/rawHttp.js"
 import * as TestApp from "../support/TestApp.js"
@@ -21,20 +21,7 @@ const packageJson = JSON.parse(readFileSync(new URL("../../package.json", import
   version: string
 }
 
-const env = {
-  SERVICE_PUBLIC_URL: "https://auth.example.com",
-  SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
-  SERVICE_PASSKEY_ENABLED: "true",
-  SERVICE_PASSKEY_RP_ID: "example.com",
-  SERVICE_PASSKEY_RP_NAME: "Example",
-  SERVICE_PASSKEY_ORIGINS: "https://auth.example.com",
-  SERVICE_OAUTH_GITHUB_CLIENT_ID: "id",
-  SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "secret",
-  SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback",
-  // An asymmetric algorithm, so that the JWKS group is served too.
-  SERVICE_JWT_ALGORITHM: "EdDSA",
-  SERVICE_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
-}
+const env = everyGroupEnv()
 
 const prefix = "/api/v1/auth"
 

@@ -1,7 +1,7 @@
-import { generateKeyPairSync } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { everyGroupEnv } from "../support/everyGroup.js"
 import { call } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -10,20 +10,7 @@ import * as TestApp from "../support/TestApp.js"
  * route the document has and the table lacks (GET /admin/audit was one) fails here.
  */
 
-const env = {
-  SERVICE_PUBLIC_URL: "https://auth.example.com",
-  SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
-  SERVICE_PASSKEY_ENABLED: "true",
-  SERVICE_PASSKEY_RP_ID: "example.com",
-  SERVICE_PASSKEY_RP_NAME: "Example",
-  SERVICE_PASSKEY_ORIGINS: "https://auth.example.com",
-  SERVICE_OAUTH_GITHUB_CLIENT_ID: "id",
-  SERVICE_OAUTH_GITHUB_CLIENT_SECRET: "secret",
-  SERVICE_OAUTH_GITHUB_REDIRECT_URIS: "https://app.example.com/callback",
-  // An asymmetric algorithm, so that the JWKS group is served too.
-  SERVICE_JWT_ALGORITHM: "EdDSA",
-  SERVICE_JWT_PRIVATE_KEY: generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
-}
+const env = everyGroupEnv()
 
 const prefix = "/api/v1/auth"
 

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { AccessControl } from "../../../../application/AccessControl.js"
 import { Accounts } from "../../../../application/Accounts.js"
-import { type Me, toPublicUser, type User } from "../../../../domain/User.js"
+import { type Me, type PublicUser, toPublicUser, type User } from "../../../../domain/User.js"
 import { CurrentPrincipal } from "../../Authentication.js"
 import { feature, featureApi, shapeOf } from "../../Feature.js"
 import { profileGroup } from "./group.js"
@@ -15,17 +15,19 @@ export const profile = feature({
       Effect.gen(function* () {
         const accounts = yield* Accounts
         const access = yield* AccessControl
-        /** The user as /me shows them: with the permissions their roles grant now. */
-        const me = (user: User) =>
-          Effect.map(access.permissionsOf(user), (permissions): Me => ({ ...toPublicUser(user), permissions }))
-        const signedIn = Effect.flatMap(CurrentPrincipal, (principal) => me(principal.user))
+        /** The user as /me shows them (`shown`): with the permissions their roles grant now. */
+        const withPermissions = (user: User, shown: PublicUser) =>
+          Effect.map(access.permissionsOf(user), (permissions): Me => ({ ...shown, permissions }))
+        const signedIn = Effect.flatMap(CurrentPrincipal, (principal) =>
+          withPermissions(principal.user, toPublicUser(principal.user))
+        )
         return handlers
           .handle("me", () => signedIn)
           .handle("verifiedMe", () => signedIn)
           .handle("updateMe", ({ payload }) =>
             Effect.flatMap(CurrentPrincipal, (principal) =>
               Effect.flatMap(accounts.updateProfile(principal, payload), (updated) =>
-                Effect.map(access.permissionsOf(principal.user), (permissions): Me => ({ ...updated, permissions }))
+                withPermissions(principal.user, updated)
               )
             )
           )
