@@ -8,6 +8,7 @@ import { type Email, normaliseLogin, toPublicUser, UserId } from "../domain/User
 import { WayInChange } from "../domain/WaysIn.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { EvenAnswers } from "./EvenAnswers.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
@@ -16,7 +17,7 @@ import { currentFamily, type Principal } from "./Sessions.js"
 import { WaysIn } from "./WaysIn.js"
 import { Webhooks } from "./Webhooks.js"
 
-/** How long a change request's answer takes at least, the new address free or taken. */
+/** When a change request is answered, the new address free or taken (EvenAnswers). */
 export const CHANGE_ANSWER_FLOOR = Duration.millis(20)
 
 const spent = new TokenBlacklistedError({
@@ -40,13 +41,10 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
     const audit = yield* Audit
     const waysIn = yield* WaysIn
     const policy = yield* AuthPolicy
+    const even = yield* EvenAnswers
 
     const mail = Effect.fnUntraced(function* (principal: Principal, address: string) {
       const user = principal.user
-      if (Option.isSome(yield* users.findByLogin("email", address))) {
-        // Its owner learns of the attempt; the asker learns nothing from the answer.
-        return yield* waysIn.tell(address, { kind: "email_change_attempted", subject: "" })
-      }
       const token = yield* signer.sign({
         sub: user.id,
         type: "email_change",
@@ -71,7 +69,7 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
 
     /**
      * Mails a confirmation link to the new address and a notice to the current one; a taken
-     * address gets a notice of the attempt instead. The same 202 either way, no sooner than
+     * address gets a notice of the attempt instead. The same 202 either way, at
      * CHANGE_ANSWER_FLOOR.
      */
     const request = Effect.fn("AddressChange.request")(function* (principal: Principal, newEmail: Email) {
@@ -83,10 +81,15 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
           errors: [{ path: "new_email", message: "is the current address" }]
         })
       }
-      yield* Effect.all([mail(principal, address), Effect.sleep(CHANGE_ANSWER_FLOOR)], {
-        concurrency: 2,
-        discard: true
-      })
+      yield* even.atFloor(
+        CHANGE_ANSWER_FLOOR,
+        Effect.map(users.findByLogin("email", address), (found) =>
+          // A taken address's owner learns of the attempt; the asker learns nothing from the answer.
+          Option.isSome(found)
+            ? waysIn.tell(address, { kind: "email_change_attempted", subject: "" })
+            : mail(principal, address)
+        )
+      )
     })
 
     /**

@@ -19,6 +19,7 @@ import { AuthPolicy } from "./AuthPolicy.js"
 import { Lockout } from "./Lockout.js"
 import { countedSignIn } from "./metrics.js"
 import { Cryptography } from "./ports/Cryptography.js"
+import { EvenAnswers } from "./EvenAnswers.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
 import { Events } from "./ports/Events.js"
 import { UserRepo } from "./ports/UserRepo.js"
@@ -27,8 +28,8 @@ import { WaysIn } from "./WaysIn.js"
 import { Webhooks } from "./Webhooks.js"
 
 /**
- * How long a request's answer takes at least, known address or not: well above what its work
- * takes (a lookup, a write, a mail handed on), so that the answer's time tells the floor only.
+ * When a request is answered, known address or not: above what its work takes on an idle
+ * machine (a lookup, a write, a mail handed on), and the answer never waits for more (EvenAnswers).
  */
 export const SIGN_IN_ANSWER_FLOOR = Duration.millis(20)
 
@@ -54,6 +55,7 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
     const audit = yield* Audit
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
+    const even = yield* EvenAnswers
     const signUpEnabled = policy.accounts.emailSignUpEnabled
 
     /** The code's stored form: keyed, and bound to its address, so no table of six digits reverses it. */
@@ -100,8 +102,8 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
 
     /**
      * Mails a link and a code when the address belongs to an active user, or, with sign-up on,
-     * to no user; answers nothing either way, no sooner than SIGN_IN_ANSWER_FLOOR. The fields are
-     * checked whatever the address (their problems are the request's, never the address's).
+     * to no user; answers nothing either way, at SIGN_IN_ANSWER_FLOOR. The fields are checked
+     * whatever the address (their problems are the request's, never the address's).
      */
     const request = Effect.fn("EmailSignIn.request")(function* (
       email: Email,
@@ -115,12 +117,15 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
         })
       }
       const address = normaliseLogin("email", email)
-      const work = Effect.gen(function* () {
-        const decision = decideRequest(yield* users.findByLogin("email", address), signUpEnabled)
-        if (decision._tag === "SignIn") yield* mail(address, {}, Option.some(decision.user))
-        if (decision._tag === "SignUp") yield* mail(address, fields.right, Option.none())
-      })
-      yield* Effect.all([work, Effect.sleep(SIGN_IN_ANSWER_FLOOR)], { concurrency: 2, discard: true })
+      yield* even.atFloor(
+        SIGN_IN_ANSWER_FLOOR,
+        Effect.map(users.findByLogin("email", address), (found) => {
+          const decision = decideRequest(found, signUpEnabled)
+          if (decision._tag === "SignIn") return mail(address, {}, Option.some(decision.user))
+          if (decision._tag === "SignUp") return mail(address, fields.right, Option.none())
+          return Effect.void
+        })
+      )
     })
 
     /** The account created by a confirmed sign-up: verified, without a password. */

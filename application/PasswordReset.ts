@@ -4,9 +4,10 @@ import { AuthEvent } from "../domain/Events.js"
 import { TokenBlacklistedError, TokenError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { tokenWindow } from "../domain/Token.js"
-import { normaliseLogin, toPublicUser, UserId } from "../domain/User.js"
+import { normaliseLogin, toPublicUser, type User, UserId } from "../domain/User.js"
 import { WayInChange } from "../domain/WaysIn.js"
 import { AuthPolicy } from "./AuthPolicy.js"
+import { EvenAnswers } from "./EvenAnswers.js"
 import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
@@ -15,7 +16,7 @@ import { UserRepo } from "./ports/UserRepo.js"
 import { WaysIn } from "./WaysIn.js"
 import { Webhooks } from "./Webhooks.js"
 
-/** How long a reset request's answer takes at least: well above what its work takes, even on a busy machine. */
+/** When a reset request is answered: above what its work takes on an idle machine, and never later (EvenAnswers). */
 export const RESET_ANSWER_FLOOR = Duration.millis(20)
 
 /**
@@ -33,14 +34,12 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     const crypto = yield* Cryptography
     const policy = yield* AuthPolicy
     const waysIn = yield* WaysIn
+    const even = yield* EvenAnswers
 
     const fingerprint = (hashedPassword: Option.Option<string>) =>
       crypto.digest(`pwd:${Option.getOrElse(hashedPassword, () => "")}`)
 
-    const mail = Effect.fnUntraced(function* (email: string) {
-      const found = yield* users.findByLogin("email", normaliseLogin("email", email))
-      if (Option.isNone(found) || !found.value.is_active) return
-      const user = found.value
+    const mail = Effect.fnUntraced(function* (user: User) {
       const token = yield* signer.sign({
         sub: user.id,
         type: "password_reset",
@@ -55,13 +54,16 @@ export class PasswordReset extends Effect.Service<PasswordReset>()("app/Password
     })
 
     /**
-     * Mails a reset token when the address belongs to an active user; answers nothing either way.
-     * The answer comes no sooner than RESET_ANSWER_FLOOR after the request, known address or
-     * not: the lookup, the token and the mail take far less, so what the answer's time tells is
-     * the floor, not the address.
+     * Mails a reset token when the address belongs to an active user; answers nothing either way,
+     * at RESET_ANSWER_FLOOR after the request, known address or not.
      */
     const request = Effect.fn("PasswordReset.request")(function* (email: string) {
-      yield* Effect.all([mail(email), Effect.sleep(RESET_ANSWER_FLOOR)], { concurrency: 2, discard: true })
+      yield* even.atFloor(
+        RESET_ANSWER_FLOOR,
+        Effect.map(users.findByLogin("email", normaliseLogin("email", email)), (found) =>
+          Option.isSome(found) && found.value.is_active ? mail(found.value) : Effect.void
+        )
+      )
     })
 
     /**

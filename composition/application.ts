@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
 import { Audit } from "../application/Audit.js"
+import { EvenAnswers } from "../application/EvenAnswers.js"
 import { Lockout } from "../application/Lockout.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Pruning } from "../application/Pruning.js"
@@ -31,7 +32,7 @@ export const useCases = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(WaysIn.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),
-  Layer.provideMerge(Audit.Default),
+  Layer.provideMerge(Layer.merge(Audit.Default, EvenAnswers.Default)),
   Layer.provideMerge(Webhooks.Default)
 )
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Duration, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
+import { EmailSignIn, SIGN_IN_ANSWER_FLOOR } from "../../application/EmailSignIn.js"
 import { Accounts } from "../../application/Accounts.js"
 import { PasswordReset, RESET_ANSWER_FLOOR } from "../../application/PasswordReset.js"
 import { PasswordSignIn } from "../../application/PasswordSignIn.js"
@@ -102,4 +103,64 @@ describe("timing parity of a password-reset request", () => {
       }).pipe(Effect.provide(PasswordReset.Default.pipe(Layer.provideMerge(useCases), Layer.provide(ports))))
     })
   )
+})
+
+/**
+ * The known side's work made slower than any floor (a slow disk under its writes): the answer
+ * still comes at the floor, the mail follows, and closing the service waits for it.
+ */
+describe("an even answer does not wait for work slower than its floor", () => {
+  const slowMail = 300
+  const cases = [
+    {
+      name: "password reset",
+      event: "send_password_reset_email",
+      floor: RESET_ANSWER_FLOOR,
+      layer: PasswordReset.Default,
+      ask: (address: string) => Effect.flatMap(PasswordReset, (reset) => reset.request(address))
+    },
+    {
+      name: "sign-in by mail",
+      event: "send_sign_in_email",
+      floor: SIGN_IN_ANSWER_FLOOR,
+      layer: EmailSignIn.Default,
+      ask: (address: string) => Effect.flatMap(EmailSignIn, (signIn) => signIn.request(Email.make(address)))
+    }
+  ] as const
+
+  for (const { name, event, floor, layer, ask } of cases) {
+    it.live(`${name}: answered at the floor, mailed after, the mail awaited at shutdown`, () =>
+      Effect.gen(function* () {
+        const mailed: Array<string> = []
+        const { layer: ports } = memoryPorts(
+          Layer.succeed(
+            Events,
+            Events.of({
+              emit: (sent) =>
+                sent._tag === event
+                  ? Effect.sleep(Duration.millis(slowMail)).pipe(Effect.andThen(() => void mailed.push(sent._tag)))
+                  : Effect.void
+            })
+          )
+        )
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(
+          layer.pipe(Layer.provideMerge(useCases), Layer.provide(ports)),
+          scope
+        )
+        const answered = yield* Effect.gen(function* () {
+          yield* (yield* Accounts).register(email, password)
+          const [unknown] = yield* Effect.timed(ask("nobody@example.com"))
+          const [known] = yield* Effect.timed(ask(email))
+          return { unknown: Duration.toMillis(unknown), known: Duration.toMillis(known) }
+        }).pipe(Effect.provide(context))
+        expect(answered.known).toBeGreaterThanOrEqual(Duration.toMillis(floor) - 1)
+        expect(answered.known).toBeLessThan(slowMail / 2)
+        expect(answered.unknown).toBeLessThan(slowMail / 2)
+        expect(mailed).toEqual([])
+        yield* Scope.close(scope, Exit.void)
+        expect(mailed).toEqual([event])
+      })
+    )
+  }
 })
