@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
-import { EmailSignIn, SIGN_IN_ANSWER_FLOOR } from "../../application/EmailSignIn.js"
 import { Accounts } from "../../application/Accounts.js"
+import { EmailSignIn, SIGN_IN_ANSWER_FLOOR } from "../../application/EmailSignIn.js"
 import { PasswordReset, RESET_ANSWER_FLOOR } from "../../application/PasswordReset.js"
 import { PasswordSignIn } from "../../application/PasswordSignIn.js"
 import { Events } from "../../application/ports/Events.js"
@@ -163,4 +163,25 @@ describe("an even answer does not wait for work slower than its floor", () => {
       })
     )
   }
+})
+
+describe("an even answer does not tell the known side's failure", () => {
+  it.live("a reset whose mail fails answers as one whose mail is sent", () =>
+    Effect.gen(function* () {
+      const { layer: ports } = memoryPorts(
+        Layer.succeed(
+          Events,
+          Events.of({
+            emit: (sent) => (sent._tag === "send_password_reset_email" ? Effect.die("the mailer is down") : Effect.void)
+          })
+        )
+      )
+      const outcomes = yield* Effect.gen(function* () {
+        yield* (yield* Accounts).register(email, password)
+        const reset = yield* PasswordReset
+        return [yield* Effect.exit(reset.request("nobody@example.com")), yield* Effect.exit(reset.request(email))]
+      }).pipe(Effect.provide(PasswordReset.Default.pipe(Layer.provideMerge(useCases), Layer.provide(ports))))
+      expect(outcomes.map(Exit.isSuccess)).toEqual([true, true])
+    })
+  )
 })
