@@ -36,9 +36,8 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
       const ended = cutoffs.sessionsEndedBefore
       const expired = yield* step("expiredTokens", cutoffs.tokensExpiredBefore)
       const ofRevoked = yield* step("revokedSessionTokens", ended)
-      const ofExpired = yield* step("expiredSessionTokens", ended)
       const report: PruneReport = {
-        refreshTokens: expired + ofRevoked + ofExpired,
+        refreshTokens: expired + ofRevoked,
         sessions: (yield* step("revokedSessions", ended)) + (yield* step("expiredSessions", ended)),
         sealedSuccessors: yield* step("sealedSuccessors", cutoffs.sealedRotatedBefore),
         auditEvents: yield* untilNoneFound(

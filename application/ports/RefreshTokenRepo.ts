@@ -44,9 +44,10 @@ export interface EndedBatch {
  * sweep runs them, each over rows whose purpose ended before its cutoff (domain/Retention.ts),
  * taken in the order of one time (the step's key):
  * - `expiredTokens`: tokens past their own expiry (by expiry);
- * - `revokedSessionTokens`, `expiredSessionTokens`: the tokens of sessions revoked, or expired,
- *   before the cutoff (by that time), so that deleting a session never cascades to more rows
- *   than one batch;
+ * - `revokedSessionTokens`: the tokens of sessions revoked before the cutoff (by that time), so
+ *   that deleting a session never cascades to more rows than one batch. An expired session needs
+ *   no such step: it expires with its newest token, so `expiredTokens` has taken all of its tokens
+ *   already (its cutoff, the present, is later than the sessions' cutoff);
  * - `revokedSessions`, `expiredSessions`: the sessions themselves, with any token left;
  * - `sealedSuccessors`: the sealed successors of tokens rotated before the cutoff, cleared (by
  *   rotation).
@@ -54,7 +55,6 @@ export interface EndedBatch {
 export const sessionPruneSteps = [
   "expiredTokens",
   "revokedSessionTokens",
-  "expiredSessionTokens",
   "revokedSessions",
   "expiredSessions",
   "sealedSuccessors"

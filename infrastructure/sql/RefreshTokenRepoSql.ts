@@ -45,8 +45,6 @@ const prunable = (sql: SqlClient.SqlClient, step: SessionPruneStep, before: numb
       return { from: sql`refresh_tokens t`, key: "t.expires_at", id: "t.digest", where: sql`t.expires_at < ${before}` }
     case "revokedSessionTokens":
       return { from: tokensOfFamilies, key: "f.revoked_at", id: "t.digest", where: sql`f.revoked_at < ${before}` }
-    case "expiredSessionTokens":
-      return { from: tokensOfFamilies, key: "f.expires_at", id: "t.digest", where: sql`f.expires_at < ${before}` }
     case "revokedSessions":
       return {
         from: sql`token_families f`,
@@ -226,7 +224,7 @@ export const make = Effect.gen(function* () {
             ? sql`UPDATE refresh_tokens SET sealed_successor = NULL
                 WHERE digest IN ${sql.in(ids)} AND sealed_successor IS NOT NULL RETURNING digest`
             : sql`DELETE FROM refresh_tokens WHERE digest IN ${sql.in(ids)} RETURNING digest`
-      const ofSessions = step === "revokedSessionTokens" || step === "expiredSessionTokens"
+      const ofSessions = step === "revokedSessionTokens"
       // The key of the window's last session, when `limit` sessions or more lie ahead.
       const windowEdge = ofSessions
         ? sql<{ readonly row_key: number | string }>`SELECT ${key} AS row_key FROM token_families f

@@ -111,24 +111,27 @@ describe("timing parity of a password-reset request", () => {
  */
 describe("an even answer does not wait for work slower than its floor", () => {
   const slowMail = 300
-  const cases = [
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly event: string
+    readonly floor: Duration.Duration
+    readonly ask: (address: string) => Effect.Effect<unknown, unknown, PasswordReset | EmailSignIn>
+  }> = [
     {
       name: "password reset",
       event: "send_password_reset_email",
       floor: RESET_ANSWER_FLOOR,
-      layer: PasswordReset.Default,
-      ask: (address: string) => Effect.flatMap(PasswordReset, (reset) => reset.request(address))
+      ask: (address) => Effect.flatMap(PasswordReset, (reset) => reset.request(address))
     },
     {
       name: "sign-in by mail",
       event: "send_sign_in_email",
       floor: SIGN_IN_ANSWER_FLOOR,
-      layer: EmailSignIn.Default,
-      ask: (address: string) => Effect.flatMap(EmailSignIn, (signIn) => signIn.request(Email.make(address)))
+      ask: (address) => Effect.flatMap(EmailSignIn, (signIn) => signIn.request(Email.make(address)))
     }
-  ] as const
+  ]
 
-  for (const { name, event, floor, layer, ask } of cases) {
+  for (const { name, event, floor, ask } of cases) {
     it.live(`${name}: answered at the floor, mailed after, the mail awaited at shutdown`, () =>
       Effect.gen(function* () {
         const mailed: Array<string> = []
@@ -145,7 +148,10 @@ describe("an even answer does not wait for work slower than its floor", () => {
         )
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
-          layer.pipe(Layer.provideMerge(useCases), Layer.provide(ports)),
+          Layer.mergeAll(PasswordReset.Default, EmailSignIn.Default).pipe(
+            Layer.provideMerge(useCases),
+            Layer.provide(ports)
+          ),
           scope
         )
         const answered = yield* Effect.gen(function* () {
