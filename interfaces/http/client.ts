@@ -4,6 +4,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Effect, Option, Ref } from "effect"
 import { type ApiShape, baseApi, defaultShape } from "./Api.js"
+import { type ErrorKind, type ProblemBody, problemOf } from "./problems.js"
 import { adminGroup } from "./features/admin/group.js"
 import { authGroup } from "./features/auth/group.js"
 import { emailChangeGroup } from "./features/email-change/group.js"
@@ -33,6 +34,15 @@ export { FamilyId, SessionCursor, SessionInfo } from "../../domain/Session.js"
 export { Email, Me, PublicUser, RoleName } from "../../domain/User.js"
 export type { ApiShape } from "./Api.js"
 export { CsrfError, HashingQueueFullError } from "./errors.js"
+export type { ErrorKind, ProblemBody } from "./problems.js"
+
+/**
+ * A refusal the client decoded, as the service answered it: the RFC 9457 body with its `status`,
+ * `code`, `title`, `detail` and extension members (`retry_after`, `errors`…). The error values
+ * themselves are the domain's kinds and hold only what the domain knows; the rest comes from the
+ * same table the service answers from (problems.ts).
+ */
+export const problemBody = (error: ErrorKind): ProblemBody => problemOf(error).body
 
 /** The cookie a page echoes in the CSRF header, and the header (cookie mode). */
 const CSRF_COOKIE = "portcullis_csrf"

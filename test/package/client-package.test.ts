@@ -38,7 +38,7 @@ const run = async (command: string, args: ReadonlyArray<string>, cwd: string, ti
 }
 
 /** What the app's type checker must accept, and one mistake it must refuse: the types are real, not `any`. */
-const typeCheck = `import { createClient, make, PortcullisError, type Wire, type PublicUser } from "@portcullis/client"
+const typeCheck = `import { AuthenticationError, createClient, make, PortcullisError, problemBody, type Wire, type PublicUser } from "@portcullis/client"
 import type { Effect } from "effect"
 const client = createClient({ baseUrl: "http://localhost:8000" })
 const me: { readonly email: string; readonly created_at: string } = await client.profile.me()
@@ -55,7 +55,8 @@ const failure = new Error() as unknown
 const code: string | undefined = failure instanceof PortcullisError ? failure.code : undefined
 type EffectClient = Effect.Effect.Success<ReturnType<typeof make>>
 const login: EffectClient["auth"]["login"] = null as unknown as EffectClient["auth"]["login"]
-export const checks = [user, pair, status, family, code, login]
+const refused: { readonly status: number; readonly detail: string } = problemBody(new AuthenticationError())
+export const checks = [user, pair, status, family, code, login, refused]
 `
 
 describe.skipIf(!reachable && !required)(title, () => {
@@ -117,6 +118,7 @@ describe.skipIf(!reachable && !required)(title, () => {
     const viaEffect = JSON.parse(await run(process.execPath, ["effect-client.mjs", service.url], app, 60_000))
     expect(viaEffect).toEqual({
       wrong: "AuthenticationError",
+      wrongProblem: { status: 401, detail: "Invalid credentials." },
       email: "bob@example.com",
       createdAtIsDateTime: true,
       afterRefresh: "bob@example.com"
