@@ -13,6 +13,7 @@ import { Cryptography } from "./ports/Cryptography.js"
 import { Events } from "./ports/Events.js"
 import { TokenSigner } from "./ports/TokenSigner.js"
 import { UserRepo } from "./ports/UserRepo.js"
+import { SecurityNotices } from "./SecurityNotices.js"
 import { currentFamily, type Principal } from "./Sessions.js"
 import { WaysIn } from "./WaysIn.js"
 import { Webhooks } from "./Webhooks.js"
@@ -42,6 +43,7 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
     const waysIn = yield* WaysIn
     const policy = yield* AuthPolicy
     const even = yield* EvenAnswers
+    const notices = yield* SecurityNotices
 
     const mail = Effect.fnUntraced(function* (principal: Principal, address: string) {
       const user = principal.user
@@ -64,7 +66,7 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
       // Nothing is stored for the mail: its webhook message commits alone.
       yield* webhooks.publishEvent(mail)
       yield* events.emit(mail)
-      yield* waysIn.tell(user.email, { kind: "email_change_requested", subject: address })
+      yield* notices.tell(user.email, { kind: "email_change_requested", subject: address })
     })
 
     /**
@@ -86,7 +88,7 @@ export class AddressChange extends Effect.Service<AddressChange>()("app/AddressC
         Effect.map(users.findByLogin("email", address), (found) =>
           // A taken address's owner learns of the attempt; the asker learns nothing from the answer.
           Option.isSome(found)
-            ? waysIn.tell(address, { kind: "email_change_attempted", subject: "" })
+            ? notices.tell(address, { kind: "email_change_attempted", subject: "" })
             : mail(principal, address)
         )
       )

@@ -1,6 +1,6 @@
 import { DateTime, Effect, Option } from "effect"
 import { Actor, type AuditDetails, type AuditEventType } from "../domain/Audit.js"
-import { AuthEvent } from "../domain/Events.js"
+import type { AuthEvent } from "../domain/Events.js"
 import { CredentialsChangedError, LastSignInMethodError, ReauthenticationRequiredError } from "../domain/errors.js"
 import { PasskeyId } from "../domain/Passkey.js"
 import type { FamilyId } from "../domain/Session.js"
@@ -12,8 +12,6 @@ import {
   decideRecentSignIn,
   decideRemoval,
   type Eviction,
-  type NoticeKind,
-  noticeOf,
   type Removal,
   type SessionsEnded,
   sessionsEndedBy,
@@ -21,14 +19,14 @@ import {
   type UserWaysIn,
   WayInChange
 } from "../domain/WaysIn.js"
-import { Audit, RequestContext } from "./Audit.js"
+import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { Events } from "./ports/Events.js"
 import { OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
 import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { Transaction } from "./ports/Transaction.js"
 import { UserRepo } from "./ports/UserRepo.js"
+import { SecurityNotices } from "./SecurityNotices.js"
 import { type Principal, Sessions } from "./Sessions.js"
 import { Webhooks } from "./Webhooks.js"
 
@@ -68,7 +66,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
     const tx = yield* Transaction
     const audit = yield* Audit
     const webhooks = yield* Webhooks
-    const events = yield* Events
+    const { announce, told } = yield* SecurityNotices
     const { accounts: rules } = yield* AuthPolicy
 
     /** The ways in the user holds, as stored now (inside a transaction: as it sees them). */
@@ -89,35 +87,6 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
           ? Effect.void
           : Effect.fail(new ReauthenticationRequiredError({ maxAgeSeconds: decision.maxAgeSeconds }))
       })
-
-    /** The notice to `email` (SECURITY_NOTICES) of a change or an attempt, as an event: none when notices are off. */
-    const noticeEvent = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
-      Effect.gen(function* () {
-        if (!rules.securityNotices || notice === null) return Option.none<AuthEvent>()
-        const { client } = yield* RequestContext
-        return Option.some(
-          AuthEvent.send_security_notice({ email, notice: { ...notice, occurred_at: yield* DateTime.now, ...client } })
-        )
-      })
-
-    /**
-     * The owner's notice of a change, its webhook messages written: inside the change's
-     * transaction, so that they commit with it. Its handlers are told once it has (`told`).
-     */
-    const announce = (email: string, change: WayInChange) =>
-      Effect.tap(noticeEvent(email, noticeOf(change)), (notice) =>
-        Option.match(notice, { onNone: () => Effect.void, onSome: webhooks.publishEvent })
-      )
-
-    /** A notice announced inside a transaction, given to its handlers once the transaction committed. */
-    const told = (notice: Option.Option<AuthEvent>) =>
-      Option.match(notice, { onNone: () => Effect.void, onSome: events.emit })
-
-    /** A notice to `email` of an attempt, which changed nothing: its webhook messages written, and told. */
-    const tell = (email: string, notice: { readonly kind: NoticeKind; readonly subject: string } | null) =>
-      Effect.flatMap(noticeEvent(email, notice), (event) =>
-        Effect.zipRight(Option.match(event, { onNone: () => Effect.void, onSome: webhooks.publishEvent }), told(event))
-      )
 
     const endSessions = (userId: UserId, ended: SessionsEnded, caller: Option.Option<FamilyId>) =>
       ended === "none"
@@ -300,6 +269,6 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         return { user: now.value, takenOver: takeover !== null }
       })
 
-    return { held, requireRecentSignIn, change, tell, remove, proveAddress, confirmAddress } as const
+    return { held, requireRecentSignIn, change, remove, proveAddress, confirmAddress } as const
   })
 }) {}

@@ -8,6 +8,7 @@ import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Pruning } from "../application/Pruning.js"
 import { Readiness } from "../application/Readiness.js"
 import { Refresh } from "../application/Refresh.js"
+import { SecurityNotices } from "../application/SecurityNotices.js"
 import { Sessions } from "../application/Sessions.js"
 import { Verification } from "../application/Verification.js"
 import { WaysIn } from "../application/WaysIn.js"
@@ -32,6 +33,7 @@ export const useCases = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(WaysIn.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),
+  Layer.provideMerge(SecurityNotices.Default),
   Layer.provideMerge(Layer.merge(Audit.Default, EvenAnswers.Default)),
   Layer.provideMerge(Webhooks.Default)
 )
