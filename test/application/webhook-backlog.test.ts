@@ -1,8 +1,5 @@
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Duration, Effect, Layer, Redacted, TestClock } from "effect"
-import { afterAll, beforeAll } from "vitest"
 import { Outbox } from "../../application/ports/Outbox.js"
 import { WebhookEndpoints } from "../../application/ports/WebhookEndpoints.js"
 import { WebhookDelivery } from "../../application/WebhookDelivery.js"
@@ -10,6 +7,7 @@ import { PRUNE_START, WEBHOOK_MESSAGE_RETENTION } from "../../domain/Retention.j
 import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
 import * as WebhookTransportHttp from "../../infrastructure/webhooks/WebhookTransportHttp.js"
 import { type Database, databases } from "../support/databases.js"
+import { type ReceivedRequest, webhookReceiver } from "../support/webhookReceiver.js"
 
 /**
  * The outbox stays bounded (DECISIONS.md, "Webhooks"): a receiver down for two hours of steady
@@ -20,39 +18,28 @@ import { type Database, databases } from "../support/databases.js"
 let up = false
 let answered = 0
 const ids = new Map<string, number>()
-const server = createServer((request, response) => {
-  request.resume()
-  request.on("end", () => {
-    if (!up) {
-      response.writeHead(503).end()
-      return
-    }
-    answered++
-    const id = String(request.headers["webhook-id"])
-    ids.set(id, (ids.get(id) ?? 0) + 1)
-    response.writeHead(204).end()
-  })
-})
-let url = ""
-beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
-})
-afterAll(() => {
-  server.close()
-})
+/** 503 while the receiver is down; once up, each message is counted by its id. */
+const answer = ({ headers }: ReceivedRequest) => {
+  if (!up) return 503
+  answered++
+  const id = String(headers["webhook-id"])
+  ids.set(id, (ids.get(id) ?? 0) + 1)
+  return 204
+}
 
 const secret = `whsec_${Buffer.alloc(32, 3).toString("base64")}`
-/** The deliverer over a backend's outbox, the real transport, one endpoint at the receiver. */
+/** The deliverer over a backend's outbox, the real transport, one endpoint at a receiver started for the test. */
 const deliverer = (backend: Database) =>
-  Layer.unwrapEffect(
-    Effect.sync(() =>
+  Layer.unwrapScoped(
+    Effect.map(webhookReceiver({ answer }), (receiver) =>
       WebhookDelivery.Default.pipe(
         Layer.provideMerge(backend.repositories()),
         Layer.provide(WebhookTransportHttp.layer(true)),
         Layer.provide(
           Layer.succeed(WebhookEndpoints, {
-            list: Effect.succeed([{ id: "wh_soak", url, secret: Redacted.make(secret), events: "*" as const }])
+            list: Effect.succeed([
+              { id: "wh_soak", url: `${receiver.base}/hooks`, secret: Redacted.make(secret), events: "*" as const }
+            ])
           })
         ),
         Layer.provide(CryptographyNode.layer(Redacted.make("a-secret-key-of-the-tests-0123456789")))

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { ServerResponse } from "node:http"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Metric, MetricState, Redacted, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
@@ -13,6 +12,7 @@ import type { WebhookEndpoint } from "../../domain/Webhook.js"
 import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
 import * as OutboxMemory from "../../infrastructure/memory/OutboxMemory.js"
 import * as WebhookTransportHttp from "../../infrastructure/webhooks/WebhookTransportHttp.js"
+import { type Answer, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
  * The deliverer against a real HTTP receiver in this process (DECISIONS.md, "Webhooks"): signed
@@ -23,66 +23,36 @@ import * as WebhookTransportHttp from "../../infrastructure/webhooks/WebhookTran
 
 const secret = `whsec_${randomBytes(24).toString("base64")}`
 
-interface Received {
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-
-/** What the receiver answers on each path: a status, or a handler of its own. */
-type Answer = number | ((respond: (status: number, headers?: Record<string, string>) => void) => void)
-
-const received: Array<Received> = []
+/** What the receiver answers on each path, one a request; the last stays, 200 when none is set. */
 const answers = new Map<string, Array<Answer>>()
-const closedEarly: Array<string> = []
-let server: Server
-let base = ""
+let receiver: WebhookReceiver
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    let body = ""
-    request.on("data", (chunk) => {
-      body += chunk
-    })
-    request.on("end", () => {
-      const path = request.url ?? "/"
-      received.push({ path, headers: request.headers, body })
+  receiver = await startWebhookReceiver({
+    answer: ({ path }) => {
       const queue = answers.get(path) ?? []
-      const answer = queue.length > 1 ? queue.shift() : queue[0]
-      response.on("close", () => {
-        if (!response.writableFinished) closedEarly.push(path)
-      })
-      if (answer === undefined || typeof answer === "number") {
-        response.writeHead(answer ?? 200).end()
-      } else {
-        answer((status, headers) => {
-          response.writeHead(status, headers)
-          if (path !== "/endless") response.end()
-        })
-      }
-      if (path === "/endless") {
-        const chunk = Buffer.alloc(64 * 1024, 120)
-        const write = () => {
-          while (response.write(chunk)) {
-            if (response.destroyed) return
-          }
-          response.once("drain", write)
-        }
-        write()
-      }
-    })
+      return queue.length > 1 ? queue.shift() : queue[0]
+    }
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 })
-afterAll(() => {
-  server.closeAllConnections()
-  server.close()
-})
+afterAll(() => receiver.close())
+
+/** Answers 200, then writes a body without end until the connection is gone. */
+const endless = (response: ServerResponse) => {
+  response.writeHead(200)
+  const chunk = Buffer.alloc(64 * 1024, 120)
+  const write = () => {
+    while (response.write(chunk)) {
+      if (response.destroyed) return
+    }
+    response.once("drain", write)
+  }
+  write()
+}
 
 const endpoint = (path: string, id = path): WebhookEndpoint => ({
   id,
-  url: `${base}${path}`,
+  url: `${receiver.base}${path}`,
   secret: Redacted.make(secret),
   events: "*"
 })
@@ -110,7 +80,7 @@ const written = (endpointId: string, id: string) =>
     ])
   )
 
-const on = (path: string) => received.filter((request) => request.path === path)
+const on = (path: string) => receiver.received.filter((request) => request.path === path)
 // Past the longest wait (10 h) and its jitter (a fifth more): each round finds its message due.
 const HOUR = 3_600_000
 
@@ -200,14 +170,14 @@ describe("webhook delivery to a real receiver", () => {
         expect(took).toBeLessThan(13_000)
         // The receiver sees its connection closed, its answer never written.
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
-        expect(closedEarly).toContain("/hang")
+        expect(receiver.closedEarly).toContain("/hang")
       }).pipe(Effect.provide(deliverer([endpoint("/hang")]))),
     30_000
   )
 
   it.effect("a redirect is not followed: the try failed, and the place it points to hears nothing", () =>
     Effect.gen(function* () {
-      answers.set("/moved", [(respond) => respond(307, { location: `${base}/elsewhere` })])
+      answers.set("/moved", [(response) => response.writeHead(307, { location: `${receiver.base}/elsewhere` }).end()])
       const delivery = yield* WebhookDelivery
       yield* written("/moved", "msg_moved")
       expect(yield* delivery.round()).toEqual({ delivered: 0, failed: 1, dead: 0 })
@@ -219,12 +189,12 @@ describe("webhook delivery to a real receiver", () => {
 
   it.effect("an endless answer is read no further than 1 MiB: the try ends, delivered by its status", () =>
     Effect.gen(function* () {
-      answers.set("/endless", [(respond) => respond(200)])
+      answers.set("/endless", [endless])
       const delivery = yield* WebhookDelivery
       yield* written("/endless", "msg_endless")
       expect(yield* delivery.round()).toEqual({ delivered: 1, failed: 0, dead: 0 })
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
-      expect(closedEarly).toContain("/endless")
+      expect(receiver.closedEarly).toContain("/endless")
     }).pipe(Effect.provide(deliverer([endpoint("/endless")])))
   )
 
@@ -237,7 +207,7 @@ describe("webhook delivery to a real receiver", () => {
         yield* written("by-name", "msg_name")
         expect(yield* delivery.drain).toEqual({ delivered: 0, failed: 2, dead: 0 })
         expect(on("/private")).toHaveLength(0)
-        expect(received.filter((request) => request.headers["webhook-id"] === "msg_name")).toHaveLength(0)
+        expect(receiver.received.filter((request) => request.headers["webhook-id"] === "msg_name")).toHaveLength(0)
         expect(WebhookTransportHttp.isPrivateAddress("::ffff:127.0.0.1")).toBe(true)
         expect(WebhookTransportHttp.isPrivateAddress("169.254.169.254")).toBe(true)
         expect(WebhookTransportHttp.isPrivateAddress("fd00::1")).toBe(true)
@@ -247,7 +217,7 @@ describe("webhook delivery to a real receiver", () => {
           deliverer(
             [
               endpoint("/private"),
-              { ...endpoint("/private", "by-name"), url: `${base.replace("127.0.0.1", "localhost")}/private` }
+              { ...endpoint("/private", "by-name"), url: `${receiver.base.replace("127.0.0.1", "localhost")}/private` }
             ],
             false
           )

@@ -1,44 +1,24 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import Database from "better-sqlite3"
 import { Webhook } from "standardwebhooks"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { runCli } from "../support/cliRun.js"
 import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
+import { type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.js"
 
 const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
 const givenSecret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`
 const settingSecret = `whsec_${Buffer.alloc(24, 9).toString("base64")}`
 
-interface Received {
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-
 /** A receiver on 127.0.0.1 that records every request and answers the status set for its path (200 unless set). */
-const received: Array<Received> = []
+const received: Array<ReceivedRequest> = []
 const statuses = new Map<string, number>()
-let receiver: Server
-let base = ""
+let receiver: WebhookReceiver
 
 beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    let body = ""
-    request.on("data", (chunk) => {
-      body += chunk
-    })
-    request.on("end", () => {
-      const path = request.url ?? "/"
-      received.push({ path, headers: request.headers, body })
-      response.writeHead(statuses.get(path) ?? 200).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  const address = receiver.address()
-  base = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+  receiver = await startWebhookReceiver({ received, answer: ({ path }) => statuses.get(path) })
 })
 
-afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+afterAll(() => receiver.close())
 afterEach(killAll)
 
 const database = async (extra: Record<string, string> = {}) => {
@@ -152,9 +132,10 @@ describe("portcullis webhook", () => {
   it("test sends one signed webhook.test message and says what came of it", async () => {
     const { vars } = await database({ SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true" })
     const add = (path: string) =>
-      runCli(["webhook", "add", "--url", `${base}${path}`, "--events", "*", "--secret", givenSecret], vars).then(
-        (run) => (json(run.stdout) as { id: string }).id
-      )
+      runCli(
+        ["webhook", "add", "--url", `${receiver.base}${path}`, "--events", "*", "--secret", givenSecret],
+        vars
+      ).then((run) => (json(run.stdout) as { id: string }).id)
     const ok = await add("/cli-test-ok")
     const tested = await runCli(["webhook", "test", ok], vars)
     expect(tested.status).toBe(0)
@@ -230,7 +211,7 @@ describe("portcullis webhook", () => {
     const { vars } = await database({ SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true" })
     const server = await startServer(vars)
     const added = await runCli(
-      ["webhook", "add", "--url", `${base}/live`, "--events", "after_register", "--secret", givenSecret],
+      ["webhook", "add", "--url", `${receiver.base}/live`, "--events", "after_register", "--secret", givenSecret],
       vars
     )
     const { id } = json(added.stdout) as { id: string }

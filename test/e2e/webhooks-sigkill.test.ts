@@ -1,11 +1,10 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scratchDatabase } from "../support/postgres.js"
 import { freePort, killAll, type RunningServer, startServer, temporaryDatabase } from "../support/processes.js"
+import { startWebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
  * Webhooks across crashes (DECISIONS.md, "Webhooks"): `portcullis serve` killed with SIGKILL, its
@@ -27,30 +26,25 @@ interface Delivery {
 }
 
 /** A receiver that verifies every message and answers 500 to the first try of every fifth one. */
-const receiver = () => {
+const receiver = async () => {
   const deliveries: Array<Delivery> = []
   const failedOnce = new Set<string>()
   let seen = 0
-  const server: Server = createServer((request, response) => {
-    let body = ""
-    request.on("data", (chunk) => {
-      body += chunk
-    })
-    request.on("end", () => {
-      const payload = new Webhook(secret).verify(body, request.headers as Record<string, string>) as {
+  const hooks = await startWebhookReceiver({
+    answer: ({ headers, body }) => {
+      const payload = new Webhook(secret).verify(body, headers as Record<string, string>) as {
         readonly data: { readonly user: { readonly email: string } }
       }
-      const id = String(request.headers["webhook-id"])
+      const id = String(headers["webhook-id"])
       if (!failedOnce.has(id) && ++seen % 5 === 0) {
         failedOnce.add(id)
-        response.writeHead(500).end()
-        return
+        return 500
       }
       deliveries.push({ id, email: payload.data.user.email, at: Date.now() })
-      response.writeHead(204).end()
-    })
+      return 204
+    }
   })
-  return { server, deliveries, failedOnce }
+  return { hooks, deliveries, failedOnce }
 }
 
 type Outcome = "acknowledged" | "refused" | "in doubt"
@@ -102,9 +96,8 @@ const killHard = (server: RunningServer) => {
 }
 
 const crashedWhileDelivering = async (vars: Record<string, string>) => {
-  const { server: hooks, deliveries, failedOnce } = receiver()
-  await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve))
-  const url = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`
+  const { hooks, deliveries, failedOnce } = await receiver()
+  const url = `${hooks.base}/hooks`
   const port = await freePort()
   const settings = {
     SERVICE_SECRET_KEY: "webhooks-sigkill-secret-key-of-32-bytes!!",
@@ -149,7 +142,7 @@ const crashedWhileDelivering = async (vars: Record<string, string>) => {
     await sleep(500)
   await sleep(2_000)
   await server.stop()
-  hooks.close()
+  await hooks.close()
 
   const problems: Array<string> = []
   const idsOf = new Map<string, Set<string>>()

@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto"
-import { createServer, type IncomingHttpHeaders } from "node:http"
-import type { AddressInfo } from "node:net"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
 import { call, login, password, register, signIn, signUp, uniqueEmail } from "../support/flows.js"
 import { makeOutbox } from "../support/Outbox.js"
 import * as TestApp from "../support/TestApp.js"
+import { type ReceivedRequest, webhookReceiver } from "../support/webhookReceiver.js"
 
 /**
  * Audit events leave the process through WEBHOOKS (DECISIONS.md, "Webhooks"), on every store: the
@@ -16,30 +15,16 @@ import * as TestApp from "../support/TestApp.js"
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`
 
-interface Received {
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-
 /** A receiver in this process, the service's WEBHOOKS pointing at it, for as long as the suite runs. */
-const withReceiver = (backend: TestApp.Backend, received: Array<Received>, outbox: ReturnType<typeof makeOutbox>) =>
+const withReceiver = (
+  backend: TestApp.Backend,
+  received: Array<ReceivedRequest>,
+  outbox: ReturnType<typeof makeOutbox>
+) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
-      const server = createServer((request, response) => {
-        let body = ""
-        request.on("data", (chunk) => {
-          body += chunk
-        })
-        request.on("end", () => {
-          received.push({ headers: request.headers, body })
-          response.writeHead(204).end()
-        })
-      })
-      yield* Effect.acquireRelease(
-        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
-        () => Effect.sync(() => server.close())
-      )
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
+      const receiver = yield* webhookReceiver({ received, answer: () => 204 })
+      const url = `${receiver.base}/hooks`
       return TestApp.layer(
         backend,
         {
@@ -70,9 +55,9 @@ const withReceiver = (backend: TestApp.Backend, received: Array<Received>, outbo
   )
 
 /** The messages received so far of `type` (about `about`, when given), verified and parsed; waits up to 5 s for `count` of them. */
-const messagesOf = (received: ReadonlyArray<Received>, type: string, count: number, about?: string) =>
+const messagesOf = (received: ReadonlyArray<ReceivedRequest>, type: string, count: number, about?: string) =>
   Effect.gen(function* () {
-    const verify = (message: Received) =>
+    const verify = (message: ReceivedRequest) =>
       new Webhook(secret).verify(message.body, message.headers as Record<string, string>) as {
         readonly type: string
         readonly timestamp: string
@@ -90,7 +75,7 @@ const messagesOf = (received: ReadonlyArray<Received>, type: string, count: numb
   })
 
 for (const backend of TestApp.backends) {
-  const received: Array<Received> = []
+  const received: Array<ReceivedRequest> = []
   const outbox = makeOutbox()
   describe(`webhooks of audit entries and the spec's events (${backend.name})`, () => {
     layer(withReceiver(backend, received, outbox), { excludeTestServices: true })((it) => {
