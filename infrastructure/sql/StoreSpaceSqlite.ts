@@ -13,6 +13,12 @@ const size = (db: Database.Database) =>
 /** Pages one step of `incremental_vacuum` moves at most: a step holds the file, and the event loop. */
 export const VACUUM_STEP_PAGES = 2_048
 
+/**
+ * Pages of the first step: what a page costs differs with the file (a large one's pages are
+ * moved from further off), so steps start small and grow while they are quick.
+ */
+export const VACUUM_FIRST_STEP_PAGES = 128
+
 /** The pause after a step, as long as it took: the process's requests, and other processes, go meanwhile. */
 const rest = (millis: number) =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(millis))))
@@ -25,7 +31,8 @@ const rest = (millis: number) =>
  * On a connection opened for each step, where `exec` runs the pragma to its end: it frees one page
  * a step, and the client's statements take one step. The client's connection is held meanwhile,
  * so that no transaction of this process is open beside it. The incremental one goes at most
- * VACUUM_STEP_PAGES a step (fewer while a step overruns BATCH_BUDGET_MILLIS), resting between
+ * VACUUM_STEP_PAGES a step, starting at VACUUM_FIRST_STEP_PAGES and growing while a step takes
+ * under a quarter of BATCH_BUDGET_MILLIS (shrinking while one overruns it), resting between
  * steps: after a sweep of a year's backlog, freeing a couple of gigabytes in one statement held a
  * serving process for most of a minute.
  */
@@ -60,7 +67,7 @@ export const layer = (filename: string) =>
       })
       const incremental = Effect.gen(function* () {
         const before = yield* onFile(size)
-        let pages = VACUUM_STEP_PAGES
+        let pages = VACUUM_FIRST_STEP_PAGES
         for (;;) {
           const [elapsed, left] = yield* Effect.timed(
             onFile((db) => {
