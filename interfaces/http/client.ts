@@ -4,7 +4,6 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Effect, Option, Ref } from "effect"
 import { type ApiShape, baseApi, defaultShape } from "./Api.js"
-import { type ErrorKind, type ProblemBody, problemOf } from "./problems.js"
 import { adminGroup } from "./features/admin/group.js"
 import { authGroup } from "./features/auth/group.js"
 import { emailChangeGroup } from "./features/email-change/group.js"
@@ -16,6 +15,7 @@ import { passkeyGroup } from "./features/passkey/group.js"
 import { profileGroup } from "./features/profile/group.js"
 import { sessionsGroup } from "./features/sessions/group.js"
 import { verifyGroup } from "./features/verify/group.js"
+import { type ErrorKind, type ProblemBody, problemOf } from "./problems.js"
 
 /**
  * A typed client of Portcullis (`portcullis/client`), made by HttpApiClient from the very group
