@@ -1,3 +1,5 @@
+// Running the schema's migrations (schemaMigrations.ts holds them) and the deployment's own
+// indexes, before anything uses the database.
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -5,13 +7,6 @@ import { Effect, Layer } from "effect"
 import { customFieldValue } from "./customFields.js"
 import { isUniqueViolation } from "./failures.js"
 import { loader } from "./schemaMigrations.js"
-
-/**
- * Running the schema's migrations (schemaMigrations.ts holds them) and the deployment's own
- * indexes, before anything uses the database.
- */
-
-export { loader }
 
 /** Applies every pending migration of `migrations`; answers the ones applied. */
 export const migrate = (migrations: Migrator.Loader = loader) => Migrator.make({})({ loader: migrations })

@@ -7,6 +7,7 @@ import { PermissionName } from "../../domain/Access.js"
 import { Email, RoleName, UserId } from "../../domain/User.js"
 import * as Migrations from "../../infrastructure/sql/migrations.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
+import { loader } from "../../infrastructure/sql/schemaMigrations.js"
 import { databases, quiet, sqliteWithClient } from "../support/databases.js"
 
 const role = Schema.decodeSync(RoleName)
@@ -248,11 +249,11 @@ describe("SQLite role tables only", () => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* sql`PRAGMA foreign_keys = ON`
-      const first = Effect.map(Migrations.loader, (all) => all.filter(([id]) => id === 1))
+      const first = Effect.map(loader, (all) => all.filter(([id]) => id === 1))
       yield* Migrations.migrate(first)
       yield* sql`INSERT INTO users (id, email, created_at) VALUES ('u1', 'a@example.com', 0), ('u2', 'b@example.com', 0)`
       yield* sql`INSERT INTO user_roles (user_id, role) VALUES ('u1', 'editor'), ('u2', 'editor'), ('u2', 'admin')`
-      const second = Effect.map(Migrations.loader, (all) => all.filter(([id]) => id <= 2))
+      const second = Effect.map(loader, (all) => all.filter(([id]) => id <= 2))
       const applied = yield* Migrations.migrate(second)
       expect(applied.map(([id, name]) => `${id}_${name}`)).toEqual(["2_role_permissions"])
       const rows = yield* sql<{ readonly name: string }>`SELECT name FROM roles ORDER BY name`

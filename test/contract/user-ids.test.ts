@@ -7,6 +7,7 @@ import { Email, type UserIdType } from "../../domain/User.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as Migrations from "../../infrastructure/sql/migrations.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
+import { loader } from "../../infrastructure/sql/schemaMigrations.js"
 import * as UserRepoSql from "../../infrastructure/sql/UserRepoSql.js"
 import { randomUserId } from "../../infrastructure/users.js"
 import * as Postgres from "../support/postgres.js"
@@ -151,11 +152,11 @@ describe("migration 0004 on an existing database", () => {
   it.effect("starts the counter after the integer ids already stored, and at 0 for UUIDs", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      yield* Migrations.migrate(Effect.map(Migrations.loader, (all) => all.filter(([id]) => id <= 2)))
+      yield* Migrations.migrate(Effect.map(loader, (all) => all.filter(([id]) => id <= 2)))
       yield* sql`INSERT INTO users (id, email, created_at) VALUES
         ('0190f0c2-0000-7000-8000-00000000dead', 'a@example.com', 0), ('9', 'b@example.com', 0),
         ('12', 'c@example.com', 0), ('7x', 'd@example.com', 0)`
-      const applied = yield* Migrations.migrate(Migrations.loader)
+      const applied = yield* Migrations.migrate(loader)
       expect(applied.map(([id, name]) => `${id}_${name}`)).toContain("4_user_id_sequence")
       expect(yield* sql`SELECT name, last_value FROM id_sequences`).toEqual([{ name: "users", last_value: 12 }])
       expect((yield* Effect.provide(create, UserRepoSql.layerWith({ idType: "integer" }))).id).toBe("13")
