@@ -1,23 +1,16 @@
-import { Data, Duration, Effect, Either, Option, type Redacted } from "effect"
+import { Data, Effect, Either, Option, type Redacted } from "effect"
 import { Actor } from "../domain/Audit.js"
 import { AuthEvent } from "../domain/Events.js"
-import {
-  RateLimitedError,
-  ReauthenticationError,
-  UserNotFoundError,
-  ValidationError,
-  wholeSeconds
-} from "../domain/errors.js"
+import { UserNotFoundError, ValidationError } from "../domain/errors.js"
 import { checkPassword } from "../domain/Password.js"
 import { encodeFieldValues, profilePatchProblems, registrationFieldValues } from "../domain/Profile.js"
-import { type Email, loginIdentifierOf, type PublicUser, toPublicUser, type UserId } from "../domain/User.js"
+import { type Email, type PublicUser, toPublicUser, type UserId } from "../domain/User.js"
 import { passwordChangeProof, WayInChange } from "../domain/WaysIn.js"
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
-import { Lockout } from "./Lockout.js"
+import { CurrentPassword } from "./CurrentPassword.js"
 import { Events } from "./ports/Events.js"
 import { PasswordHasher } from "./ports/PasswordHasher.js"
-import { RateLimiter, type RateLimitRule } from "./ports/RateLimiter.js"
 import { Transaction } from "./ports/Transaction.js"
 import { type UserFlags, UserRepo } from "./ports/UserRepo.js"
 import { currentFamily, type Principal, Sessions } from "./Sessions.js"
@@ -42,8 +35,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const verification = yield* Verification
     const events = yield* Events
     const webhooks = yield* Webhooks
-    const lockout = yield* Lockout
-    const limiter = yield* RateLimiter
+    const currentPassword = yield* CurrentPassword
     const policy = yield* AuthPolicy
     const audit = yield* Audit
     const tx = yield* Transaction
@@ -134,44 +126,6 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       })
     })
 
-    const changePasswordRule: RateLimitRule = {
-      limit: policy.limits.authRateLimits.change_password.count,
-      window: Duration.seconds(policy.limits.authRateLimits.change_password.windowSeconds)
-    }
-
-    /**
-     * The change_password limit, per user rather than per client address: a stolen access token
-     * must not make the route a password oracle, and each guess costs a hash. Fails open.
-     */
-    const limitChanges = (principal: Principal) =>
-      policy.limits.authRateLimitEnabled
-        ? limiter.hit(`change_password:${principal.user.id}`, changePasswordRule).pipe(
-            Effect.catchTag("StoreUnavailableError", (error) =>
-              Effect.as(Effect.logWarning("rate limit skipped: the rate limiter failed", error), undefined)
-            ),
-            Effect.flatMap((decision) =>
-              decision === undefined || decision.allowed
-                ? Effect.void
-                : Effect.fail(
-                    new RateLimitedError({ limit: decision.limit, resetSeconds: wholeSeconds(decision.resetAfter) })
-                  )
-            )
-          )
-        : Effect.void
-
-    /** The current password, checked under the lockout rule like a sign-in: failures lock the account alike. */
-    const checkCurrent = (principal: Principal, stored: string, current: Option.Option<Redacted.Redacted<string>>) =>
-      lockout.guard(
-        loginIdentifierOf(principal.user, policy.accounts.loginField),
-        Effect.flatMap(
-          Option.match(current, {
-            onNone: () => Effect.succeed(false),
-            onSome: (given) => hasher.verify(stored, given)
-          }),
-          (matches) => (matches ? Effect.void : Effect.fail(new ReauthenticationError()))
-        )
-      )
-
     /**
      * Sets a new password (domain/WaysIn.ts, passwordChangeProof): the current one is required
      * when there is one, under the change_password limit and the lockout rule; an account without
@@ -180,14 +134,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const changePassword = Effect.fn("Accounts.changePassword")(function* (
       principal: Principal,
-      currentPassword: Option.Option<Redacted.Redacted<string>>,
+      given: Option.Option<Redacted.Redacted<string>>,
       newPassword: Redacted.Redacted<string>
     ) {
-      yield* limitChanges(principal)
+      yield* currentPassword.limit(principal)
       yield* acceptablePassword(newPassword)
       const stored = principal.user.hashed_password
       const proof = passwordChangeProof(Option.isSome(stored))
-      if (Option.isSome(stored)) yield* checkCurrent(principal, stored.value, currentPassword)
+      if (Option.isSome(stored)) yield* currentPassword.check(principal, stored.value, given)
       else if (proof._tag === "RecentSignIn") yield* waysIn.requireRecentSignIn(principal)
       const hashed = yield* hasher.hash(newPassword)
       const changed = AuthEvent.after_password_change({ user: toPublicUser(principal.user) })

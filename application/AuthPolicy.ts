@@ -21,6 +21,10 @@ export interface TokenRules {
   readonly passwordResetExpireMinutes: number
   /** How long a mailed sign-in link and code can be confirmed. */
   readonly emailSignInExpireMinutes: number
+  /** How long an address change's links can be used. */
+  readonly emailChangeExpireMinutes: number
+  /** How long the old address can undo an address change made (and stays reserved). */
+  readonly emailChangeUndoDays: number
   /** Clock skew tolerated when checking token expiry; revocations outlive tokens by this much. */
   readonly jwtLeewaySeconds: number
   /** When false, access tokens live until they expire: logout ends only the refresh side. */

@@ -2,6 +2,7 @@ import { DateTime, type Duration, Effect, Layer, Schedule } from "effect"
 import { isEmptyReport, PRUNE_BATCH, type PruneCutoffs, type PruneReport, pruneCutoffs } from "../domain/Retention.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { restAsLong, untilNoneFound, untilNoneLeft } from "./batches.js"
+import { AddressChanges } from "./ports/AddressChanges.js"
 import { AuditLog } from "./ports/AuditLog.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
 import { Outbox, type OutboxPruneStep } from "./ports/Outbox.js"
@@ -18,6 +19,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
     const sessions = yield* RefreshTokenRepo
     const log = yield* AuditLog
     const signIns = yield* EmailSignInRequests
+    const addressChanges = yield* AddressChanges
     const outbox = yield* Outbox
     const space = yield* StoreSpace
     const policy = yield* AuthPolicy
@@ -50,6 +52,12 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
           PRUNE_BATCH,
           restAsLong
         ),
+        // A pending change past its links' lifetime, an undo past its window (its address free again).
+        addressChanges: yield* untilNoneLeft(
+          (size) => addressChanges.deleteExpired(cutoffs.signInRequestsExpiredBefore, size),
+          PRUNE_BATCH,
+          restAsLong
+        ),
         webhookMessages:
           (yield* settled("delivered", cutoffs.webhookMessagesSettledBefore)) +
           (yield* settled("dead", cutoffs.webhookMessagesSettledBefore))
@@ -66,6 +74,7 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         ...ofSessions,
         auditEvents: yield* log.countBefore(cutoffs.auditBefore),
         signInRequests: yield* signIns.countExpired(cutoffs.signInRequestsExpiredBefore),
+        addressChanges: yield* addressChanges.countExpired(cutoffs.signInRequestsExpiredBefore),
         webhookMessages: yield* outbox.countSettledBefore(cutoffs.webhookMessagesSettledBefore)
       } satisfies PruneReport
     })

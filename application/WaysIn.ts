@@ -49,6 +49,8 @@ export interface ChangeOptions<A = unknown> {
    * the change's writes answered (the user as they are after it): its webhook messages commit with it.
    */
   readonly event?: AuthEvent | ((done: A) => AuthEvent)
+  /** Where the owner's notice goes, when not to the address the account had before the change (an undo's restored one). */
+  readonly noticeTo?: string
 }
 
 /**
@@ -132,7 +134,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         // The events' webhook messages commit with the change; their handlers run after it.
         const event = typeof options.event === "function" ? options.event(done) : options.event
         if (event !== undefined) yield* webhooks.publishEvent(event)
-        return { done, notice: yield* announce(user.email, change) }
+        return { done, notice: yield* announce(options.noticeTo ?? user.email, change) }
       })
 
     /** Makes a change of the user's ways in (`writes` the change itself), then tells the owner. */

@@ -23,6 +23,7 @@ import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
 import { builtInTemplates } from "../infrastructure/mail/templates.js"
+import * as AddressChangesMemory from "../infrastructure/memory/AddressChangesMemory.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
 import * as AuditLogMemory from "../infrastructure/memory/AuditLogMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
@@ -40,6 +41,7 @@ import * as TransactionMemory from "../infrastructure/memory/TransactionMemory.j
 import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
 import * as WebhookEndpointRepoMemory from "../infrastructure/memory/WebhookEndpointRepoMemory.js"
 import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
+import * as AddressChangesSql from "../infrastructure/sql/AddressChangesSql.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
@@ -143,7 +145,9 @@ export const memoryRepositories = (options: UserRepoOptions = {}) =>
         TransactionMemory.layer
       )
     ),
-    Layer.provideMerge(UserRepoMemory.layerWith(options))
+    Layer.provideMerge(UserRepoMemory.layerWith(options)),
+    // The users' repository reads the addresses an address change's undo reserves.
+    Layer.provideMerge(AddressChangesMemory.layer)
   )
 
 /** The adapters of a SQLite file of its own. */
@@ -171,6 +175,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     OAuthAccountRepoSql.layer,
     AuditLogSql.layer,
     EmailSignInRequestsSql.layer,
+    AddressChangesSql.layer,
     OutboxSql.layer,
     WebhookEndpointRepoSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,

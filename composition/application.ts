@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
 import { Audit } from "../application/Audit.js"
+import { CurrentPassword } from "../application/CurrentPassword.js"
 import { EvenAnswers } from "../application/EvenAnswers.js"
 import { Lockout } from "../application/Lockout.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
@@ -32,6 +33,7 @@ export const useCases = Layer.mergeAll(
   WebhookDelivery.Default
 ).pipe(
   Layer.provideMerge(WaysIn.Default),
+  Layer.provideMerge(CurrentPassword.Default),
   Layer.provideMerge(Layer.mergeAll(Sessions.Default, Verification.Default, Lockout.Default)),
   Layer.provideMerge(SecurityNotices.Default),
   Layer.provideMerge(Layer.merge(Audit.Default, EvenAnswers.Default)),

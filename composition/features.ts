@@ -1,5 +1,6 @@
 import { Layer } from "effect"
 import { AddressChange } from "../application/AddressChange.js"
+import { AddressChangeUndo } from "../application/AddressChangeUndo.js"
 import { Admin } from "../application/Admin.js"
 import { EmailSignIn } from "../application/EmailSignIn.js"
 import { OAuthFlow } from "../application/OAuthFlow.js"
@@ -43,7 +44,7 @@ export const features = [
   withUseCases(oauth, oauthUseCases),
   withUseCases(passkey, Passkeys.Default),
   withUseCases(emailSignIn, EmailSignIn.Default),
-  withUseCases(emailChange, AddressChange.Default),
+  withUseCases(emailChange, Layer.merge(AddressChange.Default, AddressChangeUndo.Default)),
   jwks
 ] as const
 

@@ -30,6 +30,13 @@ export interface EventHandlers {
   readonly send_password_reset_email?: Handler<[email: string, token: string]>
   /** An address change's confirmation token, for the new address; a handler replaces the built-in mail. */
   readonly send_email_change_email?: Handler<[email: string, token: string]>
+  /**
+   * An address change's approval token, for the verified current address (the account moves to
+   * `newEmail`); a handler replaces the built-in mail.
+   */
+  readonly send_email_change_approval_email?: Handler<[email: string, token: string, newEmail: string]>
+  /** The undo token of an address change made, for the old address; a handler replaces the built-in mail. */
+  readonly send_email_change_undo_email?: Handler<[email: string, token: string, newEmail: string]>
   /** A sign-in link and code (EMAIL_SIGN_IN_ENABLED); a handler replaces the built-in mail. */
   readonly send_sign_in_email?: Handler<[email: string, token: string, code: string, sign_up: boolean]>
   /** A way in changed (DECISIONS "Ways in"); a handler replaces the built-in notice mail. */

@@ -41,7 +41,8 @@ export const AuditEventType = Schema.Literal(
   "email_sign_in.code_failed",
   "email_sign_in.voided",
   "email.change_requested",
-  "email.changed",
+  "email.change_confirmed",
+  "email.change_undone",
   "webhook.endpoint_added",
   "webhook.endpoint_removed"
 )

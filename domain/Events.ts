@@ -23,6 +23,10 @@ export type AuthEvent = Data.TaggedEnum<{
   send_password_reset_email: { readonly email: string; readonly token: string }
   /** An address change's confirmation token, for the new address. */
   send_email_change_email: { readonly email: string; readonly token: string }
+  /** An address change's approval token, for the verified current address; `new_email` is where it moves. */
+  send_email_change_approval_email: { readonly email: string; readonly token: string; readonly new_email: string }
+  /** The undo token of an address change made, for the old address; `new_email` is where it moved. */
+  send_email_change_undo_email: { readonly email: string; readonly token: string; readonly new_email: string }
   /**
    * A sign-in link's token and its code for this address (EMAIL_SIGN_IN_ENABLED); `sign_up` when
    * no account holds it yet, and confirming creates one.
@@ -47,7 +51,9 @@ export type AuthEventName = AuthEvent["_tag"]
 export const sendEvents = [
   "send_verification_email",
   "send_password_reset_email",
-  "send_email_change_email"
+  "send_email_change_email",
+  "send_email_change_approval_email",
+  "send_email_change_undo_email"
 ] as const satisfies ReadonlyArray<AuthEventName>
 
 /** Every event name a deployment may handle. */
@@ -66,5 +72,7 @@ export const eventNames = [
   "send_password_reset_email",
   "send_sign_in_email",
   "send_email_change_email",
+  "send_email_change_approval_email",
+  "send_email_change_undo_email",
   "send_security_notice"
 ] as const satisfies ReadonlyArray<AuthEventName>

@@ -15,10 +15,19 @@ export const mailPurposes = ["verify-email", "reset-password", "confirm-email"] 
 export type MailPurpose = (typeof mailPurposes)[number]
 
 /**
- * Every mail's templates, by their file names: the two token mails, the sign-in mail (a link and
- * a code) and the owner's notice of a change of their ways in (DECISIONS "Ways in").
+ * The address change's mails to the address an account moves from: the approval a verified
+ * current address must give (its link opens /confirm-email, as the new address's does), and,
+ * once the change is made, the undo link (/undo-email-change). Each names the new address.
  */
-export const templateNames = [...mailPurposes, "sign-in", "security-notice"] as const
+export const addressChangeMails = ["approve-email-change", "undo-email-change"] as const
+export type AddressChangeMail = (typeof addressChangeMails)[number]
+
+/**
+ * Every mail's templates, by their file names: the token mails, the address change's two mails
+ * to the old address, the sign-in mail (a link and a code) and the owner's notice of a change of
+ * their ways in (DECISIONS "Ways in").
+ */
+export const templateNames = [...mailPurposes, ...addressChangeMails, "sign-in", "security-notice"] as const
 export type TemplateName = (typeof templateNames)[number]
 
 /**
@@ -44,6 +53,8 @@ export const placeholdersOf: Readonly<Record<TemplateName, ReadonlyArray<string>
   "verify-email": tokenPlaceholders,
   "reset-password": tokenPlaceholders,
   "confirm-email": tokenPlaceholders,
+  "approve-email-change": [...tokenPlaceholders, "new_email"],
+  "undo-email-change": [...tokenPlaceholders, "new_email"],
   "sign-in": [...tokenPlaceholders, "code"],
   "security-notice": noticePlaceholders
 }
@@ -104,7 +115,13 @@ const render = (template: MailTemplate, to: string, values: Readonly<Record<stri
 }
 
 /** The hosted pages a mailed link opens. */
-export type LinkPage = MailPurpose | "sign-in"
+export type LinkPage = MailPurpose | "sign-in" | "undo-email-change"
+
+/** The page each address-change mail's link opens: both links of a change are used at /confirm-email. */
+const addressChangePage: Readonly<Record<AddressChangeMail, LinkPage>> = {
+  "approve-email-change": "confirm-email",
+  "undo-email-change": "undo-email-change"
+}
 
 /** PUBLIC_URL/<path>?token=…, keeping any path PUBLIC_URL has. */
 export const mailLink = (publicUrl: URL, purpose: LinkPage, token: string) => {
@@ -135,6 +152,21 @@ export const composeMail = (
     token,
     product: context.product,
     email
+  })
+
+/** An address change's mail to the old address, naming the address the account moves (or moved) to. */
+export const composeAddressChangeMail = (
+  templates: MailTemplates,
+  context: MailContext,
+  kind: AddressChangeMail,
+  mail: { readonly email: string; readonly token: string; readonly new_email: string }
+): MailMessage =>
+  render(templates[kind], mail.email, {
+    link: mailLink(context.publicUrl, addressChangePage[kind], mail.token),
+    token: mail.token,
+    new_email: mail.new_email,
+    product: context.product,
+    email: mail.email
   })
 
 /** The sign-in mail: the link to PUBLIC_URL/sign-in and the code, either of which signs its reader in. */
@@ -209,6 +241,11 @@ const noticeWording: Readonly<
     change: (to) =>
       `Your account moved to the address ${quoted(to)}, and every other session was ended. This address no longer signs in to it.`
   },
+  email_change_undone: {
+    summary: "A change of your account's email address was undone",
+    change: (removed) =>
+      `Your account is back at this address. Every session was ended and the password cleared${oneLine(removed) === "" ? "" : `; removed as well: ${oneLine(removed)}`}. Choose a new password with a password reset to this address.`
+  },
   email_change_attempted: {
     summary: "Someone tried to move an account to your address",
     change: () =>
@@ -257,6 +294,8 @@ export const withReplacements = (builtIn: MailTemplates, replacements: MailTempl
   "verify-email": { ...builtIn["verify-email"], ...replacements["verify-email"] },
   "reset-password": { ...builtIn["reset-password"], ...replacements["reset-password"] },
   "confirm-email": { ...builtIn["confirm-email"], ...replacements["confirm-email"] },
+  "approve-email-change": { ...builtIn["approve-email-change"], ...replacements["approve-email-change"] },
+  "undo-email-change": { ...builtIn["undo-email-change"], ...replacements["undo-email-change"] },
   "sign-in": { ...builtIn["sign-in"], ...replacements["sign-in"] },
   "security-notice": { ...builtIn["security-notice"], ...replacements["security-notice"] }
 })

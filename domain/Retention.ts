@@ -94,6 +94,8 @@ export interface PruneReport {
   readonly auditEvents: number
   /** Sign-in requests by mail that expired unconfirmed. */
   readonly signInRequests: number
+  /** Address changes that expired before their links were used, and undos past their window. */
+  readonly addressChanges: number
   /** Webhook messages delivered, or dead, a week ago. */
   readonly webhookMessages: number
 }
@@ -104,6 +106,7 @@ export const emptyReport: PruneReport = {
   sealedSuccessors: 0,
   auditEvents: 0,
   signInRequests: 0,
+  addressChanges: 0,
   webhookMessages: 0
 }
 
@@ -114,5 +117,6 @@ export const isEmptyReport = (report: PruneReport): boolean =>
     report.sealedSuccessors +
     report.auditEvents +
     report.signInRequests +
+    report.addressChanges +
     report.webhookMessages ===
   0

@@ -81,8 +81,17 @@ export type WayInChange = Data.TaggedEnum<{
   TakenOver: { readonly removed: Eviction }
   /** An operator deactivated the account. */
   Deactivated: {}
-  /** The account moved to another address, proven by a link mailed there. */
-  EmailChanged: { readonly from: string; readonly to: string }
+  /**
+   * The account moved to another address, proven by a link mailed there (and approved from the
+   * old one when it was verified). `undoable`: the old address got an undo link, which is its
+   * notice.
+   */
+  EmailChanged: { readonly from: string; readonly to: string; readonly undoable: boolean }
+  /**
+   * The old address undid a change: the account is back at `restored`, its password cleared and
+   * the ways in added since the change removed.
+   */
+  EmailChangeUndone: { readonly restored: string; readonly removed: Eviction }
 }>
 export const WayInChange = Data.taggedEnum<WayInChange>()
 
@@ -103,6 +112,7 @@ export const sessionsEndedBy = (change: WayInChange): SessionsEnded => {
     case "PasswordReset":
     case "TakenOver":
     case "Deactivated":
+    case "EmailChangeUndone":
       return "all"
     case "PasskeyAdded":
     case "PasskeyRemoved":
@@ -134,7 +144,9 @@ export const auditTypeOf = (change: WayInChange): AuditEventType => {
     case "Deactivated":
       return "user.updated"
     case "EmailChanged":
-      return "email.changed"
+      return "email.change_confirmed"
+    case "EmailChangeUndone":
+      return "email.change_undone"
   }
 }
 
@@ -159,6 +171,7 @@ export type NoticeKind =
   | "email_change_requested"
   | "email_changed"
   | "email_change_attempted"
+  | "email_change_undone"
 
 export const noticeKinds: ReadonlyArray<NoticeKind> = [
   "password_set",
@@ -171,7 +184,8 @@ export const noticeKinds: ReadonlyArray<NoticeKind> = [
   "taken_over",
   "email_change_requested",
   "email_changed",
-  "email_change_attempted"
+  "email_change_attempted",
+  "email_change_undone"
 ]
 
 /** The notice a change owes the owner, if any: its kind and what it names (a device, a provider). */
@@ -186,7 +200,8 @@ export const noticeOf: (change: WayInChange) => { readonly kind: NoticeKind; rea
     ProviderUnlinked: ({ provider }) => ({ kind: "provider_unlinked" as const, subject: provider }),
     TakenOver: ({ removed }) => ({ kind: "taken_over" as const, subject: describeEviction(removed) }),
     Deactivated: () => null,
-    EmailChanged: ({ to }) => ({ kind: "email_changed" as const, subject: to })
+    EmailChanged: ({ to, undoable }) => (undoable ? null : { kind: "email_changed" as const, subject: to }),
+    EmailChangeUndone: ({ removed }) => ({ kind: "email_change_undone" as const, subject: describeEviction(removed) })
   })
 
 /** What a security notice carries: what changed, when, and from which address and client. */

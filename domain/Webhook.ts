@@ -158,6 +158,9 @@ export const eventMessage = (
     case "send_password_reset_email":
     case "send_email_change_email":
       return { type: event._tag, user_id: null, data: { email: event.email } }
+    case "send_email_change_approval_email":
+    case "send_email_change_undo_email":
+      return { type: event._tag, user_id: null, data: { email: event.email, new_email: event.new_email } }
     case "send_sign_in_email":
       return { type: event._tag, user_id: null, data: { email: event.email, sign_up: event.sign_up } }
     case "send_security_notice":

@@ -163,6 +163,9 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
      */
     readonly pending: (
       cutoffs: PruneCutoffs
-    ) => Effect.Effect<Omit<PruneReport, "auditEvents" | "signInRequests" | "webhookMessages">, StoreUnavailableError>
+    ) => Effect.Effect<
+      Omit<PruneReport, "auditEvents" | "signInRequests" | "addressChanges" | "webhookMessages">,
+      StoreUnavailableError
+    >
   }
 >() {}

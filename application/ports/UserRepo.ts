@@ -33,7 +33,8 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
   {
     /**
      * Fails with UserAlreadyExistsError when the email, or the value of a unique custom field, is
-     * taken, atomically: no check-then-insert race.
+     * taken, atomically: no check-then-insert race. An address reserved by a live undo of an
+     * address change (AddressChanges) counts as taken by the account it is reserved for.
      */
     readonly create: (user: NewUser) => Effect.Effect<User, UserAlreadyExistsError | StoreUnavailableError>
     readonly findById: (id: UserId) => Effect.Effect<Option.Option<User>, StoreUnavailableError>
@@ -44,7 +45,8 @@ export class UserRepo extends Context.Tag("app/UserRepo")<
     readonly setPassword: (id: UserId, hashedPassword: string) => Effect.Effect<void, StoreUnavailableError>
     /**
      * Moves the user to another address, verified (its proof is what moves it). Fails with
-     * UserAlreadyExistsError, changing nothing, when another user holds it, however the race went.
+     * UserAlreadyExistsError, changing nothing, when another user holds it or a live undo reserves
+     * it for another user, however the race went.
      */
     readonly setEmail: (
       id: UserId,

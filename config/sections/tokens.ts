@@ -172,6 +172,12 @@ export const readTokens = (read: SettingsReader) => {
     emailSignInExpireMinutes: read.setting("EMAIL_SIGN_IN_EXPIRE_MINUTES", F.int(1, 1440), 15, {
       doc: "How long a mailed sign-in link and code can be confirmed (EMAIL_SIGN_IN_ENABLED)."
     }),
+    emailChangeExpireMinutes: read.setting("EMAIL_CHANGE_EXPIRE_MINUTES", F.int(1, 1440), 60, {
+      doc: "How long an address change's links (to the new address and, when verified, the current one) can be used; the change is made once both are."
+    }),
+    emailChangeUndoDays: read.setting("EMAIL_CHANGE_UNDO_DAYS", F.int(1, 90), 7, {
+      doc: "How long the old address can undo an address change made; it stays reserved to its account meanwhile."
+    }),
     blacklistEnabled
   }
 }

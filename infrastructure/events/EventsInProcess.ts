@@ -4,6 +4,7 @@ import { Mailer } from "../../application/ports/Mailer.js"
 import type { EventHandlers } from "../../config/Deployment.js"
 import { AuthEvent } from "../../domain/Events.js"
 import {
+  composeAddressChangeMail,
   composeMail,
   composeNotice,
   composeSignInMail,
@@ -31,6 +32,8 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   send_password_reset_email: ({ email, token }) => [email, token],
   send_sign_in_email: ({ email, token, code, sign_up }) => [email, token, code, sign_up],
   send_email_change_email: ({ email, token }) => [email, token],
+  send_email_change_approval_email: ({ email, token, new_email }) => [email, token, new_email],
+  send_email_change_undo_email: ({ email, token, new_email }) => [email, token, new_email],
   send_security_notice: ({ email, notice }) => [
     email,
     { ...notice, occurred_at: DateTime.formatIso(notice.occurred_at) }
@@ -79,6 +82,14 @@ export const make = (options: EventsOptions) =>
         case "send_email_change_email":
           return mailer.value.send(
             composeMail(options.templates, options.mail, mailPurposeOf[event._tag], event.email, event.token)
+          )
+        case "send_email_change_approval_email":
+          return mailer.value.send(
+            composeAddressChangeMail(options.templates, options.mail, "approve-email-change", event)
+          )
+        case "send_email_change_undo_email":
+          return mailer.value.send(
+            composeAddressChangeMail(options.templates, options.mail, "undo-email-change", event)
           )
         case "send_sign_in_email":
           return mailer.value.send(composeSignInMail(options.templates, options.mail, event))

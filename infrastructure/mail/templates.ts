@@ -55,7 +55,8 @@ const noLink = "{{product}} never asks you to follow a link in a security notice
 /**
  * The built-in mails. A deployment's MAIL_TEMPLATES_DIR replaces any of them file by file
  * (verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, confirm-email.txt,
- * confirm-email.html, sign-in.txt,
+ * confirm-email.html, approve-email-change.txt, approve-email-change.html, undo-email-change.txt,
+ * undo-email-change.html, sign-in.txt,
  * sign-in.html, security-notice.txt, security-notice.html). The bare token stands on its own line, for clients
  * that confirm through the API themselves.
  */
@@ -113,14 +114,58 @@ Or use this confirmation token:
 
 {{token}}
 
-If you did not ask for it, ignore this message: nothing changes without the link.
+If the account's current address is confirmed, it got a link too: the account moves once both are used. If you did not ask for it, ignore this message: nothing changes without the link.
 `,
     html: htmlMail(
       "Confirm your new email address",
-      "Someone signed in to an account asked to move it to this address ({{email}}).",
+      "Someone signed in to an account asked to move it to this address ({{email}}). If the account's current address is confirmed, it got a link too: the account moves once both are used.",
       "Move my account to this address",
       "Or use this confirmation token:",
       "If you did not ask for it, ignore this message: nothing changes without the link."
+    )
+  },
+  "approve-email-change": {
+    text: `Subject: Approve moving your {{product}} account to another address
+
+Someone signed in to your {{product}} account ({{email}}) asked to move it to {{new_email}}. It moves only if you approve, by opening this link, and the new address confirms too:
+
+{{link}}
+
+Or use this approval token:
+
+{{token}}
+
+If it was not you, do not open the link: nothing changes without it. Someone may have your password or a session: reset your password where you sign in to {{product}} (a reset ends every session and the request with them).
+`,
+    html: htmlMail(
+      "Approve the move to another address",
+      "Someone signed in to your account ({{email}}) asked to move it to {{new_email}}. It moves only if you approve here, and the new address confirms too.",
+      "Approve the move",
+      "Or use this approval token:",
+      "If it was not you, do not open the link: nothing changes without it. Someone may have your password or a session: reset your password where you sign in to {{product}} (a reset ends every session and the request with them)."
+    )
+  },
+  "undo-email-change": {
+    text: `Subject: Your {{product}} account moved to another address
+
+Your {{product}} account moved from this address ({{email}}) to {{new_email}}, and every other session was ended. This address no longer signs in to it.
+
+If it was not you, undo the move by opening this link. It brings the account back to this address, ends every session, clears the password and removes any passkey or linked sign-in added since the move; then choose a new password with a password reset:
+
+{{link}}
+
+Or use this undo token:
+
+{{token}}
+
+If it was you, there is nothing to do.
+`,
+    html: htmlMail(
+      "Your account moved to another address",
+      "Your account moved from this address ({{email}}) to {{new_email}}, and every other session was ended. If it was not you, undo the move: the account comes back to this address, every session ends, the password is cleared and any passkey or linked sign-in added since the move is removed.",
+      "Undo the move",
+      "Or use this undo token:",
+      "If it was you, there is nothing to do."
     )
   },
   "sign-in": {

@@ -1,4 +1,5 @@
 import { DateTime, Effect, Layer, Option } from "effect"
+import { AddressChanges } from "../../application/ports/AddressChanges.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { User, UserId } from "../../domain/User.js"
@@ -17,6 +18,12 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
   const idType = options.idType ?? "uuid"
   let lastInteger = 0
   const byId = new Map<UserId, User>()
+  const addressChanges = yield* AddressChanges
+  /** Whether a live undo of an address change reserves `email` for another account than `self`. */
+  const reserved = (email: string, self?: UserId) =>
+    Effect.flatMap(DateTime.now, (now) =>
+      Effect.map(addressChanges.reservedFor(email, now), (holder) => Option.isSome(holder) && holder.value !== self)
+    )
   const unique = options.uniqueFields ?? []
   /** Whether another user than `self` holds one of `fields`' unique values. */
   const clashes = (fields: Readonly<Record<string, unknown>>, self?: UserId) => {
@@ -37,6 +44,7 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
     create: (fields) =>
       Effect.gen(function* () {
         const now = yield* DateTime.now
+        if (yield* reserved(fields.email)) return yield* new UserAlreadyExistsError()
         return yield* Effect.suspend(() => {
           for (const user of byId.values()) if (user.email === fields.email) return new UserAlreadyExistsError()
           if (clashes(fields.fields ?? {})) return new UserAlreadyExistsError()
@@ -69,9 +77,10 @@ export const make = Effect.fnUntraced(function* (options: UserRepoOptions = {}) 
         if (user !== undefined) replace(user, { hashed_password: Option.some(hashedPassword) })
       }),
     setEmail: (id, email) =>
-      Effect.suspend(() => {
+      Effect.flatMap(reserved(email, id), (isReserved) => {
         const user = byId.get(id)
         if (user === undefined) return Effect.succeed(Option.none())
+        if (isReserved) return Effect.fail(new UserAlreadyExistsError())
         for (const other of byId.values()) {
           if (other.id !== id && other.email === email) return Effect.fail(new UserAlreadyExistsError())
         }

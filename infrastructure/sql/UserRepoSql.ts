@@ -64,24 +64,44 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
   // for a new row, another for the address's owner. Integer ids keep the refused insert, which
   // gives the drawn number back.
   const onTakenEmail = idType === "integer" ? sql`` : sql`ON CONFLICT (email) DO UPDATE SET email = users.email`
+  /**
+   * Refused when a live undo of an address change reserves the address for another account
+   * (domain/AddressChange.ts). Read after the write, in its transaction: on PostgreSQL a write that
+   * waited for the change freeing the address then sees the reservation the change committed with it.
+   */
+  const unreserved = (email: string, holder: UserId) =>
+    Effect.flatMap(DateTime.now, (now) =>
+      sql`SELECT 1 AS reserved FROM email_change_undos
+        WHERE old_email = ${email} AND expires_at > ${now.epochMillis} AND user_id <> ${holder} LIMIT 1`.pipe(
+        Effect.flatMap((rows) => (rows.length > 0 ? Effect.fail(new UserAlreadyExistsError()) : Effect.void))
+      )
+    )
 
   return UserRepo.of({
     create: (fields) =>
       Effect.gen(function* () {
         const now = yield* DateTime.now
         const custom = { ...fields.fields }
-        const id = yield* withId((id) =>
-          sql<{
-            readonly id: string
-          }>`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
-          VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
-            ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})
-          ${onTakenEmail} RETURNING id`.pipe(
-            Effect.flatMap((rows) =>
-              rows[0]?.id === id ? Effect.succeed(id) : Effect.fail(new UserAlreadyExistsError())
+        const id = yield* transaction(sql)(
+          withId((id) =>
+            sql<{
+              readonly id: string
+            }>`INSERT INTO users (id, email, hashed_password, is_active, is_verified, is_superuser, created_at, fields)
+            VALUES (${id}, ${fields.email}, ${Option.getOrNull(fields.hashed_password)}, ${flag(fields.is_active)},
+              ${flag(fields.is_verified)}, ${flag(fields.is_superuser)}, ${now.epochMillis}, ${JSON.stringify(custom)})
+            ${onTakenEmail} RETURNING id`.pipe(
+              // A taken address commits its write over itself (above) and is refused after it.
+              Effect.map((rows) => (rows[0]?.id === id ? Option.some(id) : Option.none())),
+              Effect.tap(Option.match({ onNone: () => Effect.void, onSome: (id) => unreserved(fields.email, id) }))
             )
           )
-        ).pipe(Effect.catchTag("SqlError", takenOr), boundedCall)
+        ).pipe(
+          Effect.flatMap(
+            Option.match({ onNone: () => Effect.fail(new UserAlreadyExistsError()), onSome: Effect.succeed })
+          ),
+          Effect.catchTag("SqlError", takenOr),
+          boundedCall
+        )
         return new User({ ...fields, fields: custom, id, created_at: now, roles: [] }, validated)
       }),
     findById: byId,
@@ -126,11 +146,11 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
       sql`UPDATE users SET hashed_password = ${hashedPassword} WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
     // The unique index decides a race with a registration of the address: the loser changes nothing.
     setEmail: (id, email) =>
-      sql`UPDATE users SET email = ${email}, is_verified = ${flag(true)} WHERE id = ${id}`.pipe(
-        Effect.catchTag("SqlError", takenOr),
-        boundedCall,
-        Effect.zipRight(byId(id))
-      ),
+      transaction(sql)(
+        sql`UPDATE users SET email = ${email}, is_verified = ${flag(true)} WHERE id = ${id}`.pipe(
+          Effect.zipRight(unreserved(email, id))
+        )
+      ).pipe(Effect.catchTag("SqlError", takenOr), boundedCall, Effect.zipRight(byId(id))),
     clearPassword: (id) =>
       sql`UPDATE users SET hashed_password = NULL WHERE id = ${id}`.pipe(Effect.asVoid, unavailable),
     // On PostgreSQL a racing change waits for this row's lock, then re-checks `expected` on the

@@ -244,5 +244,39 @@ export const loader = Migrator.fromRecord({
         events TEXT NOT NULL,
         created_at ${type("millis")} NOT NULL
       )`
+  ),
+  // Address changes (application/ports/AddressChanges.ts): one pending change a user, found by
+  // either link's digest; the undos of changes made, whose old address stays reserved while they
+  // last, found by that address. Both found by expiry for the sweep.
+  "0014_email_changes": migration((sql, type) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE email_changes (
+        user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+        new_email TEXT NOT NULL,
+        family_id TEXT NOT NULL,
+        credential_version ${type("integer")} NOT NULL,
+        new_token_digest TEXT NOT NULL UNIQUE,
+        current_token_digest TEXT UNIQUE,
+        new_confirmed ${type("falseByDefault")},
+        current_confirmed ${type("falseByDefault")},
+        created_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL
+      )`,
+        sql`CREATE INDEX email_changes_expiry ON email_changes (expires_at)`,
+        sql`CREATE TABLE email_change_undos (
+        token_digest TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        old_email TEXT NOT NULL,
+        new_email TEXT NOT NULL,
+        changed_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL
+      )`,
+        sql`CREATE INDEX email_change_undos_old_email ON email_change_undos (old_email, expires_at)`,
+        sql`CREATE INDEX email_change_undos_user ON email_change_undos (user_id)`,
+        sql`CREATE INDEX email_change_undos_expiry ON email_change_undos (expires_at)`
+      ],
+      { discard: true }
+    )
   )
 })

@@ -10,9 +10,9 @@ import { loadSettings, StartupError } from "./startup.js"
 export const storageVariables =
   "Works on the stores serve uses: SERVICE_DATABASE_URL, SERVICE_REDIS_URL, SERVICE_USER_ID_TYPE."
 
-export const decodeEmail = (value: string) =>
+export const decodeEmail = (value: string, option = "--email") =>
   Schema.decodeUnknown(Email)(value).pipe(
-    Effect.mapError(() => new StartupError({ lines: [`--email ${JSON.stringify(value)} is not an email address`] }))
+    Effect.mapError(() => new StartupError({ lines: [`${option} ${JSON.stringify(value)} is not an email address`] }))
   )
 
 export const decodeId = (value: string, option = "--id") =>

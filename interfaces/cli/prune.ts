@@ -12,6 +12,7 @@ const lines = (report: PruneReport, verb: string) => [
   `sealed successors ${verb === "deleted" ? "cleared" : "to clear"}: ${report.sealedSuccessors}`,
   `audit events ${verb}: ${report.auditEvents}`,
   `sign-in requests ${verb}: ${report.signInRequests}`,
+  `address changes ${verb}: ${report.addressChanges}`,
   `webhook messages ${verb}: ${report.webhookMessages}`
 ]
 

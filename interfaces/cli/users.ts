@@ -1,10 +1,17 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, DateTime, Effect, Option, Schema } from "effect"
 import { Accounts } from "../../application/Accounts.js"
+import { AddressChangeUndo } from "../../application/AddressChangeUndo.js"
 import { Admin, type UserPage } from "../../application/Admin.js"
 import type { UserFlags } from "../../application/ports/UserRepo.js"
-import { normaliseEmail, type PublicUser, PublicUser as PublicUserSchema, RoleName } from "../../domain/User.js"
-import { decodeId, decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
+import {
+  normaliseEmail,
+  type PublicUser,
+  PublicUser as PublicUserSchema,
+  RoleName,
+  toPublicUser
+} from "../../domain/User.js"
+import { decodeEmail, decodeId, decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
 import { group } from "./output.js"
 import { passwordOptions, readPassword } from "./password.js"
 import { StartupError } from "./startup.js"
@@ -126,11 +133,21 @@ const update = Command.make(
     user: userRefOption,
     active: flag("active", "false deactivates the user: they cannot sign in, and all of their sessions end."),
     verified: flag("verified", "Whether the user's email address counts as verified."),
-    superuser: flag("superuser", "Whether the user may use the admin routes.")
+    superuser: flag("superuser", "Whether the user may use the admin routes."),
+    newEmail: Options.text("new-email").pipe(
+      Options.withPseudoName("EMAIL"),
+      Options.optional,
+      Options.withDescription(
+        "Move the user to this address at once, verified on your word, for an owner who no longer reads the old one: every session ends, a pending address change is void, the old address is told. Refused when the address is taken or reserved by an address change's undo."
+      )
+    )
   },
-  ({ user, active, verified, superuser }) =>
+  ({ user, active, verified, superuser, newEmail }) =>
     Effect.gen(function* () {
       const ref = yield* decodeUserRef(user)
+      const to = Option.isSome(newEmail)
+        ? Option.some(yield* decodeEmail(newEmail.value, "--new-email"))
+        : Option.none()
       const asFlag = (value: Option.Option<"true" | "false">) =>
         Option.getOrUndefined(Option.map(value, (v) => v === "true"))
       const flags: UserFlags = Object.fromEntries(
@@ -143,14 +160,19 @@ const update = Command.make(
       const updated = yield* operate(
         Effect.gen(function* () {
           const found = yield* (yield* Admin).findUser(ref)
-          return yield* (yield* Accounts).setFlags(found.email, flags)
-        })
+          const moved = Option.isSome(to)
+            ? yield* (yield* AddressChangeUndo).moveByOperator(found.email, to.value)
+            : found
+          return Object.keys(flags).length === 0
+            ? toPublicUser(moved)
+            : yield* (yield* Accounts).setFlags(moved.email, flags)
+        }).pipe(Effect.provide(AddressChangeUndo.Default))
       )
       yield* printUser(updated)
     })
 ).pipe(
   Command.withDescription(
-    `Change a user's flags and print the user; deactivating ends all of their sessions. ${storageVariables}`
+    `Change a user's flags or address and print the user; deactivating or moving ends all of their sessions. ${storageVariables}`
   )
 )
 

@@ -4,6 +4,7 @@ import { Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { Email, type UserIdType } from "../../domain/User.js"
+import * as AddressChangesMemory from "../../infrastructure/memory/AddressChangesMemory.js"
 import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as Migrations from "../../infrastructure/sql/migrations.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
@@ -37,9 +38,10 @@ const stores: ReadonlyArray<{
     name: "memory",
     // No SQL here; a client that is never used keeps the two stores' types alike.
     layer: (type) =>
-      Layer.merge(UserRepoMemory.layerWith({ idType: type }), SqliteDatabase.layer(":memory:")).pipe(
-        Layer.provide(quiet)
-      )
+      Layer.merge(
+        UserRepoMemory.layerWith({ idType: type }).pipe(Layer.provide(AddressChangesMemory.layer)),
+        SqliteDatabase.layer(":memory:")
+      ).pipe(Layer.provide(quiet))
   },
   {
     name: "sqlite",

@@ -30,6 +30,7 @@ for (const backend of TestApp.backendsWithFile()) {
               sealedSuccessors: 0,
               auditEvents: 0,
               signInRequests: 0,
+              addressChanges: 0,
               webhookMessages: 0
             })
 

@@ -24,6 +24,8 @@ export const makeOutbox = () => {
     send_security_notice: record("send_security_notice"),
     send_sign_in_email: record("send_sign_in_email"),
     send_email_change_email: record("send_email_change_email"),
+    send_email_change_approval_email: record("send_email_change_approval_email"),
+    send_email_change_undo_email: record("send_email_change_undo_email"),
     after_oauth_login: record("after_oauth_login"),
     after_oauth_register: record("after_oauth_register"),
     after_oauth_link: record("after_oauth_link"),
@@ -48,7 +50,12 @@ export const makeOutbox = () => {
 
   /** The token of the n-th send event for `email`. */
   const token = (
-    event: "send_verification_email" | "send_password_reset_email" | "send_email_change_email",
+    event:
+      | "send_verification_email"
+      | "send_password_reset_email"
+      | "send_email_change_email"
+      | "send_email_change_approval_email"
+      | "send_email_change_undo_email",
     email: string,
     n = 1
   ) => Effect.map(next(event, email, n), (args) => String(args[1]))

@@ -8,6 +8,7 @@ import {
   pageStyles,
   resetPasswordPage,
   signInPage,
+  undoEmailChangePage,
   verifyEmailPage
 } from "./pages.js"
 import { pageScript } from "./script.js"
@@ -20,6 +21,7 @@ const pagePaths: Readonly<Record<LinkPage, `/${LinkPage}`>> = {
   "verify-email": "/verify-email",
   "reset-password": "/reset-password",
   "confirm-email": "/confirm-email",
+  "undo-email-change": "/undo-email-change",
   "sign-in": "/sign-in"
 }
 
@@ -54,8 +56,8 @@ export const returnUrl = (server: { readonly appUrl: Option.Option<URL>; readonl
 const relative = (authPrefix: string, route: string) => `${authPrefix}${route}`.slice(1)
 
 /**
- * The hosted pages (HOSTED_PAGES, on by default): /verify-email, /reset-password, /confirm-email
- * and /sign-in complete the mailed flows through the service's own API. Built once, at start-up.
+ * The hosted pages (HOSTED_PAGES, on by default): /verify-email, /reset-password, /confirm-email,
+ * /undo-email-change and /sign-in complete the mailed flows through the service's own API. Built once, at start-up.
  */
 export const hostedLayer = (options: HostedOptions) =>
   HttpApiBuilder.Router.use((router) =>
@@ -70,6 +72,7 @@ export const hostedLayer = (options: HostedOptions) =>
       yield* router.get(pagePaths["verify-email"], html(verifyEmailPage(page("/verify-email/confirm"))))
       yield* router.get(pagePaths["reset-password"], html(resetPasswordPage(page("/password-reset/confirm"))))
       yield* router.get(pagePaths["confirm-email"], html(confirmEmailPage(page("/me/email/confirm"))))
+      yield* router.get(pagePaths["undo-email-change"], html(undoEmailChangePage(page("/me/email/undo"))))
       if (options.emailSignIn) {
         yield* router.get(pagePaths["sign-in"], html(signInPage(page("/email-sign-in/confirm"))))
       }

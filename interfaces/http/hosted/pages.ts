@@ -75,15 +75,37 @@ export const resetPasswordPage = (options: PageOptions) =>
   </form>`
   )
 
-/** /confirm-email: one button, for the reason /verify-email has one. */
+/**
+ * /confirm-email: one button, for the reason /verify-email has one. Both links of a change open
+ * it (the new address's and the current one's); the answer says which one is still awaited.
+ */
 export const confirmEmailPage = (options: PageOptions) =>
   frame(
     "confirm-email",
-    "Confirm your new email address",
+    "Confirm the change of email address",
     options,
     `  <form id="form" hidden>
-    <p>Press the button to move your account to this address. Your other sessions will end.</p>
-    <button type="submit">Move my account to this address</button>
+    <p>Press the button to confirm moving your account to its new email address. The account moves once the links mailed to both addresses are used; then your other sessions end.</p>
+    <button type="submit">Confirm the change</button>
+  </form>`
+  )
+
+/**
+ * /undo-email-change: it asks before it undoes, and says what undoing does; once done, it offers
+ * the password reset the restored address needs.
+ */
+export const undoEmailChangePage = (options: PageOptions) =>
+  frame(
+    "undo-email-change",
+    "Undo the change of email address",
+    options,
+    `  <form id="form" hidden>
+    <p>If you did not move your account to another address, undo it. The account comes back to this address; every session ends, the password is cleared, and passkeys and linked sign-ins added since the move are removed. You then choose a new password by a password reset.</p>
+    <button type="submit">Undo the change</button>
+  </form>
+  <form id="reset" hidden>
+    <p>Send a password reset link to <strong id="restored"></strong> to choose a new password.</p>
+    <button type="submit">Send me a password reset link</button>
   </form>`
   )
 

@@ -46,8 +46,8 @@ export const pageScript = `"use strict";
     spent: "This link has already been used: each link works once." + again
   };
 
-  // The purpose a page's link carries in its claims (domain/Token.ts); /sign-in's is a random secret.
-  var purposes = { "verify-email": "verify_email", "reset-password": "password_reset", "confirm-email": "email_change" };
+  // The purpose a page's link carries in its claims (domain/Token.ts); the others' links are random secrets.
+  var purposes = { "verify-email": "verify_email", "reset-password": "password_reset" };
 
   // What can be told of the link without spending it: its shape, its purpose and its expiry,
   // read from the token's own claims (unverified: this only spares a form that could not work;
@@ -74,16 +74,19 @@ export const pageScript = `"use strict";
   function refused(answer) {
     var problem = refusals[answer.code];
     if (problem === undefined) return false;
-    // /sign-in's one refusal covers all three: the service does not say which.
-    over("error", page === "sign-in" ? "This link is not valid, has expired or has already been used." + again : words[problem]);
+    // /sign-in's one refusal covers all three: the service does not say which. An address
+    // change's refusals say why the change was called off, which the owner may act on.
+    if (page === "sign-in") over("error", "This link is not valid, has expired or has already been used." + again);
+    else if (page === "confirm-email" || page === "undo-email-change") over("error", answer.detail);
+    else over("error", words[problem]);
     return true;
   }
 
   // Only the sign-in page keeps what the service answers with: its cookies, in cookie mode.
-  async function complete(body, credentials) {
+  async function complete(body, credentials, route) {
     var response;
     try {
-      response = await fetch(endpoint, {
+      response = await fetch(route || endpoint, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -100,7 +103,7 @@ export const pageScript = `"use strict";
       ? data.errors.map(function (e) { return e && typeof e.message === "string" ? e.message : ""; }).filter(Boolean)
       : [];
     var email = data && data.user && typeof data.user.email === "string" ? data.user.email : "";
-    return { ok: response.ok, detail: detail, rules: rules, code: data && data.code, email: email };
+    return { ok: response.ok, status: response.status, data: data, detail: detail, rules: rules, code: data && data.code, email: email };
   }
 
   var submit = {
@@ -111,7 +114,20 @@ export const pageScript = `"use strict";
     },
     "confirm-email": async function () {
       var answer = await complete({ token: token });
-      if (answer.ok) return finished("Your account now uses this address. Your other sessions have ended.");
+      if (answer.status === 202 && answer.data && typeof answer.data.awaiting === "string") {
+        return finished(answer.data.awaiting === "current"
+          ? "Confirmed for the new address. The account moves once the link mailed to its current address is used too: open that mail and press its button."
+          : "Approved. The account moves once the link mailed to the new address is used too: open that mail and press its button.");
+      }
+      if (answer.ok) return finished("Your account now uses its new address. Your other sessions have ended.");
+      if (!refused(answer)) show("error", answer.detail);
+    },
+    "undo-email-change": async function () {
+      var answer = await complete({ token: token });
+      if (answer.ok && answer.data && typeof answer.data.email === "string") {
+        over("success", answer.detail);
+        return offerReset(answer.data.email);
+      }
       if (!refused(answer)) show("error", answer.detail);
     },
     "sign-in": async function () {
@@ -139,6 +155,23 @@ export const pageScript = `"use strict";
       show("error", answer.detail, answer.rules.filter(function (rule) { return answer.detail.indexOf(rule) < 0; }));
     }
   }[page];
+
+  // After an undo: the restored address has no password; one press asks for a reset link to it.
+  function offerReset(email) {
+    var reset = document.getElementById("reset");
+    var resetButton = reset.querySelector("button");
+    document.getElementById("restored").textContent = email;
+    reset.hidden = false;
+    resetButton.focus();
+    reset.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      resetButton.disabled = true;
+      var answer = await complete({ email: email }, "omit", endpoint.replace(/me/email/undo$/, "password-reset/request"));
+      reset.hidden = !answer.ok;
+      resetButton.disabled = answer.ok;
+      show(answer.ok ? "success" : "error", answer.ok ? "A password reset link is on its way to " + email + "." : answer.detail);
+    });
+  }
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
