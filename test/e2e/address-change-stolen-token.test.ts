@@ -54,7 +54,11 @@ for (const store of stores) {
       if (store.workers === "2") await database.drop()
     })
 
-    const call = async (method: string, path: string, init: { body?: unknown; token?: string } = {}): Promise<Reply> => {
+    const call = async (
+      method: string,
+      path: string,
+      init: { body?: unknown; token?: string } = {}
+    ): Promise<Reply> => {
       const headers: Record<string, string> = {}
       if (init.body !== undefined) headers["content-type"] = "application/json"
       if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`
@@ -63,7 +67,10 @@ for (const store of stores) {
         headers,
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
       })
-      return { status: response.status, body: ((await response.json().catch(() => ({}))) ?? {}) as Record<string, unknown> }
+      return {
+        status: response.status,
+        body: ((await response.json().catch(() => ({}))) ?? {}) as Record<string, unknown>
+      }
     }
     const newEmail = (label: string) => `${label}-${randomBytes(4).toString("hex")}@example.com`
     const mails = (to: string, subject: RegExp) =>
@@ -142,8 +149,13 @@ for (const store of stores) {
         (await call("POST", "/me/email", { token: access, body: { new_email: attacker, current_password: password } }))
           .status
       ).toBe(202)
-      expect((await call("POST", "/me/email/confirm", { body: { token: await tokenOf(attacker, /confirm your new/i) } })).status).toBe(202)
-      const moved = await call("POST", "/me/email/confirm", { body: { token: await tokenOf(email, /approve moving/i) } })
+      expect(
+        (await call("POST", "/me/email/confirm", { body: { token: await tokenOf(attacker, /confirm your new/i) } }))
+          .status
+      ).toBe(202)
+      const moved = await call("POST", "/me/email/confirm", {
+        body: { token: await tokenOf(email, /approve moving/i) }
+      })
       expect(moved.status).toBe(200)
       expect(moved.body.email).toBe(attacker)
       // The mover resets the password at the new address and signs in there.
@@ -155,11 +167,15 @@ for (const store of stores) {
       const mover = await login(attacker, "the mover's passphrase")
       expect(mover.status).toBe(200)
 
-      const undone = await call("POST", "/me/email/undo", { body: { token: await tokenOf(email, /moved to another/i) } })
+      const undone = await call("POST", "/me/email/undo", {
+        body: { token: await tokenOf(email, /moved to another/i) }
+      })
       expect(undone.status).toBe(200)
       expect(undone.body.email).toBe(email)
       expect((await call("GET", "/me", { token: String(mover.body.access_token) })).status).toBe(401)
-      expect((await call("POST", "/refresh", { body: { refresh_token: String(mover.body.refresh_token) } })).status).toBe(401)
+      expect(
+        (await call("POST", "/refresh", { body: { refresh_token: String(mover.body.refresh_token) } })).status
+      ).toBe(401)
       expect((await call("POST", "/refresh", { body: { refresh_token: refresh } })).status).toBe(401)
       expect((await login(attacker, "the mover's passphrase")).status).toBe(401)
       expect((await login(email, "the mover's passphrase")).status).toBe(401)

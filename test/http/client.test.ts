@@ -253,12 +253,17 @@ describe("the typed client, every group", () => {
         const wrongLink = yield* Effect.flip(client.emailSignIn.confirm({ payload: { token: "not a token" } }))
         expect(wrongLink._tag).toBe("TokenError")
 
+        const moved = Client.Email.make(uniqueEmail("moved"))
+        const unproven = yield* Effect.flip(client.emailChange.requestChange({ payload: { new_email: moved } }))
+        expect(unproven._tag).toBe("ReauthenticationError")
         const asked = yield* client.emailChange.requestChange({
-          payload: { new_email: Client.Email.make(uniqueEmail("moved")) }
+          payload: { new_email: moved, current_password: secret }
         })
         expect(asked.detail).toEqual(expect.any(String))
         const refused = yield* Effect.flip(client.emailChange.confirmChange({ payload: { token: "not a token" } }))
         expect(refused._tag).toBe("TokenError")
+        const notUndone = yield* Effect.flip(client.emailChange.undoChange({ payload: { token: "not a token" } }))
+        expect(notUndone._tag).toBe("TokenError")
       })
     )
 

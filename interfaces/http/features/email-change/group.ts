@@ -23,12 +23,26 @@ export const AddressChangeAwaiting = Schema.Struct({
 }).annotations({
   identifier: "EmailChangeAwaiting",
   description:
-    "The link used is counted; the account moves once the other one (`current`: the link mailed to the current address; `new`: the one mailed to the new address) is used too."
+    "The link used is counted; the account moves once the other one (`current`: the link mailed to the current address; `new`: the one mailed to the new address) is used too.",
+  examples: [
+    {
+      awaiting: "current",
+      detail:
+        "Confirmed for the new address. The account moves once the link mailed to its current address is used too."
+    }
+  ]
 })
 
 /** An undo's answer: the address the account is back at, where its owner asks for a password reset. */
 export const AddressRestored = Schema.Struct({ detail: Schema.String, email: Schema.String }).annotations({
-  identifier: "EmailChangeUndone"
+  identifier: "EmailChangeUndone",
+  examples: [
+    {
+      detail:
+        "The account is back at this address. Every session has ended and the password was cleared: ask for a password reset to this address to choose a new one.",
+      email: "ada@example.com"
+    }
+  ]
 })
 
 /** Changing the signed-in user's address: asked with a recent sign-in and the password, confirmed from both addresses. */
