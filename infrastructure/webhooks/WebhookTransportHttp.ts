@@ -1,81 +1,17 @@
-import { type LookupAddress, lookup } from "node:dns"
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http"
 import { request as httpsRequest } from "node:https"
-import { BlockList, isIP } from "node:net"
+import { isIP } from "node:net"
 import { Effect, Layer, Redacted } from "effect"
 import { Webhook } from "standardwebhooks"
 import { WebhookTransport } from "../../application/ports/WebhookTransport.js"
 import { DeliveryOutcome } from "../../domain/Webhook.js"
+import { guardedLookup, isPrivateAddress, RefusedAddress } from "../net/addressGuard.js"
 
 /** A try that has not been answered in this long is cut. */
 export const TIMEOUT_MILLIS = 10_000
 
 /** At most this much of an answer is read: a receiver cannot make a deliverer hold its stream. */
 export const MAX_ANSWER_BYTES = 1_048_576
-
-/**
- * The addresses of the service's own network and the Internet's special ranges: a webhook URL
- * that resolves into one of them could make the service probe what only it can reach.
- */
-const privateRanges = (() => {
-  const list = new BlockList()
-  for (const [network, prefix] of [
-    ["0.0.0.0", 8],
-    ["10.0.0.0", 8],
-    ["100.64.0.0", 10],
-    ["127.0.0.0", 8],
-    ["169.254.0.0", 16],
-    ["172.16.0.0", 12],
-    ["192.0.0.0", 24],
-    ["192.168.0.0", 16],
-    ["198.18.0.0", 15],
-    ["224.0.0.0", 4],
-    ["240.0.0.0", 4]
-  ] as const)
-    list.addSubnet(network, prefix, "ipv4")
-  for (const [network, prefix] of [
-    ["::", 127],
-    ["64:ff9b::", 96],
-    ["fc00::", 7],
-    ["fe80::", 10],
-    ["ff00::", 8]
-  ] as const)
-    list.addSubnet(network, prefix, "ipv6")
-  return list
-})()
-
-/** Whether `address` (an IP literal) is one a webhook may not reach; IPv4 mapped in IPv6 is checked as IPv4. */
-export const isPrivateAddress = (address: string): boolean => {
-  const family = isIP(address)
-  if (family === 0) return true
-  return privateRanges.check(address, family === 4 ? "ipv4" : "ipv6")
-}
-
-class RefusedAddress extends Error {
-  constructor(readonly address: string) {
-    super(`address ${address} is private; WEBHOOKS_ALLOW_PRIVATE=true allows it`)
-  }
-}
-
-/**
- * Name resolution for an outgoing try that refuses private addresses at connect time (a check
- * before the request could be answered otherwise by the time it connects). Node asks for one
- * address or, choosing between families, for all of them.
- */
-const guardedLookup = (
-  hostname: string,
-  options: { readonly all?: boolean; readonly family?: number },
-  callback: (error: Error | null, address: string | ReadonlyArray<LookupAddress>, family?: number) => void
-) =>
-  lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, "")
-    const refused = addresses.find((found) => isPrivateAddress(found.address))
-    if (refused !== undefined) return callback(new RefusedAddress(refused.address), "")
-    const [first] = addresses
-    if (options.all === true) return callback(null, addresses)
-    if (first === undefined) return callback(new Error(`${hostname} has no address`), "")
-    return callback(null, first.address, first.family)
-  })
 
 /** The headers Standard Webhooks asks for: the id, the time in seconds and the signature over both and the body. */
 export const signedHeaders = (secret: string, id: string, at: Date, body: string) => ({
@@ -85,6 +21,9 @@ export const signedHeaders = (secret: string, id: string, at: Date, body: string
   "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
   "webhook-signature": new Webhook(secret).sign(id, at, body)
 })
+
+/** Why a try to a private address failed, and how an operator lets it through. */
+const refusal = (refused: RefusedAddress) => `${refused.message}; WEBHOOKS_ALLOW_PRIVATE=true allows it`
 
 /**
  * One POST with node:http(s), no agent (nothing kept between tries), no redirect followed, cut at
@@ -97,7 +36,7 @@ const post = (url: URL, headers: Record<string, string>, body: string, allowPriv
       agent: false,
       headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
       signal: AbortSignal.timeout(TIMEOUT_MILLIS),
-      ...(allowPrivate ? {} : { lookup: guardedLookup as never })
+      ...(allowPrivate ? {} : { lookup: guardedLookup })
     })
     request.on("response", (answer: IncomingMessage) => {
       const status = answer.statusCode ?? 0
@@ -117,7 +56,7 @@ const post = (url: URL, headers: Record<string, string>, body: string, allowPriv
         DeliveryOutcome.Failed({
           reason:
             error instanceof RefusedAddress
-              ? error.message
+              ? refusal(error)
               : error.name === "AbortError" || error.code === "ABORT_ERR"
                 ? `no answer within ${TIMEOUT_MILLIS / 1000} s`
                 : error.message
@@ -135,7 +74,7 @@ export const make = (allowPrivate: boolean) =>
         const url = new URL(endpoint.url)
         const host = url.hostname.replace(/^\[|\]$/g, "")
         if (!allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
-          return Promise.resolve(DeliveryOutcome.Failed({ reason: new RefusedAddress(host).message }))
+          return Promise.resolve(DeliveryOutcome.Failed({ reason: refusal(new RefusedAddress(host)) }))
         }
         const at = new Date(message.timestamp.epochMillis)
         return post(

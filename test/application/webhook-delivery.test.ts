@@ -1,16 +1,18 @@
 import { randomBytes } from "node:crypto"
 import type { ServerResponse } from "node:http"
+import { Socket } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Metric, MetricState, Redacted, TestClock } from "effect"
 import { Webhook } from "standardwebhooks"
-import { afterAll, beforeAll } from "vitest"
+import { afterAll, beforeAll, vi } from "vitest"
 import { webhookBacklog, webhookDead, webhookTries } from "../../application/metrics.js"
 import { Outbox } from "../../application/ports/Outbox.js"
 import { WebhookEndpoints } from "../../application/ports/WebhookEndpoints.js"
 import { WebhookDelivery } from "../../application/WebhookDelivery.js"
-import type { WebhookEndpoint } from "../../domain/Webhook.js"
+import { DeliveryOutcome, type WebhookEndpoint } from "../../domain/Webhook.js"
 import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
 import * as OutboxMemory from "../../infrastructure/memory/OutboxMemory.js"
+import { isPrivateAddress } from "../../infrastructure/net/addressGuard.js"
 import * as WebhookTransportHttp from "../../infrastructure/webhooks/WebhookTransportHttp.js"
 import { type Answer, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.js"
 
@@ -208,10 +210,10 @@ describe("webhook delivery to a real receiver", () => {
         expect(yield* delivery.drain).toEqual({ delivered: 0, failed: 2, dead: 0 })
         expect(on("/private")).toHaveLength(0)
         expect(receiver.received.filter((request) => request.headers["webhook-id"] === "msg_name")).toHaveLength(0)
-        expect(WebhookTransportHttp.isPrivateAddress("::ffff:127.0.0.1")).toBe(true)
-        expect(WebhookTransportHttp.isPrivateAddress("169.254.169.254")).toBe(true)
-        expect(WebhookTransportHttp.isPrivateAddress("fd00::1")).toBe(true)
-        expect(WebhookTransportHttp.isPrivateAddress("93.184.216.34")).toBe(false)
+        expect(isPrivateAddress("::ffff:127.0.0.1")).toBe(true)
+        expect(isPrivateAddress("169.254.169.254")).toBe(true)
+        expect(isPrivateAddress("fd00::1")).toBe(true)
+        expect(isPrivateAddress("93.184.216.34")).toBe(false)
       }).pipe(
         Effect.provide(
           deliverer(
@@ -223,6 +225,63 @@ describe("webhook delivery to a real receiver", () => {
           )
         )
       )
+  )
+
+  // Issue 50, finding 5: an outside attack had deliveries tried to these three.
+  const literals = ["[::7f00:1]", "[::ffff:0:7f00:1]", "[fec0::1]"]
+  const atLiteral = (host: string): WebhookEndpoint => ({
+    ...endpoint("/literal", `literal ${host}`),
+    url: `${receiver.base.replace("127.0.0.1", host)}/literal`
+  })
+
+  it.effect(
+    "without WEBHOOKS_ALLOW_PRIVATE IPv4-compatible, IPv4-translated and site-local hosts are refused before any connection",
+    () =>
+      Effect.gen(function* () {
+        const connects = vi.spyOn(Socket.prototype, "connect")
+        try {
+          const delivery = yield* WebhookDelivery
+          for (const host of literals) yield* written(`literal ${host}`, `msg_literal ${host}`)
+          expect(yield* delivery.drain).toEqual({ delivered: 0, failed: 3, dead: 0 })
+          const transport = WebhookTransportHttp.make(false)
+          const message = { id: "msg_literal", body: "{}", timestamp: yield* DateTime.now }
+          for (const host of literals) {
+            const outcome = yield* transport.send(atLiteral(host), message)
+            expect(outcome).toEqual(
+              DeliveryOutcome.Failed({ reason: expect.stringContaining(`address ${host.slice(1, -1)} is private (`) })
+            )
+          }
+          expect(connects).not.toHaveBeenCalled()
+          expect(on("/literal")).toHaveLength(0)
+        } finally {
+          connects.mockRestore()
+        }
+      }).pipe(Effect.provide(deliverer(literals.map(atLiteral), false)))
+  )
+
+  it.effect("with WEBHOOKS_ALLOW_PRIVATE loopback is reached, by IP and by name, as before", () =>
+    Effect.gen(function* () {
+      const delivery = yield* WebhookDelivery
+      yield* written("/allowed", "msg_allowed_ip")
+      yield* written("allowed by name", "msg_allowed_name")
+      expect(yield* delivery.drain).toEqual({ delivered: 2, failed: 0, dead: 0 })
+      expect(new Set(on("/allowed").map((request) => request.headers["webhook-id"]))).toEqual(
+        new Set(["msg_allowed_ip", "msg_allowed_name"])
+      )
+    }).pipe(
+      Effect.provide(
+        deliverer(
+          [
+            endpoint("/allowed"),
+            {
+              ...endpoint("/allowed", "allowed by name"),
+              url: `${receiver.base.replace("127.0.0.1", "localhost")}/allowed`
+            }
+          ],
+          true
+        )
+      )
+    )
   )
 
   it.effect("a message for an endpoint no longer configured is dead at once", () =>
