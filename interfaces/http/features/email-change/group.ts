@@ -2,13 +2,14 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import { NewEmail } from "../../../../domain/Address.js"
 import {
   CredentialsChangedError,
   ReauthenticationRequiredError,
   StoreUnavailableError,
   UserAlreadyExistsError
 } from "../../../../domain/errors.js"
-import { Email, PublicUser } from "../../../../domain/User.js"
+import { PublicUser } from "../../../../domain/User.js"
 import { type ApiShape, limited, Message, placed, strict } from "../../Api.js"
 import { declared, TokenFailure } from "../../problemSchemas.js"
 import { Authentication } from "../../security.js"
@@ -31,7 +32,7 @@ export const emailChangeGroup = (shape: ApiShape) =>
             OpenApi.Description,
             "Needs a sign-in within REAUTH_MAX_AGE_SECONDS. Answers 202 whether the address is free or taken: a free one gets a confirmation link, a taken one a notice of the attempt; the current address is told either way."
           )
-          .setPayload(strict({ new_email: Email }).annotations({ identifier: "EmailChangeRequest" }))
+          .setPayload(strict({ new_email: NewEmail }).annotations({ identifier: "EmailChangeRequest" }))
           .addSuccess(Message, { status: 202 })
           .addError(declared(ReauthenticationRequiredError))
           .middleware(Authentication)
