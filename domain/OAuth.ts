@@ -1,6 +1,7 @@
 import { Data, Option, Schema } from "effect"
+import { NewEmail } from "./Address.js"
 import type { TokenPayload } from "./Token.js"
-import { Email, type User, UserId } from "./User.js"
+import { type Email, type User, UserId } from "./User.js"
 import { evictsOnProof } from "./WaysIn.js"
 
 /** A user as an OAuth provider describes them, mapped from its user info. */
@@ -36,11 +37,12 @@ export class LinkedAccount extends Schema.Class<LinkedAccount>("LinkedAccount")(
   created_at: Schema.DateTimeUtc
 }) {}
 
-const decodeEmail = Schema.decodeUnknownOption(Email)
+const decodeEmail = Schema.decodeUnknownOption(NewEmail)
 
 /**
  * The provider's email as the service stores and compares emails (domain/User.ts), or none when
- * there is none or it is not an address: such an email matches nobody.
+ * there is none, it is not an address, or it looks like another (domain/Address.ts): such an
+ * email matches nobody and makes nobody, and the sign-in is refused as one without an email.
  */
 export const providerEmail = (info: OAuthUserInfo): Option.Option<Email> =>
   info.email === null ? Option.none() : decodeEmail(info.email)

@@ -3,7 +3,7 @@ import { Console, Effect, Option } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { uniqueFields } from "../../composition/policy.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
-import { decodeEmail, operate, storageVariables } from "./operator.js"
+import { decodeNewEmail, operate, storageVariables } from "./operator.js"
 import { passwordOptions, readPassword } from "./password.js"
 
 const config = deploymentOption(
@@ -37,13 +37,15 @@ export const createSuperuser = Command.make(
   {
     email: Options.text("email").pipe(
       Options.withPseudoName("EMAIL"),
-      Options.withDescription("The superuser's email address; refused when an account has it.")
+      Options.withDescription(
+        "The superuser's email address; refused when an account has it or it looks like another (invisible or mixed-script characters)."
+      )
     ),
     ...passwordOptions
   },
   ({ email, ...password }) =>
     Effect.gen(function* () {
-      const address = yield* decodeEmail(email)
+      const address = yield* decodeNewEmail(email)
       const user = yield* operate(
         Effect.gen(function* () {
           const secret = yield* readPassword(password)

@@ -1,7 +1,8 @@
 import { Options } from "@effect/cli"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, ParseResult, Schema } from "effect"
 import { Admin, type UserRef } from "../../application/Admin.js"
 import { cliContext, RequestContext } from "../../application/Audit.js"
+import { NewEmail } from "../../domain/Address.js"
 import { Email, UserId } from "../../domain/User.js"
 import { commandLogging } from "./logLevel.js"
 import { loadSettings, StartupError } from "./startup.js"
@@ -10,9 +11,26 @@ import { loadSettings, StartupError } from "./startup.js"
 export const storageVariables =
   "Works on the stores serve uses: SERVICE_DATABASE_URL, SERVICE_REDIS_URL, SERVICE_USER_ID_TYPE."
 
+/** An address naming a user already there: any stored one, look-alike or not, is found. */
 export const decodeEmail = (value: string, option = "--email") =>
   Schema.decodeUnknown(Email)(value).pipe(
     Effect.mapError(() => new StartupError({ lines: [`${option} ${JSON.stringify(value)} is not an email address`] }))
+  )
+
+/**
+ * An address entering through `option` (create-superuser, or a command giving a user a new
+ * address): one that looks like no other (domain/Address.ts). The refusal names the rule, not
+ * the value, whose invisible characters a terminal would not show.
+ */
+export const decodeNewEmail = (value: string, option = "--email") =>
+  Effect.zipRight(
+    decodeEmail(value, option),
+    Schema.decodeUnknown(NewEmail)(value).pipe(
+      Effect.mapError((error) => {
+        const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+        return new StartupError({ lines: [`${option} ${issue?.message ?? "is not an email address"}`] })
+      })
+    )
   )
 
 export const decodeId = (value: string, option = "--id") =>

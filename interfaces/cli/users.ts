@@ -11,7 +11,7 @@ import {
   RoleName,
   toPublicUser
 } from "../../domain/User.js"
-import { decodeEmail, decodeId, decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
+import { decodeId, decodeNewEmail, decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
 import { group } from "./output.js"
 import { passwordOptions, readPassword } from "./password.js"
 import { StartupError } from "./startup.js"
@@ -146,7 +146,7 @@ const update = Command.make(
     Effect.gen(function* () {
       const ref = yield* decodeUserRef(user)
       const to = Option.isSome(newEmail)
-        ? Option.some(yield* decodeEmail(newEmail.value, "--new-email"))
+        ? Option.some(yield* decodeNewEmail(newEmail.value, "--new-email"))
         : Option.none()
       const asFlag = (value: Option.Option<"true" | "false">) =>
         Option.getOrUndefined(Option.map(value, (v) => v === "true"))

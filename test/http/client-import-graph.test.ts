@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest"
 /**
  * The client (portcullis/client) must load in a browser or another service without the server:
  * the modules it imports at run time, followed through the build (dist/, which the global setup
- * compiles), are the HTTP definitions and the domain, and packages no further than Effect's.
+ * compiles), are the HTTP definitions and the domain, and packages no further than Effect's (and
+ * punycode, below).
  */
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -52,7 +53,9 @@ describe("the client's import graph", () => {
     expect(server).toEqual([])
   })
 
-  it("needs no package but Effect's", () => {
-    expect(graph.packages.sort()).toEqual(["@effect/platform", "effect"])
+  // punycode decodes an address's xn-- labels for the look-alike rule of the payloads
+  // (domain/Address.ts): plain JavaScript with no Node built-in, which @portcullis/client bundles.
+  it("needs no package but Effect's, and punycode", () => {
+    expect(graph.packages.sort()).toEqual(["@effect/platform", "effect", "punycode"])
   })
 })

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { type Redacted, Schema } from "effect"
+import { NewEmail } from "../../../../domain/Address.js"
 import {
   AccountLockedError,
   AuthenticationError,
@@ -12,7 +13,7 @@ import {
 } from "../../../../domain/errors.js"
 import { hasControlCharacter } from "../../../../domain/Text.js"
 import { LoginResponse, TokenPair } from "../../../../domain/Token.js"
-import { Email, PublicUser } from "../../../../domain/User.js"
+import { type Email, PublicUser } from "../../../../domain/User.js"
 import { type ApiShape, hashing, limited, Message, PasswordField, placed, strict } from "../../Api.js"
 import { CsrfError } from "../../errors.js"
 import { declared, TokenFailure } from "../../problemSchemas.js"
@@ -69,10 +70,11 @@ export interface RegisterRequest {
 
 /**
  * The register body is built from the deployment's fields at start-up, like the login body from
- * LOGIN_FIELD, so OpenAPI documents its extra fields; anything else is still refused.
+ * LOGIN_FIELD, so OpenAPI documents its extra fields; anything else is still refused. The address
+ * enters here, so it must look like no other (NewEmail).
  */
 const registerPayload = (fields: ApiShape["registrationFields"]) =>
-  strict({ ...fields, email: Email, password: PasswordField }).annotations({
+  strict({ ...fields, email: NewEmail, password: PasswordField }).annotations({
     identifier: "RegisterRequest"
   }) as unknown as Schema.Schema<RegisterRequest, { readonly email: string; readonly password: string }>
 

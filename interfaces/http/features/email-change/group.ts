@@ -2,6 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import { NewEmail } from "../../../../domain/Address.js"
 import {
   AccountLockedError,
   CredentialsChangedError,
@@ -11,7 +12,7 @@ import {
   StoreUnavailableError,
   UserAlreadyExistsError
 } from "../../../../domain/errors.js"
-import { Email, PublicUser } from "../../../../domain/User.js"
+import { PublicUser } from "../../../../domain/User.js"
 import { type ApiShape, limited, Message, PasswordField, placed, strict } from "../../Api.js"
 import { declared, TokenFailure } from "../../problemSchemas.js"
 import { Authentication } from "../../security.js"
@@ -64,7 +65,7 @@ export const emailChangeGroup = (shape: ApiShape) =>
             "Needs a sign-in within REAUTH_MAX_AGE_SECONDS and, when the account has a password, `current_password` (missing or wrong: 400, counted by the lockout). Answers 202 whether the address is free or taken: a free one gets a confirmation link and a verified current address an approval link; a taken one gets a notice of the attempt. A newer request voids an earlier one; the change ends with the session that asked and with a password change or reset."
           )
           .setPayload(
-            strict({ new_email: Email, current_password: Schema.optional(PasswordField) }).annotations({
+            strict({ new_email: NewEmail, current_password: Schema.optional(PasswordField) }).annotations({
               identifier: "EmailChangeRequest"
             })
           )

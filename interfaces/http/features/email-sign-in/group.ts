@@ -2,6 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import { NewEmail } from "../../../../domain/Address.js"
 import { CODE_DIGITS } from "../../../../domain/EmailSignIn.js"
 import {
   AccountLockedError,
@@ -20,8 +21,13 @@ export interface EmailSignInRequestBody {
   readonly [field: string]: unknown
 }
 
-const requestPayload = (fields: ApiShape["registrationFields"]) =>
-  strict({ ...fields, email: Email }).annotations({
+/**
+ * With sign-up on the request is where an address enters, so it must look like no other
+ * (NewEmail), for every caller alike: the refusal tells nothing of whether the address is known.
+ * Without sign-up it only finds accounts, and one stored before that rule still gets its mail.
+ */
+const requestPayload = (fields: ApiShape["registrationFields"], signUp: boolean) =>
+  strict({ ...fields, email: signUp ? NewEmail : Email }).annotations({
     identifier: "EmailSignInRequest"
   }) as unknown as Schema.Schema<EmailSignInRequestBody, { readonly email: string }>
 
@@ -55,7 +61,7 @@ export const emailSignInGroup = (shape: ApiShape, signUp = false) =>
             OpenApi.Description,
             "Answers 202 whatever the address, no sooner for a known one. A new request voids the address's earlier one."
           )
-          .setPayload(requestPayload(signUp ? shape.registrationFields : {}))
+          .setPayload(requestPayload(signUp ? shape.registrationFields : {}, signUp))
           .addSuccess(Message, { status: 202 })
           .pipe(limited("email_sign_in"))
       )
