@@ -28,8 +28,9 @@ import { WaysIn } from "./WaysIn.js"
 import { Webhooks } from "./Webhooks.js"
 
 /**
- * When a request is answered, known address or not: above what its work takes on an idle
- * machine (a lookup, a write, a mail handed on), and the answer never waits for more (EvenAnswers).
+ * When a request or a refused code is answered, known address or not: above what its work takes
+ * on an idle machine (a lookup, a write, a mail handed on), and the answer never waits for more
+ * (EvenAnswers).
  */
 export const SIGN_IN_ANSWER_FLOOR = Duration.millis(20)
 
@@ -201,10 +202,25 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
       return yield* asFailedSignIn(complete(taken.value, client, "email_link", invalidLink))
     }, countedSignIn("email"))
 
+    /** A refused code counted against the address's request, if it has one, and audited so. */
+    const countWrongCode = (address: string, now: DateTime.Utc) =>
+      Effect.flatMap(requests.countWrongCode(address, now, MAX_CODE_ATTEMPTS), (counted) =>
+        counted._tag === "NoRequest"
+          ? Effect.void
+          : audit.record({
+              type: counted._tag === "Voided" ? "email_sign_in.voided" : "email_sign_in.code_failed",
+              user_id: null,
+              details: counted._tag === "Counted" ? { attempts_left: counted.attemptsLeft } : {}
+            })
+      )
+
     /**
      * Signs in by the mailed code. Wrong codes count toward the address's lockout with wrong
-     * passwords, and the fifth voids the request; every refusal is the same 400, pending request
-     * or not.
+     * passwords (in line, known address or not), and the fifth voids the request; every refusal is
+     * the same 400 at SIGN_IN_ANSWER_FLOOR, pending request or not: in line each is one take that
+     * changes nothing, and the count of a wrong code runs after the answer (EvenAnswers). So a
+     * right code racing wrong ones may be taken before their counts land; the lockout and the
+     * confirm route's rate limit bound such a burst.
      */
     const confirmCode = Effect.fn("EmailSignIn.confirmCode")(function* (
       email: Email,
@@ -215,23 +231,16 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
       const refused = new SignInCodeError()
       const taken = yield* lockout.guard(
         address,
-        Effect.gen(function* () {
-          const attempt = yield* requests.tryCode(
-            address,
-            codeDigest(address, code),
-            yield* DateTime.now,
-            MAX_CODE_ATTEMPTS
-          )
-          if (attempt._tag === "Taken") return attempt.request
-          if (attempt._tag !== "NoRequest") {
-            yield* audit.record({
-              type: attempt._tag === "Voided" ? "email_sign_in.voided" : "email_sign_in.code_failed",
-              user_id: null,
-              details: attempt._tag === "Wrong" ? { attempts_left: attempt.attemptsLeft } : {}
-            })
-          }
-          return yield* Effect.fail(refused)
-        })
+        even.refusedAtFloor(
+          SIGN_IN_ANSWER_FLOOR,
+          Effect.gen(function* () {
+            const now = yield* DateTime.now
+            const found = yield* requests.takeByCode(address, codeDigest(address, code), now, MAX_CODE_ATTEMPTS)
+            return Option.isSome(found)
+              ? Either.right(found.value)
+              : Either.left({ error: refused, work: countWrongCode(address, now) })
+          })
+        )
       )
       return yield* asFailedSignIn(complete(taken, client, "email_code", refused))
     }, countedSignIn("email"))

@@ -29,22 +29,24 @@ export interface EmailSignInRequest {
   readonly expires_at: DateTime.Utc
 }
 
-/** A code tried against the address's request, as the store decided it in one step. */
-export type CodeAttempt = Data.TaggedEnum<{
-  /** The code was right: the request is taken (deleted) and answered. */
-  Taken: { readonly request: EmailSignInRequest }
-  /** Wrong: counted, and `attemptsLeft` more may be tried. */
-  Wrong: { readonly attemptsLeft: number }
-  /** Wrong, and the last try: the request is gone. */
+/**
+ * A wrong code counted against the address's request, as the store decided it in one step. The
+ * right code never comes here: it takes the request, and a wrong one changes nothing in that
+ * step, so every refusal costs its answer the same (application/EmailSignIn.ts).
+ */
+export type WrongCodeCount = Data.TaggedEnum<{
+  /** Counted, and `attemptsLeft` more may be tried. */
+  Counted: { readonly attemptsLeft: number }
+  /** Counted, and the last try: the request is gone. */
   Voided: {}
-  /** No live request for the address (none, taken, voided or expired). */
+  /** No live request for the address (none, taken, voided or expired): nothing to count. */
   NoRequest: {}
 }>
-export const CodeAttempt = Data.taggedEnum<CodeAttempt>()
+export const WrongCodeCount = Data.taggedEnum<WrongCodeCount>()
 
 /** What a counted wrong code leaves of its request. */
-export const afterWrongCode = (attempts: number, maxAttempts: number = MAX_CODE_ATTEMPTS): CodeAttempt =>
-  attempts >= maxAttempts ? CodeAttempt.Voided() : CodeAttempt.Wrong({ attemptsLeft: maxAttempts - attempts })
+export const afterWrongCode = (attempts: number, maxAttempts: number = MAX_CODE_ATTEMPTS): WrongCodeCount =>
+  attempts >= maxAttempts ? WrongCodeCount.Voided() : WrongCodeCount.Counted({ attemptsLeft: maxAttempts - attempts })
 
 /** What a request for an address sends. */
 export type RequestDecision = Data.TaggedEnum<{

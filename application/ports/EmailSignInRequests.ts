@@ -1,5 +1,5 @@
 import { Context, type DateTime, type Effect, type Option } from "effect"
-import type { CodeAttempt, EmailSignInRequest } from "../../domain/EmailSignIn.js"
+import type { EmailSignInRequest, WrongCodeCount } from "../../domain/EmailSignIn.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 
 /**
@@ -17,15 +17,25 @@ export class EmailSignInRequests extends Context.Tag("app/EmailSignInRequests")<
       now: DateTime.Utc
     ) => Effect.Effect<Option.Option<EmailSignInRequest>, StoreUnavailableError>
     /**
-     * Tries a code's digest against the address's live request: a match takes it; a mismatch is
-     * counted, and the one that reaches `maxAttempts` deletes the request.
+     * Takes (deletes and answers) the address's live request when the code's digest is its and
+     * fewer than `maxAttempts` wrong codes were counted against it; none otherwise. A wrong code
+     * changes nothing here (countWrongCode counts it), so every refusal is the same step.
      */
-    readonly tryCode: (
+    readonly takeByCode: (
       email: string,
       codeDigest: string,
       now: DateTime.Utc,
       maxAttempts: number
-    ) => Effect.Effect<CodeAttempt, StoreUnavailableError>
+    ) => Effect.Effect<Option.Option<EmailSignInRequest>, StoreUnavailableError>
+    /**
+     * Counts a wrong code against the address's live request; the count that reaches
+     * `maxAttempts` deletes it, and no take succeeds from that count on.
+     */
+    readonly countWrongCode: (
+      email: string,
+      now: DateTime.Utc,
+      maxAttempts: number
+    ) => Effect.Effect<WrongCodeCount, StoreUnavailableError>
     /** How many requests expired before `before` (a dry run of the sweep). */
     readonly countExpired: (before: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
     /** Deletes at most `limit` requests that expired before `before` (the sweep); answers how many. */

@@ -1,6 +1,6 @@
-import { Effect, Layer, Option } from "effect"
+import { type DateTime, Effect, Layer, Option } from "effect"
 import { EmailSignInRequests } from "../../application/ports/EmailSignInRequests.js"
-import { afterWrongCode, CodeAttempt, type EmailSignInRequest, isLive } from "../../domain/EmailSignIn.js"
+import { afterWrongCode, type EmailSignInRequest, isLive, WrongCodeCount } from "../../domain/EmailSignIn.js"
 
 /**
  * Pending sign-ins by mail in a Map by address, for tests and throwaway runs. Each operation
@@ -8,6 +8,11 @@ import { afterWrongCode, CodeAttempt, type EmailSignInRequest, isLive } from "..
  */
 export const make = Effect.sync(() => {
   const byEmail = new Map<string, EmailSignInRequest>()
+  /** The address's request while a code may still take it. */
+  const liveRequest = (email: string, now: DateTime.Utc, maxAttempts: number) => {
+    const request = byEmail.get(email)
+    return request !== undefined && isLive(request, now) && request.attempts < maxAttempts ? request : undefined
+  }
 
   return EmailSignInRequests.of({
     replace: (request) => Effect.sync(() => void byEmail.set(request.email, request)),
@@ -20,16 +25,17 @@ export const make = Effect.sync(() => {
         }
         return Option.none()
       }),
-    tryCode: (email, codeDigest, now, maxAttempts) =>
+    takeByCode: (email, codeDigest, now, maxAttempts) =>
       Effect.sync(() => {
-        const request = byEmail.get(email)
-        if (request === undefined || !isLive(request, now) || request.attempts >= maxAttempts) {
-          return CodeAttempt.NoRequest()
-        }
-        if (request.code_digest === codeDigest) {
-          byEmail.delete(email)
-          return CodeAttempt.Taken({ request })
-        }
+        const request = liveRequest(email, now, maxAttempts)
+        if (request === undefined || request.code_digest !== codeDigest) return Option.none()
+        byEmail.delete(email)
+        return Option.some(request)
+      }),
+    countWrongCode: (email, now, maxAttempts) =>
+      Effect.sync(() => {
+        const request = liveRequest(email, now, maxAttempts)
+        if (request === undefined) return WrongCodeCount.NoRequest()
         const attempts = request.attempts + 1
         if (attempts >= maxAttempts) byEmail.delete(email)
         else byEmail.set(email, { ...request, attempts })

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer, Option, Schema } from "effect"
+import { type DateTime, Effect, Layer, Option, Schema } from "effect"
 import { EmailSignInRequests } from "../../application/ports/EmailSignInRequests.js"
-import { afterWrongCode, CodeAttempt, type EmailSignInRequest } from "../../domain/EmailSignIn.js"
+import { afterWrongCode, type EmailSignInRequest, WrongCodeCount } from "../../domain/EmailSignIn.js"
 import { SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
@@ -21,8 +21,8 @@ const decodeAttempts = Schema.decodeUnknown(Schema.Array(Schema.Struct({ attempt
 
 /**
  * Pending sign-ins by mail in SQL, SQLite or PostgreSQL alike. A take is one DELETE … RETURNING
- * (of two racing, one gets the row), a wrong code one UPDATE that counts it: nothing is read
- * and then written.
+ * (of two racing, one gets the row; a wrong code's matches none), a wrong code's count one UPDATE:
+ * nothing is read and then written.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -31,6 +31,9 @@ export const make = Effect.gen(function* () {
     orElse: () => sql.literal("fields")
   })
   const returning = sql`RETURNING email, token_digest, code_digest, ${fieldsText}, attempts, created_at, expires_at`
+  /** The address's request while a code may still take it. */
+  const live = (email: string, now: DateTime.Utc, maxAttempts: number) =>
+    sql`email = ${email} AND expires_at > ${now.epochMillis} AND attempts < ${maxAttempts}`
   const first = (rows: ReadonlyArray<unknown>) =>
     Effect.map(decodeRequests(rows), (decoded): Option.Option<EmailSignInRequest> => Option.fromNullable(decoded[0]))
 
@@ -51,16 +54,17 @@ export const make = Effect.gen(function* () {
         Effect.map(Option.filter((request) => request.expires_at.epochMillis > now.epochMillis)),
         unavailable
       ),
-    tryCode: (email, codeDigest, now, maxAttempts) =>
+    takeByCode: (email, codeDigest, now, maxAttempts) =>
+      sql`DELETE FROM email_sign_in_requests WHERE ${live(email, now, maxAttempts)} AND code_digest = ${codeDigest}
+        ${returning}`.pipe(Effect.flatMap(first), unavailable),
+    countWrongCode: (email, now, maxAttempts) =>
       Effect.gen(function* () {
-        const live = sql`email = ${email} AND expires_at > ${now.epochMillis} AND attempts < ${maxAttempts}`
-        const taken = yield* sql`DELETE FROM email_sign_in_requests WHERE ${live} AND code_digest = ${codeDigest}
-          ${returning}`.pipe(Effect.flatMap(first))
-        if (Option.isSome(taken)) return CodeAttempt.Taken({ request: taken.value })
-        const counted = yield* sql`UPDATE email_sign_in_requests SET attempts = attempts + 1 WHERE ${live}
-          RETURNING attempts`.pipe(Effect.flatMap(decodeAttempts))
+        const counted = yield* sql`UPDATE email_sign_in_requests SET attempts = attempts + 1
+          WHERE ${live(email, now, maxAttempts)} RETURNING attempts`.pipe(Effect.flatMap(decodeAttempts))
         const attempts = counted[0]?.attempts
-        if (attempts === undefined) return CodeAttempt.NoRequest()
+        if (attempts === undefined) return WrongCodeCount.NoRequest()
+        // The count already refuses every take; this only removes the row. A newer request stored
+        // meanwhile starts at zero and stays.
         if (attempts >= maxAttempts) {
           yield* sql`DELETE FROM email_sign_in_requests WHERE email = ${email} AND attempts >= ${maxAttempts}`
         }

@@ -4,10 +4,13 @@ import { Accounts } from "../../application/Accounts.js"
 import { EmailSignIn, SIGN_IN_ANSWER_FLOOR } from "../../application/EmailSignIn.js"
 import { PasswordReset, RESET_ANSWER_FLOOR } from "../../application/PasswordReset.js"
 import { PasswordSignIn } from "../../application/PasswordSignIn.js"
+import { EmailSignInRequests } from "../../application/ports/EmailSignInRequests.js"
 import { Events } from "../../application/ports/Events.js"
 import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
 import { useCases } from "../../composition/application.js"
+import { SignInCodeError, StoreUnavailableError } from "../../domain/errors.js"
 import { Email } from "../../domain/User.js"
+import * as EmailSignInRequestsMemory from "../../infrastructure/memory/EmailSignInRequestsMemory.js"
 import { memoryPorts } from "../support/memoryPorts.js"
 
 /** Counts what the hasher is asked to do; the counts are what an observer's stopwatch would see. */
@@ -188,6 +191,99 @@ describe("an even answer does not tell the known side's failure", () => {
         return [yield* Effect.exit(reset.request("nobody@example.com")), yield* Effect.exit(reset.request(email))]
       }).pipe(Effect.provide(PasswordReset.Default.pipe(Layer.provideMerge(useCases), Layer.provide(ports))))
       expect(outcomes.map(Exit.isSuccess)).toEqual([true, true])
+    })
+  )
+})
+
+/**
+ * The count of a wrong sign-in code made slower than the floor (a slow disk under its writes): a
+ * refused code is answered at the floor, a live request or none, the count lands after, and
+ * closing the service waits for it.
+ */
+describe("a refused sign-in code does not wait for its count", () => {
+  const slowCount = 300
+
+  /** The memory store, its counts of wrong codes made slow, and what was counted once each landed. */
+  const slowCounts = (counted: Array<string>) =>
+    Layer.effect(
+      EmailSignInRequests,
+      Effect.map(EmailSignInRequestsMemory.make, (store) =>
+        EmailSignInRequests.of({
+          ...store,
+          countWrongCode: (address, now, maxAttempts) =>
+            store.countWrongCode(address, now, maxAttempts).pipe(
+              Effect.delay(Duration.millis(slowCount)),
+              Effect.tap((count) => Effect.sync(() => void counted.push(`${address} ${count._tag}`)))
+            )
+        })
+      )
+    )
+
+  /** Events that keep each mailed sign-in code. */
+  const mailedCodes = (codes: Array<string>) =>
+    Layer.succeed(
+      Events,
+      Events.of({
+        emit: (event) => Effect.sync(() => void (event._tag === "send_sign_in_email" && codes.push(event.code)))
+      })
+    )
+
+  it.live("a wrong code on a live request and one for an unknown address: answered at the floor, counted after", () =>
+    Effect.gen(function* () {
+      const counted: Array<string> = []
+      const codes: Array<string> = []
+      const { layer: ports } = memoryPorts(Layer.merge(slowCounts(counted), mailedCodes(codes)))
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        EmailSignIn.Default.pipe(Layer.provideMerge(useCases), Layer.provide(ports)),
+        scope
+      )
+      const answered = yield* Effect.gen(function* () {
+        yield* (yield* Accounts).register(email, password)
+        const signIn = yield* EmailSignIn
+        yield* signIn.request(email)
+        // The mail is handed on just after the answer.
+        for (let wait = 0; wait < 100 && codes.length === 0; wait++) yield* Effect.sleep(Duration.millis(5))
+        const wrong = codes[0] === "000000" ? "111111" : "000000"
+        const [known, knownExit] = yield* Effect.timed(Effect.exit(signIn.confirmCode(email, wrong, client)))
+        const [unknown, unknownExit] = yield* Effect.timed(
+          Effect.exit(signIn.confirmCode(Email.make("nobody@example.com"), wrong, client))
+        )
+        return { known: Duration.toMillis(known), unknown: Duration.toMillis(unknown), knownExit, unknownExit }
+      }).pipe(Effect.provide(context))
+      for (const exit of [answered.knownExit, answered.unknownExit]) {
+        expect(exit).toStrictEqual(Exit.fail(new SignInCodeError()))
+      }
+      for (const took of [answered.known, answered.unknown]) {
+        expect(took).toBeGreaterThanOrEqual(Duration.toMillis(SIGN_IN_ANSWER_FLOOR) - 1)
+        expect(took).toBeLessThan(slowCount / 2)
+      }
+      expect(counted).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+      expect(counted.sort()).toEqual([`${email} Counted`, "nobody@example.com NoRequest"])
+    })
+  )
+
+  it.live("a store that is down fails a code alike, for a live request and for an unknown address", () =>
+    Effect.gen(function* () {
+      const down = new StoreUnavailableError({ store: "database" })
+      const failingTakes = Layer.effect(
+        EmailSignInRequests,
+        Effect.map(EmailSignInRequestsMemory.make, (store) =>
+          EmailSignInRequests.of({ ...store, takeByCode: () => Effect.fail(down) })
+        )
+      )
+      const { layer: ports } = memoryPorts(failingTakes)
+      const exits = yield* Effect.gen(function* () {
+        yield* (yield* Accounts).register(email, password)
+        const signIn = yield* EmailSignIn
+        yield* signIn.request(email)
+        return [
+          yield* Effect.exit(signIn.confirmCode(email, "000000", client)),
+          yield* Effect.exit(signIn.confirmCode(Email.make("nobody@example.com"), "000000", client))
+        ]
+      }).pipe(Effect.provide(EmailSignIn.Default.pipe(Layer.provideMerge(useCases), Layer.provide(ports))))
+      expect(exits).toStrictEqual([Exit.fail(down), Exit.fail(down)])
     })
   )
 })

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { EmailSignInRequests } from "../../application/ports/EmailSignInRequests.js"
-import { CodeAttempt, type EmailSignInRequest } from "../../domain/EmailSignIn.js"
+import { type EmailSignInRequest, WrongCodeCount } from "../../domain/EmailSignIn.js"
 import { databases } from "../support/databases.js"
 
 /**
  * The pending sign-ins by mail on every store (domain/EmailSignIn.ts): one request per address,
- * taken at most once by its link or its code, voided by the last wrong code, and swept once
- * expired.
+ * taken at most once by its link or its code, a wrong code taking nothing, the last wrong code
+ * counted voiding it, and swept once expired.
  */
 
 const NOW = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
@@ -39,9 +39,7 @@ for (const backend of databases) {
           const taken = yield* requests.takeByToken(stored.token_digest, at(MINUTE))
           expect(Option.map(taken, (found) => ({ ...found }))).toEqual(Option.some(stored))
           expect(yield* requests.takeByToken(stored.token_digest, at(MINUTE))).toEqual(Option.none())
-          expect(yield* requests.tryCode(stored.email, stored.code_digest, at(MINUTE), 5)).toEqual(
-            CodeAttempt.NoRequest()
-          )
+          expect(yield* requests.takeByCode(stored.email, stored.code_digest, at(MINUTE), 5)).toEqual(Option.none())
         })
       )
     )
@@ -56,31 +54,65 @@ for (const backend of databases) {
             request("bob@example.com", { token_digest: "newer-token", code_digest: "newer-code" })
           )
           expect(yield* requests.takeByToken(first.token_digest, at(MINUTE))).toEqual(Option.none())
-          expect(yield* requests.tryCode(first.email, first.code_digest, at(MINUTE), 5)).toEqual(
-            CodeAttempt.Wrong({ attemptsLeft: 4 })
-          )
-          const taken = yield* requests.tryCode(first.email, "newer-code", at(MINUTE), 5)
-          expect(taken._tag).toBe("Taken")
+          expect(yield* requests.takeByCode(first.email, first.code_digest, at(MINUTE), 5)).toEqual(Option.none())
+          const taken = yield* requests.takeByCode(first.email, "newer-code", at(MINUTE), 5)
+          expect(Option.map(taken, (found) => found.token_digest)).toEqual(Option.some("newer-token"))
         })
       )
     )
 
-    it.effect("wrong codes are counted; the fifth voids the request, the right code included", () =>
+    it.effect("a wrong code takes nothing; counted, the fifth voids the request, the right code included", () =>
       run(
         Effect.gen(function* () {
           const requests = yield* EmailSignInRequests
           const stored = request("cy@example.com")
           yield* requests.replace(stored)
           for (const left of [4, 3, 2, 1]) {
-            expect(yield* requests.tryCode(stored.email, "wrong", at(MINUTE), 5)).toEqual(
-              CodeAttempt.Wrong({ attemptsLeft: left })
+            expect(yield* requests.takeByCode(stored.email, "wrong", at(MINUTE), 5)).toEqual(Option.none())
+            expect(yield* requests.countWrongCode(stored.email, at(MINUTE), 5)).toEqual(
+              WrongCodeCount.Counted({ attemptsLeft: left })
             )
           }
-          expect(yield* requests.tryCode(stored.email, "wrong", at(MINUTE), 5)).toEqual(CodeAttempt.Voided())
-          expect(yield* requests.tryCode(stored.email, stored.code_digest, at(MINUTE), 5)).toEqual(
-            CodeAttempt.NoRequest()
-          )
+          expect(yield* requests.countWrongCode(stored.email, at(MINUTE), 5)).toEqual(WrongCodeCount.Voided())
+          expect(yield* requests.takeByCode(stored.email, stored.code_digest, at(MINUTE), 5)).toEqual(Option.none())
           expect(yield* requests.takeByToken(stored.token_digest, at(MINUTE))).toEqual(Option.none())
+          expect(yield* requests.countWrongCode(stored.email, at(MINUTE), 5)).toEqual(WrongCodeCount.NoRequest())
+        })
+      )
+    )
+
+    it.effect("of twenty wrong codes counted at once, four are counted, one voids, the rest find nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const requests = yield* EmailSignInRequests
+          const stored = request("cyd@example.com")
+          yield* requests.replace(stored)
+          const counts = yield* Effect.all(
+            Array.from({ length: 20 }, () => requests.countWrongCode(stored.email, at(MINUTE), 5)),
+            { concurrency: "unbounded" }
+          )
+          const left = counts.flatMap((count) => (count._tag === "Counted" ? [count.attemptsLeft] : []))
+          expect(left.sort()).toEqual([1, 2, 3, 4])
+          expect(counts.filter((count) => count._tag === "Voided")).toHaveLength(1)
+          expect(counts.filter((count) => count._tag === "NoRequest")).toHaveLength(15)
+          expect(yield* requests.takeByCode(stored.email, stored.code_digest, at(MINUTE), 5)).toEqual(Option.none())
+        })
+      )
+    )
+
+    it.effect("an address without a request: a code takes nothing and its count finds nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const requests = yield* EmailSignInRequests
+          yield* requests.replace(request("other@example.com"))
+          expect(yield* requests.takeByCode("nobody@example.com", "code-of-other@example.com", at(MINUTE), 5)).toEqual(
+            Option.none()
+          )
+          expect(yield* requests.countWrongCode("nobody@example.com", at(MINUTE), 5)).toEqual(
+            WrongCodeCount.NoRequest()
+          )
+          const other = yield* requests.takeByCode("other@example.com", "code-of-other@example.com", at(MINUTE), 5)
+          expect(Option.map(other, (found) => found.attempts)).toEqual(Option.some(0))
         })
       )
     )
@@ -90,14 +122,14 @@ for (const backend of databases) {
         Effect.gen(function* () {
           const requests = yield* EmailSignInRequests
           yield* requests.replace(request("di@example.com"))
-          yield* requests.tryCode("di@example.com", "wrong", at(MINUTE), 5)
-          yield* requests.tryCode("di@example.com", "wrong", at(MINUTE), 5)
+          yield* requests.countWrongCode("di@example.com", at(MINUTE), 5)
+          yield* requests.countWrongCode("di@example.com", at(MINUTE), 5)
           yield* requests.replace(request("di@example.com", { token_digest: "again", code_digest: "again-code" }))
-          expect(yield* requests.tryCode("di@example.com", "wrong", at(MINUTE), 5)).toEqual(
-            CodeAttempt.Wrong({ attemptsLeft: 4 })
+          expect(yield* requests.countWrongCode("di@example.com", at(MINUTE), 5)).toEqual(
+            WrongCodeCount.Counted({ attemptsLeft: 4 })
           )
-          const taken = yield* requests.tryCode("di@example.com", "again-code", at(MINUTE), 5)
-          expect(taken._tag === "Taken" && taken.request.attempts).toBe(1)
+          const taken = yield* requests.takeByCode("di@example.com", "again-code", at(MINUTE), 5)
+          expect(Option.map(taken, (found) => found.attempts)).toEqual(Option.some(1))
         })
       )
     )
@@ -108,10 +140,26 @@ for (const backend of databases) {
           const requests = yield* EmailSignInRequests
           const stored = request("ed@example.com")
           yield* requests.replace(stored)
-          expect(yield* requests.tryCode(stored.email, stored.code_digest, at(15 * MINUTE), 5)).toEqual(
-            CodeAttempt.NoRequest()
+          expect(yield* requests.takeByCode(stored.email, stored.code_digest, at(15 * MINUTE), 5)).toEqual(
+            Option.none()
           )
+          expect(yield* requests.countWrongCode(stored.email, at(15 * MINUTE), 5)).toEqual(WrongCodeCount.NoRequest())
           expect(yield* requests.takeByToken(stored.token_digest, at(15 * MINUTE))).toEqual(Option.none())
+        })
+      )
+    )
+
+    it.effect("of racing takes by the right code, one gets the request", () =>
+      run(
+        Effect.gen(function* () {
+          const requests = yield* EmailSignInRequests
+          const stored = request("flo@example.com")
+          yield* requests.replace(stored)
+          const taken = yield* Effect.all(
+            Array.from({ length: 8 }, () => requests.takeByCode(stored.email, stored.code_digest, at(MINUTE), 5)),
+            { concurrency: "unbounded" }
+          )
+          expect(taken.filter(Option.isSome)).toHaveLength(1)
         })
       )
     )
