@@ -33,6 +33,17 @@ const seed = (filename: string) => {
   )
   request.run("expired@example.com", "t1", now - DAY, now - DAY + 15 * 60_000)
   request.run("pending@example.com", "t2", now, now + 15 * 60_000)
+  // An address change whose links expired yesterday, and the undos of changes made 8 and 2 days ago.
+  db.prepare(
+    `INSERT INTO email_changes (user_id, new_email, family_id, credential_version, new_token_digest, created_at, expires_at)
+      VALUES ('u1', 'moving@example.com', 'f', 0, 'n1', ?, ?)`
+  ).run(now - DAY - 60 * 60_000, now - DAY)
+  const undo = db.prepare(
+    `INSERT INTO email_change_undos (token_digest, user_id, old_email, new_email, changed_at, expires_at)
+      VALUES (?, 'u1', ?, 'old@example.com', ?, ?)`
+  )
+  undo.run("u-old", "older@example.com", now - 8 * DAY, now - DAY)
+  undo.run("u-live", "before@example.com", now - 2 * DAY, now + 5 * DAY)
   const message = db.prepare(
     `INSERT INTO webhook_outbox (id, endpoint, type, body, created_at, next_attempt_at, delivered_at, dead_at)
       VALUES (?, 'wh_1', 'after_register', '{}', ?, ?, ?, ?)`
@@ -67,6 +78,7 @@ describe("portcullis prune", () => {
       "sealed successors to clear: 0",
       "audit events to delete: 5",
       "sign-in requests to delete: 1",
+      "address changes to delete: 2",
       "webhook messages to delete: 2"
     ])
     expect(count(filename, "refresh_tokens")).toBe(4)
@@ -75,19 +87,22 @@ describe("portcullis prune", () => {
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     const output = lines(run.stdout)
-    expect(output.slice(0, 6)).toEqual([
+    expect(output.slice(0, 7)).toEqual([
       "refresh tokens deleted: 3",
       "sessions deleted: 1",
       "sealed successors cleared: 0",
       "audit events deleted: 5",
       "sign-in requests deleted: 1",
+      "address changes deleted: 2",
       "webhook messages deleted: 2"
     ])
-    expect(output[6]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
+    expect(output[7]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
     expect(count(filename, "refresh_tokens")).toBe(1)
     expect(count(filename, "token_families")).toBe(1)
     expect(count(filename, "audit_events")).toBe(1)
     expect(count(filename, "email_sign_in_requests")).toBe(1)
+    expect(count(filename, "email_changes")).toBe(0)
+    expect(count(filename, "email_change_undos")).toBe(1)
     expect(count(filename, "webhook_outbox")).toBe(1)
 
     const again = await runCli(["prune"], vars, { timeout: 30_000 })
@@ -97,6 +112,7 @@ describe("portcullis prune", () => {
       "sealed successors cleared: 0",
       "audit events deleted: 0",
       "sign-in requests deleted: 0",
+      "address changes deleted: 0",
       "webhook messages deleted: 0"
     ])
   })

@@ -190,3 +190,51 @@ describe("portcullis user set-password", () => {
     await server.stop()
   }, 150_000)
 })
+
+describe("portcullis user update --new-email", () => {
+  it("moves the account at once, verified, ends every session and audits it; refuses a taken or look-alike address", async () => {
+    const vars = await withUsers(["lost@example.com", "taken@example.com"])
+    const server = await startServer(vars)
+    const signedIn = await send(`${server.url}/api/v1/auth/login`, {
+      json: { email: "lost@example.com", password: strongPassword }
+    })
+    expect(signedIn.status).toBe(200)
+    const { access_token } = JSON.parse(signedIn.body) as { access_token: string }
+
+    const taken = await runCli(
+      ["user", "update", "--email", "lost@example.com", "--new-email", "taken@example.com"],
+      vars
+    )
+    expect(taken.status).toBe(1)
+    const lookAlike = await runCli(
+      ["user", "update", "--email", "lost@example.com", "--new-email", "f\u200Bound@example.com"],
+      vars
+    )
+    expect(lookAlike.status).toBe(1)
+    expect(lines(lookAlike.stderr)).toEqual([
+      expect.stringMatching(/^--new-email must not contain invisible characters/)
+    ])
+    expect((await send(`${server.url}/api/v1/auth/me`, { token: access_token })).status).toBe(200)
+
+    const moved = await runCli(
+      ["user", "update", "--email", "lost@example.com", "--new-email", "Found@Example.com"],
+      vars
+    )
+    expect(moved.status, moved.stderr).toBe(0)
+    expect(JSON.parse(moved.stdout)).toMatchObject({ email: "found@example.com", is_verified: true })
+    expect((await send(`${server.url}/api/v1/auth/me`, { token: access_token })).status).toBe(401)
+    const signIn = (email: string) =>
+      send(`${server.url}/api/v1/auth/login`, { json: { email, password: strongPassword } })
+    expect((await signIn("lost@example.com")).status).toBe(401)
+    expect((await signIn("found@example.com")).status).toBe(200)
+    const audit = await runCli(["audit", "--type", "email.change_confirmed"], vars)
+    expect(JSON.parse(audit.stdout).events).toEqual([
+      expect.objectContaining({
+        type: "email.change_confirmed",
+        actor: expect.objectContaining({ kind: "cli" }),
+        details: expect.objectContaining({ from: "lost@example.com", to: "found@example.com", by: "operator" })
+      })
+    ])
+    await server.stop()
+  }, 150_000)
+})

@@ -37,7 +37,7 @@ describe("MAIL_TEMPLATES_DIR", () => {
   it("a missing folder is one problem line naming the variable, the fault and the expected form", () => {
     const missing = join(tmpdir(), "portcullis-no-such-folder")
     expect(problemsOf(missing)).toEqual([
-      `SERVICE_MAIL_TEMPLATES_DIR=${JSON.stringify(missing)} cannot be read (ENOENT); expected a folder holding any of verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, confirm-email.txt, confirm-email.html, sign-in.txt, sign-in.html, security-notice.txt, security-notice.html`
+      `SERVICE_MAIL_TEMPLATES_DIR=${JSON.stringify(missing)} cannot be read (ENOENT); expected a folder holding any of verify-email.txt, verify-email.html, reset-password.txt, reset-password.html, confirm-email.txt, confirm-email.html, approve-email-change.txt, approve-email-change.html, undo-email-change.txt, undo-email-change.html, sign-in.txt, sign-in.html, security-notice.txt, security-notice.html`
     ])
   })
 

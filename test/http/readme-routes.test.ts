@@ -21,7 +21,8 @@ const besideTheApi = new Set([
   "GET /verify-email",
   "GET /reset-password",
   "GET /confirm-email",
-  "GET /sign-in"
+  "GET /sign-in",
+  "GET /undo-email-change"
 ])
 
 /**

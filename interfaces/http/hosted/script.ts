@@ -166,7 +166,9 @@ export const pageScript = `"use strict";
     reset.addEventListener("submit", async function (event) {
       event.preventDefault();
       resetButton.disabled = true;
-      var answer = await complete({ email: email }, "omit", endpoint.replace(/me/email/undo$/, "password-reset/request"));
+      // The reset route beside the undo route, relative to the page as the endpoint is.
+      var route = endpoint.slice(0, endpoint.length - "me/email/undo".length) + "password-reset/request";
+      var answer = await complete({ email: email }, "omit", route);
       reset.hidden = !answer.ok;
       resetButton.disabled = answer.ok;
       show(answer.ok ? "success" : "error", answer.ok ? "A password reset link is on its way to " + email + "." : answer.detail);
