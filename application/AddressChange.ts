@@ -53,7 +53,7 @@ export type LinkUsed = Data.TaggedEnum<{
 export const LinkUsed = Data.taggedEnum<LinkUsed>()
 
 /**
- * Changing one's address (DECISIONS "Passwordless sign-in and address change", domain/AddressChange.ts):
+ * Changing one's address (docs/behaviour.md, "Address change", domain/AddressChange.ts):
  * a signed-in user whose sign-in is recent asks, with the current password when the account has
  * one; the new address confirms by its link and a verified current address approves by its own.
  * The move is a change of the account's ways in: its version moves, every other session ends, and

@@ -30,7 +30,7 @@ export interface Restored {
 }
 
 /**
- * Taking an address change back (DECISIONS "Passwordless sign-in and address change"): the old
+ * Taking an address change back (docs/behaviour.md, "Address change"): the old
  * address's undo link restores it, verified, and ends everything whoever moved the account may
  * hold: every session, the password, the passkeys and provider links added since the change; the
  * owner then sets a password by a reset to the restored address. An operator moves an account

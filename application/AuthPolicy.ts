@@ -76,7 +76,7 @@ export interface PasskeyRules {
   readonly passkeyChallengeTtl: number
 }
 
-/** What is kept and for how long (the storage section); DECISIONS.md, "Data over time". */
+/** What is kept and for how long (the storage section); docs/operating.md, "Data over time". */
 export interface StorageRules {
   readonly auditRetentionDays: number
   /** Seconds between two sweeps of a serving process. */

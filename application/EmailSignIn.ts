@@ -40,7 +40,7 @@ type Confirmation = "email_link" | "email_code"
 const invalidLink = new TokenError({ message: "The sign-in link is invalid, expired or already used." })
 
 /**
- * Sign-in by a mailed link or code (DECISIONS "Passwordless sign-in and address change"), and
+ * Sign-in by a mailed link or code (docs/behaviour.md, "Sign-in by mail"), and
  * passkey-first sign-up when EMAIL_SIGN_UP_ENABLED: an account created by it is verified and
  * has no password; its owner adds a passkey within REAUTH_MAX_AGE_SECONDS of this sign-in.
  */

@@ -11,8 +11,8 @@ export interface Refusal<E, R> {
 }
 
 /**
- * Answers whose time must not tell which way a request went (a known address or not; DECISIONS,
- * anti-enumeration). A floor alone is not enough: on a slow disk the known side's writes can take
+ * Answers whose time must not tell which way a request went (a known address or not;
+ * docs/behaviour.md, "Telling nothing"). A floor alone is not enough: on a slow disk the known side's writes can take
  * longer than any floor chosen, and then the answer's time tells the address again. So the work
  * only one side does runs in a fiber of its own, and the answer comes at the floor whether or not
  * that work has finished; work still running then goes on detached, its failure logged (the

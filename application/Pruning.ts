@@ -10,7 +10,7 @@ import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRep
 import { StoreSpace } from "./ports/StoreSpace.js"
 
 /**
- * Data over time (DECISIONS.md): deletes what has outlived its purpose, in batches of at most
+ * Data over time (docs/operating.md): deletes what has outlived its purpose, in batches of at most
  * PRUNE_BATCH rows, resting as long as each batch took before the next (restAsLong), and gives
  * SQLite's free pages back.
  */

@@ -167,7 +167,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     /**
-     * Ends every session of a user but `except`, in batches with a pause between them (DECISIONS.md,
+     * Ends every session of a user but `except`, in batches with a pause between them (docs/operating.md,
      * "Data over time"); answers how many families it ended, and how many of those were live.
      */
     const endAll = Effect.fn("Sessions.endAll")(function* (userId: UserId, except: Option.Option<FamilyId>) {

@@ -23,7 +23,7 @@ export interface RoundReport {
 }
 
 /**
- * Sends the outbox's due messages (DECISIONS.md, "Webhooks"): claims a round of them, tries each
+ * Sends the outbox's due messages (docs/operating.md, "Webhooks"): claims a round of them, tries each
  * against its endpoint, and records the outcome under the claim: delivered, tried again later on
  * the schedule of domain/Webhook.ts, or dead after the last try. A message whose endpoint is no
  * longer configured is dead at once. Every worker runs rounds; the claim keeps a message to one.

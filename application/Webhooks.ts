@@ -7,7 +7,7 @@ import { Transaction } from "./ports/Transaction.js"
 import { WebhookEndpoints } from "./ports/WebhookEndpoints.js"
 
 /**
- * Events that leave the process (DECISIONS.md, "Webhooks"): `publish` writes one outbox message
+ * Events that leave the process (docs/operating.md, "Webhooks"): `publish` writes one outbox message
  * for each endpoint subscribed to the event's type. A use case calls it inside the transaction of
  * the change it reports (Transaction), so that the message exists if and only if the change
  * committed; WebhookDelivery sends it.

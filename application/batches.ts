@@ -2,7 +2,7 @@ import { Duration, Effect } from "effect"
 import { nextBatchSize, PRUNE_START, type PruneBatch } from "../domain/Retention.js"
 
 /**
- * Work on many rows is done in batches with a pause between them (DECISIONS.md, "Data over
+ * Work on many rows is done in batches with a pause between them (docs/operating.md, "Data over
  * time"), so that no statement holds the store, and no run of them the event loop, for long.
  */
 

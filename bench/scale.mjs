@@ -1,4 +1,4 @@
-// `npm run bench:scale`: Portcullis on a large database against itself on a small one (DECISIONS.md,
+// `npm run bench:scale`: Portcullis on a large database against itself on a small one (docs/operating.md,
 // "Data over time"). For SQLite, and PostgreSQL when TEST_DATABASE_URL is set, it seeds a database of
 // SCALE_USERS users (1,000,000) with a session each, five refresh tokens a session and five audit
 // events a user, and one of a thousand users alike, then:
@@ -367,7 +367,7 @@ const rowsOf = async (store, database) => {
   }
 }
 
-/** The rows a sweep is due to delete now (the rules of DECISIONS.md, "Data over time", at their defaults). */
+/** The rows a sweep is due to delete now (the rules of docs/operating.md, "Data over time", at their defaults). */
 const dueOf = async (store, database) => {
   const now = Date.now()
   const ended = now - 15 * 60_000 - 30_000

@@ -39,7 +39,7 @@ export interface EventHandlers {
   readonly send_email_change_undo_email?: Handler<[email: string, token: string, newEmail: string]>
   /** A sign-in link and code (EMAIL_SIGN_IN_ENABLED); a handler replaces the built-in mail. */
   readonly send_sign_in_email?: Handler<[email: string, token: string, code: string, sign_up: boolean]>
-  /** A way in changed (DECISIONS "Ways in"); a handler replaces the built-in notice mail. */
+  /** A way in changed (docs/behaviour.md, "Ways in"); a handler replaces the built-in notice mail. */
   readonly send_security_notice?: Handler<[email: string, notice: SecurityNoticeJson]>
 }
 

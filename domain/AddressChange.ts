@@ -3,7 +3,7 @@ import type { UserId } from "./User.js"
 import type { Eviction } from "./WaysIn.js"
 
 /**
- * Moving an account to another address (DECISIONS "Passwordless sign-in and address change"). A
+ * Moving an account to another address (docs/behaviour.md, "Address change"). A
  * stolen access token must never be enough: the request needs a recent sign-in and the current
  * password, the new address proves itself by a mailed link, and a verified current address must
  * approve by a link of its own, so that whoever holds the session but not the mailbox moves

@@ -2,7 +2,7 @@ import { Data, type DateTime, Option } from "effect"
 import type { User } from "./User.js"
 
 /**
- * Sign-in by a mailed link or code (DECISIONS "Passwordless sign-in and address change"): one
+ * Sign-in by a mailed link or code (docs/behaviour.md, "Sign-in by mail"): one
  * request per address at a time, its token and its code kept as digests only, single use, and
  * void after MAX_CODE_ATTEMPTS wrong codes.
  */
@@ -69,7 +69,7 @@ export const decideRequest = (found: Option.Option<User>, signUpEnabled: boolean
 export type ConfirmDecision = Data.TaggedEnum<{
   /**
    * Sign the account in. The mail proved the address: an account that had never proved it loses
-   * every way in it held first (DECISIONS "Ways in"), whoever registered it meanwhile included.
+   * every way in it held first (docs/behaviour.md, "Ways in"), whoever registered it meanwhile included.
    */
   SignIn: { readonly user: User }
   /** Create the account (verified, no password), then sign it in. */

@@ -25,7 +25,7 @@ export type AddressChangeMail = (typeof addressChangeMails)[number]
 /**
  * Every mail's templates, by their file names: the token mails, the address change's two mails
  * to the old address, the sign-in mail (a link and a code) and the owner's notice of a change of
- * their ways in (DECISIONS "Ways in").
+ * their ways in (docs/behaviour.md, "Ways in").
  */
 export const templateNames = [...mailPurposes, ...addressChangeMails, "sign-in", "security-notice"] as const
 export type TemplateName = (typeof templateNames)[number]

@@ -3,7 +3,7 @@ import { retentionCutoff } from "./Audit.js"
 
 /**
  * Data over time: what a sweep may delete, as instants before which a row's purpose has ended
- * (DECISIONS.md, "Data over time"). Each is the latest instant the rule allows, never earlier
+ * (docs/operating.md, "Data over time"). Each is the latest instant the rule allows, never earlier
  * than the row is still needed for.
  */
 export interface RetentionRules {

@@ -3,7 +3,7 @@ import type { AuditEventType } from "./Audit.js"
 
 /**
  * A user's ways in: the password, each passkey and each linked provider account. Every feature
- * that adds, removes or proves one follows the rules here (DECISIONS "Ways in"), so that no
+ * that adds, removes or proves one follows the rules here (docs/behaviour.md, "Ways in"), so that no
  * feature keeps a copy of its own:
  *
  * - every change of a way in changes the user's credential version, and a sign-in starts its

@@ -4,7 +4,7 @@ import { type AuthEvent, type AuthEventName, eventNames } from "./Events.js"
 import { PublicUser } from "./User.js"
 
 /**
- * Webhooks (DECISIONS.md, "Webhooks"): events that leave the process. Each is written to the
+ * Webhooks (docs/operating.md, "Webhooks"): events that leave the process. Each is written to the
  * outbox in the transaction of the change it reports, then sent at least once, in order per user
  * and endpoint, signed to the Standard Webhooks specification, tried again after a failure on the
  * schedule below, and dead after its last try.

@@ -40,7 +40,7 @@ export interface OutboxBacklog {
 export type OutboxPruneStep = "delivered" | "dead"
 
 /**
- * The transactional outbox (DECISIONS.md, "Webhooks"). `add` joins the caller's transaction
+ * The transactional outbox (docs/operating.md, "Webhooks"). `add` joins the caller's transaction
  * (Transaction), so that a message exists if and only if its change committed. A deliverer
  * `claim`s due messages for a lease: one deliverer a message, on any worker, and a message whose
  * deliverer died is claimed again once its lease ends. A claim is answered by `delivered` or

@@ -40,7 +40,7 @@ export interface EndedBatch {
 }
 
 /**
- * The sweeps of refresh tokens and sessions (DECISIONS.md, "Data over time"), in the order a
+ * The sweeps of refresh tokens and sessions (docs/operating.md, "Data over time"), in the order a
  * sweep runs them, each over rows whose purpose ended before its cutoff (domain/Retention.ts),
  * taken in the order of one time (the step's key):
  * - `expiredTokens`: tokens past their own expiry (by expiry);

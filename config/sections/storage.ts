@@ -60,7 +60,7 @@ export const readStorage = (read: SettingsReader) => ({
   auditRetentionDays: read.setting("AUDIT_RETENTION_DAYS", F.int(1, 36500), 90, {
     doc: "Audit events older than this many days are deleted by the sweeps (PRUNE_INTERVAL_SECONDS)."
   }),
-  /** Seconds between two sweeps of what has outlived its purpose (DECISIONS.md, "Data over time"). */
+  /** Seconds between two sweeps of what has outlived its purpose (docs/operating.md, "Data over time"). */
   pruneIntervalSeconds: read.setting("PRUNE_INTERVAL_SECONDS", F.int(10, 86400), 600, {
     doc: "Seconds between two sweeps of a serving process, the first once it listens: expired refresh tokens, sessions ended longer than an access token lives, sealed successors past the reuse grace window, audit events past AUDIT_RETENTION_DAYS, in batches of 1,000 rows. `portcullis prune` runs one sweep."
   })

@@ -10,7 +10,7 @@ import { type Database, databases } from "../support/databases.js"
 import { type ReceivedRequest, webhookReceiver } from "../support/webhookReceiver.js"
 
 /**
- * The outbox stays bounded (DECISIONS.md, "Webhooks"): a receiver down for two hours of steady
+ * The outbox stays bounded (docs/operating.md, "Webhooks"): a receiver down for two hours of steady
  * traffic holds back what was written meanwhile, and no more; once it is back the backlog drains
  * on the retry schedule, each message delivered once, and a week later the sweep leaves nothing.
  */

@@ -17,7 +17,7 @@ import * as WebhookTransportHttp from "../../infrastructure/webhooks/WebhookTran
 import { type Answer, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
- * The deliverer against a real HTTP receiver in this process (DECISIONS.md, "Webhooks"): signed
+ * The deliverer against a real HTTP receiver in this process (docs/operating.md, "Webhooks"): signed
  * to the Standard Webhooks specification, tried again after each failure and then no more, cut
  * at 10 s, no redirect followed, an answer read no further than 1 MiB, private addresses refused
  * unless allowed.

@@ -6,7 +6,7 @@ import { lines, runCli } from "../support/cliRun.js"
 
 /**
  * create-superuser is where an address enters through the CLI: one that looks like another
- * (DECISIONS "Edge rules", Emails) is refused before anything is stored, naming the option and
+ * (docs/behaviour.md, "Emails") is refused before anything is stored, naming the option and
  * the rule, never echoing the address.
  */
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { killAll, type RunningServer, startServer, temporaryDatabase } from "../support/processes.js"
 
 /*
- * PUBLIC_URL unset follows the port the service listens on (DECISIONS, "For the apps behind
+ * PUBLIC_URL unset follows the port the service listens on (docs/integrating.md, "The typed client" and README "Settings": "For the apps behind
  * Portcullis"): with it fixed at 8000, a service on another port mailed links to nothing and its
  * docs page sent "Try it" requests there (issue 42). startServer listens on a free port, never 8000.
  */

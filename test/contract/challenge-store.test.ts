@@ -188,7 +188,7 @@ for (const adapter of adapters) {
 }
 
 /**
- * PASSKEY_CHALLENGE_TTL is exact (DECISIONS: OAuth configuration). Redis keeps the lifetime to the
+ * PASSKEY_CHALLENGE_TTL is exact (docs/integrating.md, "Social sign-in (OAuth)"). Redis keeps the lifetime to the
  * millisecond (SET PX), never rounded up to whole seconds, and its timer, not the TestClock, ends
  * it: so real time, measured from the moment the put was answered (Redis started the lifetime
  * before that moment).

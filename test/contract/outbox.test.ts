@@ -7,7 +7,7 @@ import { AfterFailure } from "../../domain/Webhook.js"
 import { databases } from "../support/databases.js"
 
 /**
- * The webhook outbox on every store (DECISIONS.md, "Webhooks"): messages claimed by one deliverer
+ * The webhook outbox on every store (docs/operating.md, "Webhooks"): messages claimed by one deliverer
  * each for a lease, in the order written per user and endpoint, answered under their claim only,
  * tried again or dead, sent again by an operator, swept once delivered or dead, and written with
  * the transaction they belong to.

@@ -8,7 +8,7 @@ import { Email, type UserId } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
 
 /**
- * The sweeps of refresh tokens and sessions (DECISIONS.md, "Data over time") on every store: each
+ * The sweeps of refresh tokens and sessions (docs/operating.md, "Data over time") on every store: each
  * step deletes exactly the rows its rule names, in batches, and a dry run counts what the sweep
  * then deletes.
  */

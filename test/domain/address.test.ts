@@ -5,7 +5,7 @@ import { OAuthUserInfo, providerEmail } from "../../domain/OAuth.js"
 import { Email } from "../../domain/User.js"
 
 /**
- * An address must not look like another (DECISIONS "Edge rules", Emails): where one enters, an
+ * An address must not look like another (docs/behaviour.md, "Emails"): where one enters, an
  * invisible, bidirectional or control character, or Latin mixed with Cyrillic or Greek in one
  * part, is refused by the rule it breaks; stored addresses still decode as `Email`.
  */

@@ -4,7 +4,7 @@ import { browserSuite, launchChromium } from "../support/browser.js"
 import { freePort, killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 /**
- * The recent-sign-in rule (DECISIONS "Ways in") seen from a page: Debian's Chromium drives the
+ * The recent-sign-in rule (docs/behaviour.md, "Ways in") seen from a page: Debian's Chromium drives the
  * demo page of a real server process whose REAUTH_MAX_AGE_SECONDS is the minimum, 10. A passkey
  * added right after signing in is taken; once the sign-in is older, adding one is answered with
  * the RFC 9470 step-up challenge, the page says why and asks for the password, and after that

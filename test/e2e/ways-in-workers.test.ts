@@ -12,7 +12,7 @@ import {
 } from "../support/SoftwareAuthenticator.js"
 
 /**
- * The takeover and the sign-in race of DECISIONS "Ways in", on the production shape: one
+ * The takeover and the sign-in race of docs/behaviour.md, "Ways in", on the production shape: one
  * server with two worker processes over PostgreSQL and Redis, the OAuth provider a fake in this
  * process, mail to an SMTP sink. The in-process suites (test/http/ways-in*.test.ts) hold the same
  * rules on every store; here requests of one round land on both workers.

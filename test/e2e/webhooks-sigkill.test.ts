@@ -7,7 +7,7 @@ import { freePort, killAll, type RunningServer, startServer, temporaryDatabase }
 import { startWebhookReceiver } from "../support/webhookReceiver.js"
 
 /**
- * Webhooks across crashes (DECISIONS.md, "Webhooks"): `portcullis serve` killed with SIGKILL, its
+ * Webhooks across crashes (docs/operating.md, "Webhooks"): `portcullis serve` killed with SIGKILL, its
  * workers with it, while registrations commit and their after_register messages are delivered,
  * then started again on the same database. Every registration that committed is told to the
  * receiver, none that did not (a refused second registration of an address), each by one

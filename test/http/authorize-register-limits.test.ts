@@ -8,8 +8,8 @@ import * as TestApp from "../support/TestApp.js"
 
 /**
  * The oauth_authorize bucket (per client address: authorize and link/authorize) and the
- * passkey_register bucket (per signed-in user: register/begin and complete), DECISIONS
- * "Protections".
+ * passkey_register bucket (per signed-in user: register/begin and complete), docs/behaviour.md,
+ * "Rate limits".
  */
 
 let nextHost = 1

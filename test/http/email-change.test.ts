@@ -17,7 +17,7 @@ import { makeOutbox } from "../support/Outbox.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Changing one's address (DECISIONS "Passwordless sign-in and address change"), through HTTP on
+ * Changing one's address (docs/behaviour.md, "Address change"), through HTTP on
  * every store: asked with a recent sign-in and the current password; the new address confirms and
  * a verified current address approves, in either order; the change ends with the session that
  * asked and with a password change or reset; the old address can undo it; a taken or reserved

@@ -7,8 +7,8 @@ import { makeOutbox } from "../support/Outbox.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Wrong codes for one sign-in request sent at once, on every store (DECISIONS "Passwordless
- * sign-in and address change"): each is refused alike, and their counts, which run after the
+ * Wrong codes for one sign-in request sent at once, on every store (docs/behaviour.md, "Sign-in
+ * by mail"): each is refused alike, and their counts, which run after the
  * answers, void the request all the same. Lockout is off so that every code reaches the check
  * (test/http/email-sign-in.test.ts holds the codes that count toward it).
  */

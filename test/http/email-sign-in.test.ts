@@ -11,7 +11,7 @@ import { SoftwareAuthenticator } from "../support/SoftwareAuthenticator.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Sign-in by a mailed link or code (DECISIONS "Passwordless sign-in and address change"), through
+ * Sign-in by a mailed link or code (docs/behaviour.md, "Sign-in by mail"), through
  * HTTP on every store: single use, voided by a newer request and by five wrong codes, the same
  * answer for every address, and the mail's proof of the address taking over an account its
  * registrant never proved.

@@ -12,7 +12,7 @@ import { appWithProviders, person, through } from "../support/oauthFlows.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * An address must not look like another (DECISIONS "Edge rules", Emails): wherever one enters
+ * An address must not look like another (docs/behaviour.md, "Emails"): wherever one enters
  * over HTTP (registration, sign-up by mail, address change) an invisible, bidirectional or
  * control character, or Latin mixed with Cyrillic or Greek, is a 422 naming the field that never
  * echoes the address, and nothing is stored or mailed; a provider's such email is no email. An

@@ -4,7 +4,7 @@ import { call } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * The OpenAPI document tells the cookie-mode Origin rule (DECISIONS "Protections"): every unsafe
+ * The OpenAPI document tells the cookie-mode Origin rule (docs/integrating.md, "Cookie mode and CORS"): every unsafe
  * route may answer 403 CsrfError; in bearer mode no route but those that always may.
  */
 

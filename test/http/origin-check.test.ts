@@ -8,7 +8,7 @@ import { passkeyEnv } from "../support/passkeys.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Cookie mode's Origin check (DECISIONS "Protections", login CSRF defence): an unsafe request
+ * Cookie mode's Origin check (docs/integrating.md, "Cookie mode and CORS": the login CSRF defence): an unsafe request
  * whose Origin is present and is neither PUBLIC_URL's origin nor one of CORS_ORIGINS is refused
  * with 403 CsrfError before anything else runs, on every route.
  */

@@ -5,7 +5,7 @@ import { call, expectProblem, me, refresh, signIn, signUp } from "../support/flo
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * A sweep (DECISIONS.md, "Data over time") beside the sessions it must leave as they are: what
+ * A sweep (docs/operating.md, "Data over time") beside the sessions it must leave as they are: what
  * still protects stays until its purpose has ended.
  */
 for (const backend of TestApp.backendsWithFile()) {

@@ -194,7 +194,7 @@ const strictRefreshRace = Effect.gen(function* () {
     expect(stored.find((token) => token.rotated)?.digest).toBe(digest(session.refresh))
 
     // The losers presented a rotated token: under the strict rule that is reuse, so the session
-    // ended, the winner's pair with it (DECISIONS: the grace window is what spares racing clients).
+    // ended, the winner's pair with it (docs/behaviour.md, "Sessions and rotation": the grace window is what spares racing clients).
     expect(yield* familyEnded(familyId)).toBe(true)
     expectProblem(yield* refresh(winner.refresh_token), 401, "TokenBlacklistedError")
     expectProblem(yield* me(winner.access_token), 401, "TokenBlacklistedError")
@@ -447,7 +447,7 @@ const wrong = "not the password at all"
 
 /**
  * A burst of wrong passwords for one account, in spellings of its identifier that count as one.
- * Every attempt is counted before its password is verified (DECISIONS, Edge rules: the failure
+ * Every attempt is counted before its password is verified (docs/behaviour.md, "Lockout": the failure
  * that reaches the maximum still answers 401, the next ones 423), so exactly ten are verified.
  * Run once per account of a test: a non-atomic counter can still come out exact on one burst.
  */

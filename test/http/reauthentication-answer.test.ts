@@ -8,7 +8,7 @@ import { passkeyEnv } from "../support/passkeys.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * The answer to adding a way in on an old sign-in (DECISIONS "Ways in"), as clients see it: the
+ * The answer to adding a way in on an old sign-in (docs/behaviour.md, "Ways in"), as clients see it: the
  * problem, the RFC 9470 challenge, the OpenAPI document and the typed client's decoding.
  */
 

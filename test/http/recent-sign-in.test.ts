@@ -9,7 +9,7 @@ import { SoftwareAuthenticator } from "../support/SoftwareAuthenticator.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Adding a way in needs a recent sign-in (DECISIONS "Ways in"): a stolen access token, or a
+ * Adding a way in needs a recent sign-in (docs/behaviour.md, "Ways in"): a stolen access token, or a
  * session left open, can no longer plant a passkey, a linked provider or a first password. The
  * shortest REAUTH_MAX_AGE_SECONDS (10) makes a sign-in old within the test.
  */

@@ -216,7 +216,7 @@ for (const backend of TestApp.backends) {
           expect(decomposed).not.toBe(local)
           expect((yield* call("POST", "/register", { json: { email: local, password } })).status).toBe(202)
           expect((yield* login(decomposed)).status).toBe(200)
-          // ASCII letters fold; other letters are compared as they are (DECISIONS "Protections":
+          // ASCII letters fold; other letters are compared as they are (docs/integrating.md, "Cookie mode and CORS":
           // no Unicode case mapping), so `JOSÉ` is another address than `josé`.
           expect((yield* login(local.replace(/[a-z]/g, (letter) => letter.toUpperCase()))).status).toBe(200)
           expect((yield* login(local.toUpperCase())).status).toBe(401)

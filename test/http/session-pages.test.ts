@@ -9,7 +9,7 @@ import { call, expectProblem, me, refresh, type Session, signIn, signUp } from "
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Data over time for sessions (DECISIONS.md): GET /sessions a page at a time with its Link
+ * Data over time for sessions (docs/operating.md): GET /sessions a page at a time with its Link
  * header, the cap of live sessions a user holds, and the bulk endings that must not hold the
  * process while they run.
  */

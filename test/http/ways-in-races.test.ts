@@ -6,7 +6,7 @@ import { appWithProviders, person, signInThrough } from "../support/oauthFlows.j
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * Sign-ins racing a change of the user's ways in (DECISIONS "Ways in", the credential version):
+ * Sign-ins racing a change of the user's ways in (docs/behaviour.md, "Ways in", the credential version):
  * a password change, a reset, a takeover. Each round fires sign-ins with the password in force,
  * spread over the few milliseconds the change takes, together with the change. Every one of
  * those sign-ins either fails or had its session ended by the change: at the end of the round

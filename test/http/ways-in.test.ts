@@ -17,7 +17,7 @@ import { SoftwareAuthenticator } from "../support/SoftwareAuthenticator.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
- * A user's ways in as one model (DECISIONS "Ways in"), through HTTP on every store: what the
+ * A user's ways in as one model (docs/behaviour.md, "Ways in"), through HTTP on every store: what the
  * outside attack found, each reproduced. A squatter who registered someone else's address
  * without proving it added a passkey and linked their own provider account; the owner's proof
  * of the address (a provider that vouches for it, the mailed reset link) must leave the

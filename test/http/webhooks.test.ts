@@ -8,7 +8,7 @@ import * as TestApp from "../support/TestApp.js"
 import { type ReceivedRequest, webhookReceiver } from "../support/webhookReceiver.js"
 
 /**
- * Audit events leave the process through WEBHOOKS (DECISIONS.md, "Webhooks"), on every store: the
+ * Audit events leave the process through WEBHOOKS (docs/operating.md, "Webhooks"), on every store: the
  * service writes each subscribed entry to the outbox with the entry itself, its deliverer sends
  * it signed, and the receiver gets ids and public fields only.
  */

@@ -18,7 +18,7 @@ import * as TokenSignerHmac from "../../infrastructure/crypto/TokenSignerHmac.js
 import { purposeKey } from "../../infrastructure/crypto/tokenKeys.js"
 
 /**
- * Which key signs which token (DECISIONS: Tokens and sessions): access tokens only under the
+ * Which key signs which token (docs/behaviour.md, "Tokens"): access tokens only under the
  * published key, typed `at+jwt`; every other purpose under a key derived from SECRET_KEY for it
  * alone, typed `JWT`; and the tokens of before the separation still accepted for their purpose.
  */
