@@ -105,7 +105,7 @@ const ownOptions = (section: ReadonlyArray<string>) => {
 /** A line wrapped under its own indentation; a usage line's rest under its command. */
 const indented = (line: string) => wrap(line, visible(line).startsWith("$ ") ? "    " : (/^\s*/.exec(line)?.[0] ?? ""))
 
-/** The library's title line ("portcullis"), said again by the version line below it ("portcullis 0.1.0"). */
+/** The library's title line ("portcullis"), said again by the version line below it ("portcullis 0.2.0"). */
 const withoutTitle = (lines: ReadonlyArray<string>) => {
   const title = visible(lines[0] ?? "").trim()
   const next = lines.slice(1).find((line) => visible(line).trim() !== "")

@@ -3,6 +3,7 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
+import { packageVersion } from "../../config/packageVersion.js"
 import { createSuperuser, migrate } from "./admin.js"
 import { audit } from "./audit.js"
 import { keygen } from "./keygen.js"
@@ -34,7 +35,7 @@ const portcullis = Command.make("portcullis").pipe(
   )
 )
 
-const run = Command.run(portcullis, { name: "portcullis", version: "0.1.0" })
+const run = Command.run(portcullis, { name: "portcullis", version: packageVersion })
 
 /** Known failures are told in a sentence on stderr with exit code 1; defects are reported by the runtime. */
 const fail = (lines: ReadonlyArray<string>) =>

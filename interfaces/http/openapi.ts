@@ -1,6 +1,3 @@
-import { readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   AccountLockedError,
   AuthenticationError,
@@ -16,25 +13,6 @@ import { CsrfError } from "./errors.js"
 import { type ErrorKind, type ProblemCode, problem, problemOf, requestProblems, titleOf } from "./problems.js"
 
 type Json = Record<string, unknown>
-
-/** The package's version, for `info.version`: from the package.json above this module, in dist/ or not. */
-export const packageVersion = (() => {
-  let folder = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
-        name?: string
-        version?: string
-      }
-      if (manifest.name === "portcullis" && manifest.version !== undefined) return manifest.version
-    } catch {
-      // No manifest here: look further up.
-    }
-    const parent = dirname(folder)
-    if (parent === folder) return "0.0.0"
-    folder = parent
-  }
-})()
 
 const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
 const refOf = (code: ProblemCode) => `#/components/schemas/${code}`

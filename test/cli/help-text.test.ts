@@ -4,7 +4,7 @@ import { HELP_WIDTH, ownHelp } from "../../interfaces/cli/helpText.js"
 /** A help page as @effect/cli 0.77 prints it: built-in options, placeholders, a two-column listing. */
 const libraryHelp = `portcullis
 
-portcullis 0.1.0
+portcullis 0.2.0
 
 USAGE
 
@@ -94,7 +94,7 @@ describe("ownHelp", () => {
   })
 
   it("names the program once, in its version line", () => {
-    expect(help.startsWith("portcullis 0.1.0\n\nUSAGE\n")).toBe(true)
+    expect(help.startsWith("portcullis 0.2.0\n\nUSAGE\n")).toBe(true)
   })
 
   it("drops an OPTIONS heading left with nothing under it", () => {

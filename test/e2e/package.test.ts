@@ -98,7 +98,7 @@ describe.skipIf(!reachable && !required)(title, () => {
     scratch = mkdtempSync(join(tmpdir(), "portcullis-package-"))
 
     await run("npm", ["pack", "--pack-destination", scratch], checkoutCopy())
-    const tarball = join(scratch, "portcullis-0.1.0.tgz")
+    const tarball = join(scratch, "portcullis-0.2.0.tgz")
     const listing = (await run("tar", ["tzf", tarball], scratch)).split("\n").filter((line) => line !== "")
     expect(listing).toContain("package/dist/interfaces/cli/main.js")
     expect(listing).toContain("package/dist/index.d.ts")
