@@ -49,6 +49,14 @@ export const defaultShape: ApiShape = {
 export const strict = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
 
+/**
+ * A body built at start-up from the deployment's fields (registration, profile, sign-up by mail),
+ * as the handlers read it: the fields' schemas are known only at run time, so the compiler cannot
+ * give the struct's type, and this is the one place that says what it is.
+ */
+export const runtimeBody = <A, I>(schema: Schema.Schema.Any): Schema.Schema<A, I> =>
+  schema as unknown as Schema.Schema<A, I>
+
 /** Passwords on the wire: redacted at once; the policy judges them, this only bounds them. */
 export const PasswordField = Schema.Redacted(Schema.String.pipe(Schema.maxLength(4096)))
 

@@ -38,11 +38,11 @@ const typical: ReadonlyArray<ErrorKind> = [
 const examples = new Map<string, Json>(
   typical.map((error) => {
     const { body } = problemOf(error)
-    return [`${body.code} ${body.status}`, body as unknown as Json]
+    return [`${body.code} ${body.status}`, { ...body }]
   })
 )
 const exampleOf = (code: ProblemCode, status: number, title: string): Json =>
-  examples.get(`${code} ${status}`) ?? (problem(status, code, title, `${title}.`).body as unknown as Json)
+  examples.get(`${code} ${status}`) ?? { ...problem(status, code, title, `${title}.`).body }
 
 /**
  * Effect marks its built-in JSON schemas (unknown, object) with one `$id` each, repeated wherever

@@ -14,7 +14,7 @@ import {
 import { hasControlCharacter } from "../../../../domain/Text.js"
 import { LoginResponse, TokenPair } from "../../../../domain/Token.js"
 import { type Email, PublicUser } from "../../../../domain/User.js"
-import { type ApiShape, hashing, limited, Message, PasswordField, placed, strict } from "../../Api.js"
+import { type ApiShape, hashing, limited, Message, PasswordField, placed, runtimeBody, strict } from "../../Api.js"
 import { CsrfError } from "../../errors.js"
 import { declared, TokenFailure } from "../../problemSchemas.js"
 import { Authentication } from "../../security.js"
@@ -58,8 +58,10 @@ const RefreshRequest = strict({ refresh_token: Schema.String }).annotations({ id
  * The refresh body of the deployment's transport: the bearer schema only narrows the cookie
  * mode's (a required token), so one type and one handler serve both.
  */
-const refreshPayload = (tokenTransport: ApiShape["tokenTransport"]): typeof CookieRefreshRequest =>
-  tokenTransport === "cookie" ? CookieRefreshRequest : (RefreshRequest as unknown as typeof CookieRefreshRequest)
+const refreshPayload = (
+  tokenTransport: ApiShape["tokenTransport"]
+): typeof CookieRefreshRequest | typeof RefreshRequest =>
+  tokenTransport === "cookie" ? CookieRefreshRequest : RefreshRequest
 
 /** The registration body: email, password and the deployment's registration fields. */
 export interface RegisterRequest {
@@ -74,9 +76,9 @@ export interface RegisterRequest {
  * enters here, so it must look like no other (NewEmail).
  */
 const registerPayload = (fields: ApiShape["registrationFields"]) =>
-  strict({ ...fields, email: NewEmail, password: PasswordField }).annotations({
-    identifier: "RegisterRequest"
-  }) as unknown as Schema.Schema<RegisterRequest, { readonly email: string; readonly password: string }>
+  runtimeBody<RegisterRequest, { readonly email: string; readonly password: string }>(
+    strict({ ...fields, email: NewEmail, password: PasswordField }).annotations({ identifier: "RegisterRequest" })
+  )
 
 const refreshDescription = {
   cookie:

@@ -12,7 +12,7 @@ import {
 } from "../../../../domain/errors.js"
 import { LoginResponse } from "../../../../domain/Token.js"
 import { Email } from "../../../../domain/User.js"
-import { type ApiShape, limited, Message, placed, strict } from "../../Api.js"
+import { type ApiShape, limited, Message, placed, runtimeBody, strict } from "../../Api.js"
 import { declared, TokenFailure } from "../../problemSchemas.js"
 
 /** The request body: the address, and with sign-up on the deployment's registration fields. */
@@ -27,9 +27,9 @@ export interface EmailSignInRequestBody {
  * Without sign-up it only finds accounts, and one stored before that rule still gets its mail.
  */
 const requestPayload = (fields: ApiShape["registrationFields"], signUp: boolean) =>
-  strict({ ...fields, email: signUp ? NewEmail : Email }).annotations({
-    identifier: "EmailSignInRequest"
-  }) as unknown as Schema.Schema<EmailSignInRequestBody, { readonly email: string }>
+  runtimeBody<EmailSignInRequestBody, { readonly email: string }>(
+    strict({ ...fields, email: signUp ? NewEmail : Email }).annotations({ identifier: "EmailSignInRequest" })
+  )
 
 const SignInCode = Schema.String.pipe(
   Schema.pattern(new RegExp(`^[0-9]{${CODE_DIGITS}}$`), { message: () => `expected ${CODE_DIGITS} digits` })

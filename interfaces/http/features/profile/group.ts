@@ -14,7 +14,7 @@ import {
   UserAlreadyExistsError
 } from "../../../../domain/errors.js"
 import { Me } from "../../../../domain/User.js"
-import { type ApiShape, Message, PasswordField, placed, strict } from "../../Api.js"
+import { type ApiShape, Message, PasswordField, placed, runtimeBody, strict } from "../../Api.js"
 import { declared } from "../../problemSchemas.js"
 import { Authentication, RequireVerified } from "../../security.js"
 
@@ -24,10 +24,12 @@ import { Authentication, RequireVerified } from "../../security.js"
  * protected and unknown fields by name.
  */
 const profilePatchPayload = (editable: ApiShape["editableFields"]) =>
-  Schema.Struct(editable, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
-    identifier: "ProfilePatch",
-    description: "The deployment's custom profile fields to change. Protected and unknown fields are refused."
-  }) as unknown as Schema.Schema<Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>>
+  runtimeBody<Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>>(
+    Schema.Struct(editable, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+      identifier: "ProfilePatch",
+      description: "The deployment's custom profile fields to change. Protected and unknown fields are refused."
+    })
+  )
 
 /** The signed-in user's own account. */
 export const profileGroup = (shape: ApiShape) =>
