@@ -1,6 +1,7 @@
 import { DateTime, Effect, Option } from "effect"
 import { AuthEvent } from "../domain/Events.js"
-import { type NoticeKind, noticeOf, type WayInChange } from "../domain/WaysIn.js"
+import type { NoticeKind } from "../domain/SecurityNotice.js"
+import { noticeOf, type WayInChange } from "../domain/WaysIn.js"
 import { RequestContext } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { Events } from "./ports/Events.js"

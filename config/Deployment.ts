@@ -1,8 +1,8 @@
 import { Option, Schema } from "effect"
 import { eventNames } from "../domain/Events.js"
 import { type FieldSchema, type ProfileRules, protectedUserFields } from "../domain/Profile.js"
+import type { NoticeKind } from "../domain/SecurityNotice.js"
 import type { PublicUser } from "../domain/User.js"
-import type { NoticeKind } from "../domain/WaysIn.js"
 import { type CustomOAuthProvider, customProviderProblems } from "./oauthProviders.js"
 
 /** The user as event handlers and custom claims receive it: the JSON user object of the API. */

@@ -1,6 +1,6 @@
 import { Data } from "effect"
+import type { SecurityNotice } from "./SecurityNotice.js"
 import type { PublicUser } from "./User.js"
-import type { SecurityNotice } from "./WaysIn.js"
 
 /**
  * The named events a deployment may handle. Names are the spec's (after_register,

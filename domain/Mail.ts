@@ -1,6 +1,6 @@
 import { DateTime } from "effect"
+import { noticeWording, oneLine, type SecurityNotice } from "./SecurityNotice.js"
 import { escapeHtml } from "./Text.js"
-import type { NoticeKind, SecurityNotice } from "./WaysIn.js"
 
 /** A message to one address, as plain text and as HTML (sent as multipart/alternative). */
 export interface MailMessage {
@@ -182,83 +182,6 @@ export const composeSignInMail = (
     product: context.product,
     email: mail.email
   })
-
-/**
- * A value of a notice on one line: a device name and a user agent are whatever the client sent,
- * and a line break in one could make the text part say something the service did not.
- */
-const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, " ").trim()
-
-const quoted = (name: string) => `\u201c${oneLine(name)}\u201d`
-
-/** A notice's short title (it names nothing a client chose: it goes into the subject) and its sentence. */
-const noticeWording: Readonly<
-  Record<NoticeKind, { readonly summary: string; readonly change: (subject: string) => string }>
-> = {
-  password_set: {
-    summary: "A password was set on your account",
-    change: () => "A password was set on your account, which had none until now."
-  },
-  password_changed: {
-    summary: "Your password was changed",
-    change: () => "The password of your account was changed."
-  },
-  password_reset: {
-    summary: "Your password was reset",
-    change: () => "The password of your account was reset, and every session was ended."
-  },
-  passkey_added: {
-    summary: "A passkey was added to your account",
-    change: (name) =>
-      oneLine(name) === ""
-        ? "A passkey was added to your account."
-        : `A passkey named ${quoted(name)} was added to your account.`
-  },
-  passkey_removed: {
-    summary: "A passkey was removed from your account",
-    change: (name) =>
-      oneLine(name) === ""
-        ? "A passkey was removed from your account."
-        : `The passkey named ${quoted(name)} was removed from your account.`
-  },
-  provider_linked: {
-    summary: "A sign-in provider was linked to your account",
-    change: (provider) =>
-      `Your account was linked to an account at ${quoted(provider)}: signing in through ${quoted(provider)} now opens it.`
-  },
-  provider_unlinked: {
-    summary: "A sign-in provider was unlinked from your account",
-    change: (provider) =>
-      `Your account was unlinked from its account at ${quoted(provider)}: signing in through ${quoted(provider)} no longer opens it.`
-  },
-  email_change_requested: {
-    summary: "A change of your account's email address was asked for",
-    change: (to) =>
-      `Someone signed in to your account asked to move it to the address ${quoted(to)}. Nothing changes unless the link mailed there is followed.`
-  },
-  email_changed: {
-    summary: "Your account's email address was changed",
-    change: (to) =>
-      `Your account moved to the address ${quoted(to)}, and every other session was ended. This address no longer signs in to it.`
-  },
-  email_change_undone: {
-    summary: "A change of your account's email address was undone",
-    change: (removed) =>
-      `Your account is back at this address. Every session was ended and the password cleared${oneLine(removed) === "" ? "" : `; removed as well: ${oneLine(removed)}`}. Choose a new password with a password reset to this address.`
-  },
-  email_change_attempted: {
-    summary: "Someone tried to move an account to your address",
-    change: () =>
-      "Someone signed in to another account asked to move it to this address, which already belongs to an account. Nothing changed."
-  },
-  taken_over: {
-    summary: "Earlier ways to sign in were removed from your account",
-    change: (removed) =>
-      oneLine(removed) === ""
-        ? "Your email address was confirmed. It had never been confirmed before, so every session started until then was ended."
-        : `Your email address was confirmed. It had never been confirmed before, so every way to sign in set up until then was removed (${oneLine(removed)}) and every session was ended.`
-  }
-}
 
 /** When a change happened, to the second, in UTC: the same reading wherever the reader is. */
 const whenOf = (at: DateTime.Utc) => {

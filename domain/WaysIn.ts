@@ -1,5 +1,6 @@
 import { Data, DateTime } from "effect"
 import type { AuditEventType } from "./Audit.js"
+import type { NoticeKind } from "./SecurityNotice.js"
 
 /**
  * A user's ways in: the password, each passkey and each linked provider account. Every feature
@@ -158,36 +159,6 @@ export const auditTypeOf = (change: WayInChange): AuditEventType => {
 export const sessionsEndedEntryOf = (change: WayInChange): AuditEventType | null =>
   change._tag === "Deactivated" ? "sessions.revoked_all" : null
 
-/** What the owner's notice says changed; none for an operator's deactivation, which is not a way in. */
-export type NoticeKind =
-  | "password_set"
-  | "password_changed"
-  | "password_reset"
-  | "passkey_added"
-  | "passkey_removed"
-  | "provider_linked"
-  | "provider_unlinked"
-  | "taken_over"
-  | "email_change_requested"
-  | "email_changed"
-  | "email_change_attempted"
-  | "email_change_undone"
-
-export const noticeKinds: ReadonlyArray<NoticeKind> = [
-  "password_set",
-  "password_changed",
-  "password_reset",
-  "passkey_added",
-  "passkey_removed",
-  "provider_linked",
-  "provider_unlinked",
-  "taken_over",
-  "email_change_requested",
-  "email_changed",
-  "email_change_attempted",
-  "email_change_undone"
-]
-
 /** The notice a change owes the owner, if any: its kind and what it names (a device, a provider). */
 export const noticeOf: (change: WayInChange) => { readonly kind: NoticeKind; readonly subject: string } | null =
   WayInChange.$match({
@@ -203,19 +174,6 @@ export const noticeOf: (change: WayInChange) => { readonly kind: NoticeKind; rea
     EmailChanged: ({ to, undoable }) => (undoable ? null : { kind: "email_changed" as const, subject: to }),
     EmailChangeUndone: ({ removed }) => ({ kind: "email_change_undone" as const, subject: describeEviction(removed) })
   })
-
-/** What a security notice carries: what changed, when, and from which address and client. */
-export interface SecurityNotice {
-  readonly kind: NoticeKind
-  /**
-   * What the change names: a passkey's device name, a provider, what a takeover removed, the
-   * address an account moves to; empty for a password.
-   */
-  readonly subject: string
-  readonly occurred_at: DateTime.Utc
-  readonly ip_address: string | null
-  readonly user_agent: string | null
-}
 
 /** Whether a request is allowed to add a way in on the strength of its session's sign-in. */
 export type RecentSignIn = Data.TaggedEnum<{

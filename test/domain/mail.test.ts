@@ -9,8 +9,8 @@ import {
   templateNames,
   withReplacements
 } from "../../domain/Mail.js"
+import type { NoticeKind, SecurityNotice } from "../../domain/SecurityNotice.js"
 import { escapeHtml } from "../../domain/Text.js"
-import type { NoticeKind, SecurityNotice } from "../../domain/WaysIn.js"
 import { builtInTemplates } from "../../infrastructure/mail/templates.js"
 
 const context = { publicUrl: new URL("https://auth.example.com/app"), product: "Example <Cloud>" }
