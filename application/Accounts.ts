@@ -166,8 +166,6 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     ) {
       yield* acceptablePassword(password)
       const hashed = yield* hasher.hash(password)
-      // The entry names the user the store creates, so it comes second: a store without rollback
-      // (memory) keeps a superuser whose entry failed.
       return yield* tx.transaction(
         Effect.tap(
           users.create({

@@ -52,9 +52,7 @@ export interface AuditEvent {
  * - `append`, for what grants or changes a credential (a sign-in, a role, a password, a linked
  *   provider, a passkey): the use case runs it in the transaction of the change it describes
  *   (Transaction), so nothing is granted unrecorded. The entry's failure is the transaction's:
- *   the change is undone and the request fails as an unavailable store (503). It goes before the
- *   change's own writes, so that a store without rollback (memory) makes no change its log
- *   could not record.
+ *   the change is undone and the request fails as an unavailable store (503).
  *
  * An entry whose type an endpoint subscribes to is written to the webhook outbox with it, in
  * the same transaction (Webhooks).

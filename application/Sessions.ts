@@ -107,15 +107,13 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       const started = yield* tx.transaction(
         Effect.gen(function* () {
           if (!(yield* users.holdCredentials(user.id, user.credential_version))) return false
-          // The entry before the session: a store without rollback (memory) then starts no
-          // session that its log could not record.
+          yield* families.startFamily(family, stored)
           yield* audit.append({
             type: "sign_in.succeeded",
             user_id: user.id,
             actor: Actor.user(user.id),
             details: { ...signIn, family_id: familyId }
           })
-          yield* families.startFamily(family, stored)
           for (const evicted of yield* families.endLeastRecentlyUsed(user.id, now, rules.maxSessionsPerUser)) {
             yield* audit.append({ type: "session.evicted", user_id: user.id, details: { family_id: evicted } })
           }

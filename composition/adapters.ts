@@ -1,20 +1,12 @@
 import { randomBytes } from "node:crypto"
-import type { MigrationError } from "@effect/sql/Migrator"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import { type ConfigError, Duration, Effect, Layer, Metric, Option, Redacted } from "effect"
+import { Duration, Layer, Metric, Option, Redacted } from "effect"
 import { AuthPolicy } from "../application/AuthPolicy.js"
 import { protectionsLocal } from "../application/metrics.js"
 import { OAuthProviders } from "../application/ports/OAuthProviders.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
-import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
-import type { StoreSpace } from "../application/ports/StoreSpace.js"
-import type { TokenHolders } from "../application/ports/TokenHolders.js"
-import { WebAuthn } from "../application/ports/WebAuthn.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
-import type { DatabaseUrl } from "../config/sections/storage.js"
 import { withReplacements } from "../domain/Mail.js"
 import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
 import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
@@ -23,183 +15,22 @@ import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
 import { builtInTemplates } from "../infrastructure/mail/templates.js"
-import * as AddressChangesMemory from "../infrastructure/memory/AddressChangesMemory.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
-import * as AuditLogMemory from "../infrastructure/memory/AuditLogMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
 import * as ChallengeStoreMemory from "../infrastructure/memory/ChallengeStoreMemory.js"
-import * as EmailSignInRequestsMemory from "../infrastructure/memory/EmailSignInRequestsMemory.js"
-import * as OAuthAccountRepoMemory from "../infrastructure/memory/OAuthAccountRepoMemory.js"
-import * as OutboxMemory from "../infrastructure/memory/OutboxMemory.js"
-import * as PasskeyRepoMemory from "../infrastructure/memory/PasskeyRepoMemory.js"
 import * as RateLimiterMemory from "../infrastructure/memory/RateLimiterMemory.js"
-import * as RefreshTokenRepoMemory from "../infrastructure/memory/RefreshTokenRepoMemory.js"
-import * as RoleRepoMemory from "../infrastructure/memory/RoleRepoMemory.js"
-import * as StoreSpaceNone from "../infrastructure/memory/StoreSpaceNone.js"
-import * as TokenHoldersMemory from "../infrastructure/memory/TokenHoldersMemory.js"
-import * as TransactionMemory from "../infrastructure/memory/TransactionMemory.js"
-import * as UserRepoMemory from "../infrastructure/memory/UserRepoMemory.js"
-import * as WebhookEndpointRepoMemory from "../infrastructure/memory/WebhookEndpointRepoMemory.js"
 import type * as RedisClient from "../infrastructure/redis/RedisClient.js"
-import * as AddressChangesSql from "../infrastructure/sql/AddressChangesSql.js"
-import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
-import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
-import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
-import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
-import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
-import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
-import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
-import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
-import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
-import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
-import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
-import * as WebhookEndpointRepoSql from "../infrastructure/sql/WebhookEndpointRepoSql.js"
 import { StoreTimeout } from "../infrastructure/storeTimeout.js"
-import type { UserRepoOptions } from "../infrastructure/users.js"
+import * as WebAuthnOnDemand from "../infrastructure/webauthn/WebAuthnOnDemand.js"
 import * as WebhookEndpointsStored from "../infrastructure/webhooks/WebhookEndpointsStored.js"
 import * as WebhookTransportHttp from "../infrastructure/webhooks/WebhookTransportHttp.js"
+import { imported } from "./imported.js"
 import { authPolicy, uniqueFields } from "./policy.js"
+import { database } from "./stores.js"
 
 /** SECRET_KEY, or a random key for this run when none is set. */
 export const resolveSecretKey = (settings: Settings): Redacted.Redacted<string> =>
   Option.getOrElse(settings.tokens.secretKey, () => Redacted.make(randomBytes(48).toString("base64url")))
-
-/**
- * The layer of an adapter whose module is imported when the layer is built, not before: the
- * driver or protocol library under it (pg, ioredis, nodemailer, simplewebauthn...) costs start-up
- * time only to the settings that choose it.
- */
-const imported = <M, A, E, R>(module: () => Promise<M>, build: (adapter: M) => Layer.Layer<A, E, R>) =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(module), build))
-
-/**
- * A SQL database: the layer of its migrated connection, and its migration on a connection of its
- * own; and the adapters a database in a file of its own has (SQLite's).
- */
-interface SqlDatabase {
-  readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
-  readonly migrate: (
-    options: SchemaOptions
-  ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
-  readonly files?: FileAdapters
-}
-
-/**
- * What a database in a file of its own adds to the plain adapters: the hot paths' fast ones
- * (infrastructure/sql/fast/, each held by its port's contract suite), and the room it gives back.
- */
-export interface FileAdapters {
-  readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
-  readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, SqlClient.SqlClient>
-  readonly storeSpace?: Layer.Layer<StoreSpace, never, SqlClient.SqlClient>
-}
-
-/** The SQL database of DATABASE_URL; none for the memory store. */
-const sqlDatabase = (url: DatabaseUrl): Option.Option<SqlDatabase> => {
-  switch (url.kind) {
-    case "memory":
-      return Option.none()
-    case "sqlite": {
-      const sqlite = () => import("../infrastructure/sql/SqliteDatabase.js")
-      return Option.some({
-        layer: (options) => imported(sqlite, (db) => db.layer(url.filename, options)),
-        migrate: (options) =>
-          Effect.flatMap(Effect.promise(sqlite), (db) =>
-            db.prepare(options).pipe(Effect.provide(db.client(url.filename)))
-          ),
-        // A file can be read and written on connections of its own; another connection to
-        // `:memory:` would be another database.
-        ...(url.filename === ":memory:" ? {} : { files: sqliteFileAdapters(url.filename) })
-      })
-    }
-    case "postgres": {
-      const pg = () => import("../infrastructure/sql/PgDatabase.js")
-      return Option.some({
-        layer: (options) => imported(pg, (db) => db.layer(url.url, options)),
-        migrate: (options) =>
-          Effect.flatMap(Effect.promise(pg), (db) =>
-            db.prepare(options).pipe(Effect.provide(db.client(url.url, { maxConnections: 1 })))
-          )
-      })
-    }
-  }
-}
-
-/**
- * Every repository over the store's own adapters. The passkey and OAuth account repositories read
- * owners through the users' one, so it is the same instance.
- */
-export const memoryRepositories = (options: UserRepoOptions = {}) =>
-  TokenHoldersMemory.layer.pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(
-        RefreshTokenRepoMemory.layer,
-        RoleRepoMemory.layer,
-        PasskeyRepoMemory.layer,
-        OAuthAccountRepoMemory.layer,
-        AuditLogMemory.layer,
-        EmailSignInRequestsMemory.layer,
-        OutboxMemory.layer,
-        WebhookEndpointRepoMemory.layer,
-        StoreSpaceNone.layer,
-        TransactionMemory.layer
-      )
-    ),
-    Layer.provideMerge(UserRepoMemory.layerWith(options)),
-    // The users' repository reads the addresses an address change's undo reserves.
-    Layer.provideMerge(AddressChangesMemory.layer)
-  )
-
-/** The adapters of a SQLite file of its own. */
-export const sqliteFileAdapters = (filename: string): FileAdapters => ({
-  storeSpace: imported(
-    () => import("../infrastructure/sql/StoreSpaceSqlite.js"),
-    (space) => space.layer(filename)
-  ),
-  tokenHolders: imported(
-    () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
-    (reader) => reader.layer(filename)
-  ),
-  refreshTokens: imported(
-    () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
-    (rotation) => rotation.layer(filename)
-  )
-})
-
-/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `files` has others. */
-export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapters = {}) =>
-  Layer.mergeAll(
-    files.refreshTokens ?? RefreshTokenRepoSql.layer,
-    RoleRepoSql.layer,
-    PasskeyRepoSql.layer,
-    OAuthAccountRepoSql.layer,
-    AuditLogSql.layer,
-    EmailSignInRequestsSql.layer,
-    AddressChangesSql.layer,
-    OutboxSql.layer,
-    WebhookEndpointRepoSql.layer,
-    files.storeSpace ?? StoreSpaceNone.layer,
-    files.tokenHolders ?? TokenHoldersSql.layer,
-    TransactionSql.layer
-  ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
-
-/**
- * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields
- * included) before they use it. Used by serve, by every CLI command that touches storage and by
- * the tests' harness.
- */
-export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) =>
-  Option.match(sqlDatabase(url), {
-    onNone: () => memoryRepositories(options),
-    onSome: (sql) => sqlRepositories(options, sql.files).pipe(Layer.provide(sql.layer(options)))
-  })
-
-/** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store. */
-export const migrate = (url: DatabaseUrl, options: SchemaOptions = {}) =>
-  Option.match(sqlDatabase(url), {
-    onNone: () => Effect.succeedNone,
-    onSome: (sql) => Effect.map(sql.migrate(options), Option.some)
-  })
 
 /**
  * What every process of a deployment must agree on: in Redis when REDIS_URL is set, else in
@@ -247,9 +78,7 @@ const challengeStore = (settings: Settings, redis: Option.Option<Layer.Layer<Red
 /**
  * The WebAuthn relying party of the passkey settings. Only the passkey group uses it, and it is
  * served only with PASSKEY_ENABLED, which start-up refuses without an RP ID and name: the
- * fallbacks are never used to verify a ceremony. With passkeys off, simplewebauthn and the ASN.1
- * libraries under it are loaded only if the port is called after all (by code composing the
- * use cases itself), so that serving without passkeys does not pay for them.
+ * fallbacks are never used to verify a ceremony. With passkeys off it is loaded on demand.
  */
 const webAuthn = ({ passkeys }: Settings) => {
   const options = {
@@ -260,24 +89,12 @@ const webAuthn = ({ passkeys }: Settings) => {
     // The browser gives the user as long as the challenge lives, no longer.
     timeout: Duration.seconds(passkeys.passkeyChallengeTtl)
   }
-  const adapter = () => import("../infrastructure/webauthn/WebAuthnSimplewebauthn.js")
-  if (passkeys.passkeyEnabled) return imported(adapter, (simplewebauthn) => simplewebauthn.layer(options))
-  return Layer.effect(
-    WebAuthn,
-    Effect.map(
-      Effect.cached(Effect.map(Effect.promise(adapter), (simplewebauthn) => simplewebauthn.make(options))),
-      (relyingParty) =>
-        WebAuthn.of({
-          registrationOptions: (user, exclude) =>
-            Effect.flatMap(relyingParty, (rp) => rp.registrationOptions(user, exclude)),
-          verifyRegistration: (credential, challenge) =>
-            Effect.flatMap(relyingParty, (rp) => rp.verifyRegistration(credential, challenge)),
-          authenticationOptions: (allow) => Effect.flatMap(relyingParty, (rp) => rp.authenticationOptions(allow)),
-          verifyAuthentication: (credential, challenge, passkey) =>
-            Effect.flatMap(relyingParty, (rp) => rp.verifyAuthentication(credential, challenge, passkey))
-        })
-    )
-  )
+  return passkeys.passkeyEnabled
+    ? imported(
+        () => import("../infrastructure/webauthn/WebAuthnSimplewebauthn.js"),
+        (simplewebauthn) => simplewebauthn.layer(options)
+      )
+    : WebAuthnOnDemand.layer(options)
 }
 
 /** The built-in mailer: the log with MAILER=console, SMTP when SMTP_URL is set, else none. */

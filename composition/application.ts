@@ -44,11 +44,12 @@ export const useCases = Layer.mergeAll(
  * The use cases over the adapters the settings choose, the ports exposed beside them. `overrides`
  * replace some of those adapters (a failing store, a counting hasher in tests).
  */
-export const application = <A = never, E = never>(
+export const application = <A = never, E = never, R = never>(
   settings: Settings,
   deployment: Deployment = {},
-  overrides?: Layer.Layer<A, E>
+  overrides?: Layer.Layer<A, E, R>
 ) => {
   const adapters = ports(settings, deployment)
-  return useCases.pipe(Layer.provideMerge(overrides === undefined ? adapters : Layer.merge(adapters, overrides)))
+  // Overrides are built over the adapters (a double may wrap a store's own adapter, on its client) and win.
+  return useCases.pipe(Layer.provideMerge(overrides === undefined ? adapters : Layer.provideMerge(overrides, adapters)))
 }

@@ -34,11 +34,11 @@ export const openApiDocument = (settings: Settings, deployment: Deployment = {})
  * port when METRICS_PORT is set) and its tracing. The use cases and ports stay exposed (tests
  * arrange through them), and where the metrics listen; `overrides` replace some adapters.
  */
-export const service = <S, E, R, A = never, EO = never>(
+export const service = <S, E, R, A = never, EO = never, RO = never>(
   settings: Settings,
   deployment: Deployment,
   server: Layer.Layer<HttpServer.HttpServer | S, E, R>,
-  overrides?: Layer.Layer<A, EO>
+  overrides?: Layer.Layer<A, EO, RO>
 ) =>
   Layer.unwrapEffect(
     Effect.map(metricsText(settings), (metrics) =>

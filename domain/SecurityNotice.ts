@@ -20,7 +20,6 @@ export type NoticeKind =
   | "email_change_attempted"
   | "email_change_undone"
 
-
 /** What a security notice carries: what changed, when, and from which address and client. */
 export interface SecurityNotice {
   readonly kind: NoticeKind

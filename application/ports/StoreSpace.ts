@@ -10,7 +10,7 @@ export type Reclaim =
 
 /**
  * The room deleted rows leave in a store that keeps its own file (SQLite): without it, a file
- * only grows. PostgreSQL's autovacuum and the memory store need nothing.
+ * only grows. PostgreSQL's autovacuum and a database in memory need nothing.
  */
 export class StoreSpace extends Context.Tag("app/StoreSpace")<
   StoreSpace,

@@ -6,7 +6,8 @@ import type { StoreUnavailableError } from "./StoreUnavailableError.js"
  * and its sign-in's entry, a password and the sessions it ends) through `transaction`; every
  * repository call inside joins it, and a nested call joins the outer one. Only a few writes of
  * the database belong in one, nothing slow (no hashing): it holds a connection, and SQLite's one
- * write lock. A store without transactions (memory) runs one at a time, without rollback.
+ * write lock. Every store keeps the same promise: all or nothing, one at a time on SQLite (the
+ * memory store is SQLite in memory), isolated by PostgreSQL's own rules there.
  */
 export class Transaction extends Context.Tag("app/Transaction")<
   Transaction,

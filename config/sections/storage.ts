@@ -38,7 +38,7 @@ export const readStorage = (read: SettingsReader) => ({
     databaseUrl,
     { kind: "sqlite", filename: "./data/portcullis.db" },
     {
-      doc: "Where records live: `sqlite:<path>`, `sqlite::memory:`, `memory:` (tests), or `postgres://user:password@host:5432/db` (also `postgresql://`).",
+      doc: "Where records live: `sqlite:<path>`, `sqlite::memory:` or `memory:` (the same: nothing kept past the process; tests and try-outs), or `postgres://user:password@host:5432/db` (also `postgresql://`).",
       shownDefault: "sqlite:./data/portcullis.db"
     }
   ),

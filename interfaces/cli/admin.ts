@@ -14,7 +14,7 @@ export const migrate = Command.make("migrate", { config }, ({ config }) =>
   Effect.gen(function* () {
     const { deployment, settings } = yield* loadConfigured(config)
     // The stores, imported for the commands that use them only.
-    const { migrate: migrateDatabase } = yield* Effect.promise(() => import("../../composition/adapters.js"))
+    const { migrate: migrateDatabase } = yield* Effect.promise(() => import("../../composition/stores.js"))
     const applied = yield* migrateDatabase(settings.storage.databaseUrl, {
       uniqueFields: uniqueFields(settings, deployment)
     }).pipe(Effect.orDie)

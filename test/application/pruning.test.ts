@@ -7,19 +7,20 @@ import { Webhooks } from "../../application/Webhooks.js"
 import * as Logging from "../../composition/logging.js"
 import { Actor } from "../../domain/Audit.js"
 import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
-import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
-import * as OutboxMemory from "../../infrastructure/memory/OutboxMemory.js"
-import * as TransactionMemory from "../../infrastructure/memory/TransactionMemory.js"
+import * as AuditLogSql from "../../infrastructure/sql/AuditLogSql.js"
+import * as OutboxSql from "../../infrastructure/sql/OutboxSql.js"
+import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
+import * as TransactionSql from "../../infrastructure/sql/TransactionSql.js"
 import * as TestApp from "../support/TestApp.js"
 
-/** The audit log in memory, with no webhook endpoint to write messages for. */
+/** The audit log on SQLite in memory, with no webhook endpoint to write messages for. */
 const Store = Audit.Default.pipe(
   Layer.provide(Webhooks.Default),
   Layer.provideMerge(
     Layer.mergeAll(
-      AuditLogMemory.layer,
-      OutboxMemory.layer,
-      TransactionMemory.layer,
+      Layer.mergeAll(AuditLogSql.layer, OutboxSql.layer, TransactionSql.layer).pipe(
+        Layer.provide(SqliteDatabase.layer(":memory:"))
+      ),
       Layer.succeed(WebhookEndpoints, WebhookEndpoints.of({ list: Effect.succeed([]) })),
       CryptographyNode.layer(Redacted.make(TestApp.testSecretKey))
     )

@@ -10,7 +10,7 @@ import { PasswordHasher } from "../../application/ports/PasswordHasher.js"
 import { useCases } from "../../composition/application.js"
 import { SignInCodeError, StoreUnavailableError } from "../../domain/errors.js"
 import { Email } from "../../domain/User.js"
-import * as EmailSignInRequestsMemory from "../../infrastructure/memory/EmailSignInRequestsMemory.js"
+import * as EmailSignInRequestsSql from "../../infrastructure/sql/EmailSignInRequestsSql.js"
 import { memoryPorts } from "../support/memoryPorts.js"
 
 /** Counts what the hasher is asked to do; the counts are what an observer's stopwatch would see. */
@@ -203,11 +203,11 @@ describe("an even answer does not tell the known side's failure", () => {
 describe("a refused sign-in code does not wait for its count", () => {
   const slowCount = 300
 
-  /** The memory store, its counts of wrong codes made slow, and what was counted once each landed. */
+  /** The store's own requests, their counts of wrong codes made slow, and what was counted once each landed. */
   const slowCounts = (counted: Array<string>) =>
     Layer.effect(
       EmailSignInRequests,
-      Effect.map(EmailSignInRequestsMemory.make, (store) =>
+      Effect.map(EmailSignInRequestsSql.make, (store) =>
         EmailSignInRequests.of({
           ...store,
           countWrongCode: (address, now, maxAttempts) =>
@@ -269,7 +269,7 @@ describe("a refused sign-in code does not wait for its count", () => {
       const down = new StoreUnavailableError({ store: "database" })
       const failingTakes = Layer.effect(
         EmailSignInRequests,
-        Effect.map(EmailSignInRequestsMemory.make, (store) =>
+        Effect.map(EmailSignInRequestsSql.make, (store) =>
           EmailSignInRequests.of({ ...store, takeByCode: () => Effect.fail(down) })
         )
       )

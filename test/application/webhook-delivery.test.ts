@@ -11,8 +11,9 @@ import { WebhookEndpoints } from "../../application/ports/WebhookEndpoints.js"
 import { WebhookDelivery } from "../../application/WebhookDelivery.js"
 import { DeliveryOutcome, type WebhookEndpoint } from "../../domain/Webhook.js"
 import * as CryptographyNode from "../../infrastructure/crypto/CryptographyNode.js"
-import * as OutboxMemory from "../../infrastructure/memory/OutboxMemory.js"
 import { isPrivateAddress } from "../../infrastructure/net/addressGuard.js"
+import * as OutboxSql from "../../infrastructure/sql/OutboxSql.js"
+import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import * as WebhookTransportHttp from "../../infrastructure/webhooks/WebhookTransportHttp.js"
 import { type Answer, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.js"
 
@@ -61,7 +62,7 @@ const endpoint = (path: string, id = path): WebhookEndpoint => ({
 
 const deliverer = (configured: ReadonlyArray<WebhookEndpoint>, allowPrivate = true) =>
   WebhookDelivery.Default.pipe(
-    Layer.provideMerge(OutboxMemory.layer),
+    Layer.provideMerge(OutboxSql.layer.pipe(Layer.provide(SqliteDatabase.layer(":memory:")))),
     Layer.provide(WebhookTransportHttp.layer(allowPrivate)),
     Layer.provide(Layer.succeed(WebhookEndpoints, { list: Effect.succeed(configured) })),
     Layer.provide(CryptographyNode.layer(Redacted.make("a-secret-key-of-the-tests-0123456789")))

@@ -2,10 +2,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
+import { memoryRepositories } from "../../composition/stores.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { Email, type UserIdType } from "../../domain/User.js"
-import * as AddressChangesMemory from "../../infrastructure/memory/AddressChangesMemory.js"
-import * as UserRepoMemory from "../../infrastructure/memory/UserRepoMemory.js"
 import * as Migrations from "../../infrastructure/sql/migrations.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import { loader } from "../../infrastructure/sql/schemaMigrations.js"
@@ -36,12 +35,7 @@ const stores: ReadonlyArray<{
 }> = [
   {
     name: "memory",
-    // No SQL here; a client that is never used keeps the two stores' types alike.
-    layer: (type) =>
-      Layer.merge(
-        UserRepoMemory.layerWith({ idType: type }).pipe(Layer.provide(AddressChangesMemory.layer)),
-        SqliteDatabase.layer(":memory:")
-      ).pipe(Layer.provide(quiet))
+    layer: (type) => memoryRepositories({ idType: type }).pipe(Layer.provide(quiet))
   },
   {
     name: "sqlite",

@@ -9,7 +9,8 @@ import { AccessControl } from "../../application/AccessControl.js"
 import { Sessions } from "../../application/Sessions.js"
 import { TokenError } from "../../domain/errors.js"
 import { Email, User, UserId } from "../../domain/User.js"
-import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
+import * as RoleRepoSql from "../../infrastructure/sql/RoleRepoSql.js"
+import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import {
   AccessGuard,
   AccessLevel,
@@ -128,7 +129,12 @@ const { handler, dispose } = HttpApiBuilder.toWebHandler(
       ])
     ),
     HttpServer.layerContext
-  ).pipe(Layer.provide(SessionsDouble), Layer.provide(AccessControl.Default.pipe(Layer.provide(RoleRepoMemory.layer))))
+  ).pipe(
+    Layer.provide(SessionsDouble),
+    Layer.provide(
+      AccessControl.Default.pipe(Layer.provide(RoleRepoSql.layer.pipe(Layer.provide(SqliteDatabase.layer(":memory:")))))
+    )
+  )
 )
 afterAll(() => dispose())
 

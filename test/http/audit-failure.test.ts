@@ -5,24 +5,22 @@ import { AuditLog } from "../../application/ports/AuditLog.js"
 import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { Email } from "../../domain/User.js"
-import * as AuditLogMemory from "../../infrastructure/memory/AuditLogMemory.js"
-import * as RoleRepoMemory from "../../infrastructure/memory/RoleRepoMemory.js"
+import * as AuditLogSql from "../../infrastructure/sql/AuditLogSql.js"
+import * as RoleRepoSql from "../../infrastructure/sql/RoleRepoSql.js"
 import { call, expectProblem, login, me, password, signIn, signUp, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
 const unavailable = Effect.fail(new StoreUnavailableError({ store: "database" }))
 
 /**
- * The memory log, whose writes all fail while `outage.on`: the log's table refusing rows. A use
- * case's transaction (Transaction) then fails with its entry's append; the memory store has no
- * rollback, so what it asserts unchanged holds because the entry is appended before the change's
- * writes, as a SQL transaction whose entry failed leaves nothing (test/contract/transaction.test.ts
- * shows it of the SQL stores).
+ * The store's own log, whose writes all fail while `outage.on`: the log's table refusing rows. A
+ * use case's transaction (Transaction) then fails with its entry's append and leaves nothing of
+ * the change behind, whichever came first.
  */
 const flakyLog = (outage: { on: boolean }) =>
   Layer.effect(
     AuditLog,
-    Effect.map(AuditLogMemory.make, (log) =>
+    Effect.map(AuditLogSql.make, (log) =>
       AuditLog.of({
         ...log,
         append: (entry) => (outage.on ? unavailable : log.append(entry))
@@ -34,7 +32,7 @@ const flakyLog = (outage: { on: boolean }) =>
 const flakyGrants = (outage: { on: boolean }) =>
   Layer.effect(
     RoleRepo,
-    Effect.map(RoleRepoMemory.make, (roles) =>
+    Effect.map(RoleRepoSql.make, (roles) =>
       RoleRepo.of({
         ...roles,
         assignPermission: (role, permission) => (outage.on ? unavailable : roles.assignPermission(role, permission))

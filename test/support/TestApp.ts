@@ -106,10 +106,14 @@ export const request =
     })
 
 /** What a suite changes in the harness's service: its code, and adapters replacing the settings' own. */
-export interface Variation<A, E> {
+export interface Variation<A, E, R = never> {
   readonly deployment?: Deployment
-  /** Adapters replacing some of the settings' (a failing store): the use cases and the HTTP layer see them. */
-  readonly overrides?: Layer.Layer<A, E>
+  /**
+   * Adapters replacing some of the settings' (a failing store): the use cases and the HTTP layer
+   * see them. They are built over the settings' adapters, so a double may wrap a store's own
+   * adapter on its SqlClient.
+   */
+  readonly overrides?: Layer.Layer<A, E, R>
 }
 
 /**
@@ -117,9 +121,9 @@ export interface Variation<A, E> {
  * cases and ports are exposed too, so a test can arrange what HTTP cannot. Logging is the
  * caller's.
  */
-export const serve = <A = never, E = never>(
+export const serve = <A = never, E = never, R = never>(
   settings: Settings,
-  { deployment = {}, overrides }: Variation<A, E> = {}
+  { deployment = {}, overrides }: Variation<A, E, R> = {}
 ) => {
   const Server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
   const Client = Layer.effect(
@@ -137,10 +141,10 @@ export const serve = <A = never, E = never>(
  * The whole service in process (a backend's settings under the suite's `env`): real HTTP on
  * 127.0.0.1, real argon2 and JWTs, the chosen backend, logs off.
  */
-export const layer = <A = never, E = never>(
+export const layer = <A = never, E = never, R = never>(
   backend: string | Backend,
   env: Record<string, string> = {},
-  variation: Variation<A, E> = {}
+  variation: Variation<A, E, R> = {}
 ) => {
   const { databaseUrl, env: backendEnv } = typeof backend === "string" ? { databaseUrl: backend, env: {} } : backend
   if (/^postgres(ql)?:/.test(databaseUrl)) {
@@ -151,7 +155,7 @@ export const layer = <A = never, E = never>(
   return quietService(databaseUrl, { ...backendEnv, ...env }, variation)
 }
 
-const quietService = <A, E>(databaseUrl: string, env: Record<string, string>, variation: Variation<A, E>) => {
+const quietService = <A, E, R>(databaseUrl: string, env: Record<string, string>, variation: Variation<A, E, R>) => {
   const settings = settingsFor({
     SERVICE_SECRET_KEY: testSecretKey,
     SERVICE_DATABASE_URL: databaseUrl,

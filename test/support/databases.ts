@@ -2,12 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import {
-  type FileAdapters,
-  memoryRepositories,
-  sqliteFileAdapters,
-  sqlRepositories
-} from "../../composition/adapters.js"
+import { type FileAdapters, memoryRepositories, sqliteFileAdapters, sqlRepositories } from "../../composition/stores.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
 import * as Postgres from "./postgres.js"
@@ -68,7 +63,7 @@ export const sqliteFileFast: Database = {
 export const postgresql: Database = {
   name: "postgresql",
   skip: Postgres.noPostgres,
-  repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provide(Postgres.layer(options)))
+  repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provideMerge(Postgres.layer(options)))
 }
 
 /**

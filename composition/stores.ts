@@ -1,0 +1,132 @@
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { type ConfigError, Effect, Layer } from "effect"
+import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
+import type { StoreSpace } from "../application/ports/StoreSpace.js"
+import type { TokenHolders } from "../application/ports/TokenHolders.js"
+import type { DatabaseUrl } from "../config/sections/storage.js"
+import * as StoreSpaceNone from "../infrastructure/memory/StoreSpaceNone.js"
+import * as AddressChangesSql from "../infrastructure/sql/AddressChangesSql.js"
+import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
+import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
+import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
+import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
+import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
+import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
+import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
+import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
+import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
+import * as TransactionSql from "../infrastructure/sql/TransactionSql.js"
+import * as UserRepoSql from "../infrastructure/sql/UserRepoSql.js"
+import * as WebhookEndpointRepoSql from "../infrastructure/sql/WebhookEndpointRepoSql.js"
+import type { UserRepoOptions } from "../infrastructure/users.js"
+import { imported } from "./imported.js"
+
+/**
+ * A SQL database: the layer of its migrated connection, and its migration on a connection of its
+ * own; and the adapters a database in a file of its own has (SQLite's).
+ */
+interface SqlDatabase {
+  readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
+  readonly migrate: (
+    options: SchemaOptions
+  ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
+  readonly files?: FileAdapters
+}
+
+/**
+ * What a database in a file of its own adds to the plain adapters: the hot paths' fast ones
+ * (infrastructure/sql/fast/, each held by its port's contract suite), and the room it gives back.
+ */
+export interface FileAdapters {
+  readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
+  readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, SqlClient.SqlClient>
+  readonly storeSpace?: Layer.Layer<StoreSpace, never, SqlClient.SqlClient>
+}
+
+const sqlite = () => import("../infrastructure/sql/SqliteDatabase.js")
+
+/** A SQLite database of `filename`, `:memory:` included. */
+const sqliteDatabase = (filename: string): SqlDatabase => ({
+  layer: (options) => imported(sqlite, (db) => db.layer(filename, options)),
+  migrate: (options) =>
+    Effect.flatMap(Effect.promise(sqlite), (db) => db.prepare(options).pipe(Effect.provide(db.client(filename)))),
+  // A file can be read and written on connections of its own; another connection to
+  // `:memory:` would be another database.
+  ...(filename === ":memory:" ? {} : { files: sqliteFileAdapters(filename) })
+})
+
+/**
+ * The SQL database of DATABASE_URL. The memory store is SQLite in memory: the same adapters and
+ * the same transactions (all or nothing, one at a time) as a file, gone with the process
+ * (docs/contributing.md, "One store semantics").
+ */
+const sqlDatabase = (url: DatabaseUrl): SqlDatabase => {
+  switch (url.kind) {
+    case "memory":
+      return sqliteDatabase(":memory:")
+    case "sqlite":
+      return sqliteDatabase(url.filename)
+    case "postgres": {
+      const pg = () => import("../infrastructure/sql/PgDatabase.js")
+      return {
+        layer: (options) => imported(pg, (db) => db.layer(url.url, options)),
+        migrate: (options) =>
+          Effect.flatMap(Effect.promise(pg), (db) =>
+            db.prepare(options).pipe(Effect.provide(db.client(url.url, { maxConnections: 1 })))
+          )
+      }
+    }
+  }
+}
+
+/** The adapters of a SQLite file of its own. */
+export const sqliteFileAdapters = (filename: string): FileAdapters => ({
+  storeSpace: imported(
+    () => import("../infrastructure/sql/StoreSpaceSqlite.js"),
+    (space) => space.layer(filename)
+  ),
+  tokenHolders: imported(
+    () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
+    (reader) => reader.layer(filename)
+  ),
+  refreshTokens: imported(
+    () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
+    (rotation) => rotation.layer(filename)
+  )
+})
+
+/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `files` has others. */
+export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapters = {}) =>
+  Layer.mergeAll(
+    files.refreshTokens ?? RefreshTokenRepoSql.layer,
+    RoleRepoSql.layer,
+    PasskeyRepoSql.layer,
+    OAuthAccountRepoSql.layer,
+    AuditLogSql.layer,
+    EmailSignInRequestsSql.layer,
+    AddressChangesSql.layer,
+    OutboxSql.layer,
+    WebhookEndpointRepoSql.layer,
+    files.storeSpace ?? StoreSpaceNone.layer,
+    files.tokenHolders ?? TokenHoldersSql.layer,
+    TransactionSql.layer
+  ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
+
+/**
+ * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields
+ * included) before they use it, and its client (for a test's double of one of them). Used by serve, by every CLI command that touches storage and by
+ * the tests' harness.
+ */
+export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) => {
+  const sql = sqlDatabase(url)
+  return sqlRepositories(options, sql.files).pipe(Layer.provideMerge(sql.layer(options)))
+}
+
+/** The memory store's repositories: SQLite in memory, migrated. */
+export const memoryRepositories = (options: UserRepoOptions = {}) => database({ kind: "memory" }, options)
+
+/** Applies the pending migrations of DATABASE_URL; answers the ones applied, none for the memory store, which starts empty. */
+export const migrate = (url: DatabaseUrl, options: SchemaOptions = {}) =>
+  url.kind === "memory" ? Effect.succeedNone : Effect.asSome(sqlDatabase(url).migrate(options))
