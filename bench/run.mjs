@@ -56,7 +56,7 @@ const openPortcullis = async (target, env) => {
   const port = freePort()
   const server = await startServer(
     target,
-    [join(root, "dist/interfaces/cli/main.js"), "serve"],
+    [join(root, "dist/main/cli.js"), "serve"],
     {
       SERVICE_PORT: String(port),
       SERVICE_SECRET_KEY: secret,

@@ -39,7 +39,7 @@ const users = Number(process.env.SCALE_USERS ?? 1_000_000)
 const smallUsers = 1_000
 const DAY = 86_400_000
 const YEAR = 365 * DAY
-const cli = join(root, "dist/interfaces/cli/main.js")
+const cli = join(root, "dist/main/cli.js")
 
 /** The user ids and addresses of the seeded users: UUID-shaped ids, as USER_ID_TYPE=uuid makes. */
 const seededIdSql = {

@@ -56,7 +56,7 @@ const serveUntilHealthy = async (port) => {
 /** A CLI call to its exit; its seconds. */
 const cli = (args) => {
   const began = performance.now()
-  const { status } = spawnSync(process.execPath, [join(root, "dist/interfaces/cli/main.js"), ...args], {
+  const { status } = spawnSync(process.execPath, [join(root, "dist/main/cli.js"), ...args], {
     cwd: root,
     env,
     stdio: "ignore"

@@ -1,7 +1,9 @@
 import { Layer } from "effect"
 import { AccessControl } from "../application/AccessControl.js"
 import { Accounts } from "../application/Accounts.js"
-import { Audit } from "../application/Audit.js"
+import { AddressChangeUndo } from "../application/AddressChangeUndo.js"
+import { Admin } from "../application/Admin.js"
+import { Audit, cliContext, RequestContext } from "../application/Audit.js"
 import { CurrentPassword } from "../application/CurrentPassword.js"
 import { EvenAnswers } from "../application/EvenAnswers.js"
 import { Lockout } from "../application/Lockout.js"
@@ -13,6 +15,7 @@ import { SecurityNotices } from "../application/SecurityNotices.js"
 import { Sessions } from "../application/Sessions.js"
 import { Verification } from "../application/Verification.js"
 import { WaysIn } from "../application/WaysIn.js"
+import { WebhookAdmin } from "../application/WebhookAdmin.js"
 import { WebhookDelivery } from "../application/WebhookDelivery.js"
 import { Webhooks } from "../application/Webhooks.js"
 import type { Deployment } from "../config/Deployment.js"
@@ -53,3 +56,15 @@ export const application = <A = never, E = never, R = never>(
   // Overrides are built over the adapters (a double may wrap a store's own adapter, on its client) and win.
   return useCases.pipe(Layer.provideMerge(overrides === undefined ? adapters : Layer.provideMerge(overrides, adapters)))
 }
+
+/**
+ * What the operator commands run (the CLI's Operations): the application of the settings and the
+ * operator's own use cases over it, as the CLI, the audit log's actor.
+ */
+export const operations = (settings: Settings) =>
+  Layer.mergeAll(
+    Admin.Default,
+    WebhookAdmin.Default,
+    AddressChangeUndo.Default,
+    Layer.succeed(RequestContext, cliContext)
+  ).pipe(Layer.provideMerge(application(settings)))

@@ -9,4 +9,4 @@ if (isStale()) {
   const status = build()
   if (status !== 0) process.exit(status)
 }
-await import("../dist/interfaces/cli/main.js")
+await import("../dist/main/cli.js")

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject, sign, verify } from "node:crypto"
+import { createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from "node:crypto"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import { calculateJwkThumbprint } from "jose"
 import { PublishedKeys } from "../../application/ports/PublishedKeys.js"
@@ -35,6 +35,20 @@ const schemes: Record<AsymmetricAlgorithm, { readonly hash: string | null; reado
 const publicHalf = (key: KeyObject) => (key.type === "private" ? createPublicKey(key) : key)
 
 /** The public JWK of a key, with its RFC 7638 thumbprint as `kid`, its algorithm and `use: "sig"`. */
+/** A new private key for `algorithm` (`portcullis keygen`): its PEM (PKCS#8) and its public JWK. */
+export const newSigningKey = (algorithm: AsymmetricAlgorithm) => {
+  const key =
+    algorithm === "EdDSA"
+      ? generateKeyPairSync("ed25519").privateKey
+      : algorithm === "ES256"
+        ? generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey
+        : generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey
+  return Effect.map(publicJwk({ algorithm, key }), (jwk) => ({
+    pem: key.export({ format: "pem", type: "pkcs8" }).toString().trim(),
+    jwk
+  }))
+}
+
 export const publicJwk = ({ algorithm, key }: AlgorithmKey): Effect.Effect<PublicJwk> =>
   Effect.promise(async () => {
     const jwk = publicHalf(key).export({ format: "jwk" })

@@ -1,7 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { Accounts } from "../../application/Accounts.js"
-import { uniqueFields } from "../../composition/policy.js"
+import { Host } from "./host.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { decodeNewEmail, operate, storageVariables } from "./operator.js"
 import { passwordOptions, readPassword } from "./password.js"
@@ -13,11 +13,7 @@ const config = deploymentOption(
 export const migrate = Command.make("migrate", { config }, ({ config }) =>
   Effect.gen(function* () {
     const { deployment, settings } = yield* loadConfigured(config)
-    // The stores, imported for the commands that use them only.
-    const { migrate: migrateDatabase } = yield* Effect.promise(() => import("../../composition/stores.js"))
-    const applied = yield* migrateDatabase(settings.storage.databaseUrl, {
-      uniqueFields: uniqueFields(settings, deployment)
-    }).pipe(Effect.orDie)
+    const applied = yield* (yield* Host).migrate(settings, deployment)
     yield* Console.log(
       Option.match(applied, {
         onNone: () => "The in-memory database needs no migrations.",

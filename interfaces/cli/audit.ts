@@ -1,7 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Console, DateTime, Duration, Effect, Option, Schema, Stream } from "effect"
 import { Audit, EXPORT_PAGE } from "../../application/Audit.js"
-import * as Logging from "../../composition/logging.js"
 import {
   AUDIT_PAGE_DEFAULT,
   AUDIT_PAGE_MAX,
@@ -14,7 +13,7 @@ import {
 } from "../../domain/Audit.js"
 import { operate, storageVariables } from "./operator.js"
 import { withSubcommandsKnown } from "./output.js"
-import { loadSettings, StartupError } from "./startup.js"
+import { StartupError } from "./startup.js"
 
 const encodePage = Schema.encode(AuditPageJson)
 
@@ -58,19 +57,15 @@ const auditPages = Command.make(
   },
   ({ user, type, limit, cursor }) =>
     Effect.gen(function* () {
-      const { settings } = yield* loadSettings
-      // The stores and the use cases, imported for the commands that use them only.
-      const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
-      const page = yield* Effect.flatMap(Audit, (log) =>
-        log.list({
-          user_id: Option.getOrUndefined(user),
-          type: Option.getOrUndefined(type),
-          before: Option.getOrUndefined(cursor),
-          limit
-        })
-      ).pipe(
-        Effect.provide(application(settings)),
-        Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" }))
+      const page = yield* operate(
+        Effect.flatMap(Audit, (log) =>
+          log.list({
+            user_id: Option.getOrUndefined(user),
+            type: Option.getOrUndefined(type),
+            before: Option.getOrUndefined(cursor),
+            limit
+          })
+        )
       )
       yield* Console.log(JSON.stringify(yield* encodePage(page).pipe(Effect.orDie), null, 2))
     })

@@ -1,19 +1,7 @@
-import { generateKeyPairSync } from "node:crypto"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { asymmetricAlgorithms } from "../../config/signingKeys.js"
-import type { AsymmetricAlgorithm } from "../../domain/Jwks.js"
-
-const generate = (algorithm: AsymmetricAlgorithm) => {
-  switch (algorithm) {
-    case "EdDSA":
-      return generateKeyPairSync("ed25519").privateKey
-    case "ES256":
-      return generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey
-    case "RS256":
-      return generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey
-  }
-}
+import { Host } from "./host.js"
 
 const algorithm = Options.choice("algorithm", asymmetricAlgorithms).pipe(
   Options.withDefault("EdDSA" as const),
@@ -27,11 +15,8 @@ const algorithm = Options.choice("algorithm", asymmetricAlgorithms).pipe(
  */
 export const keygen = Command.make("keygen", { algorithm }, ({ algorithm }) =>
   Effect.gen(function* () {
-    const key = generate(algorithm)
-    // jose, under the signer, is for this command and the asymmetric algorithms only.
-    const { publicJwk } = yield* Effect.promise(() => import("../../infrastructure/crypto/TokenSignerAsymmetric.js"))
-    const jwk = yield* publicJwk({ algorithm, key })
-    yield* Console.log(`${key.export({ format: "pem", type: "pkcs8" }).toString().trim()}\n${JSON.stringify(jwk)}`)
+    const { pem, jwk } = yield* (yield* Host).newSigningKey(algorithm)
+    yield* Console.log(`${pem}\n${JSON.stringify(jwk)}`)
   })
 ).pipe(
   Command.withDescription(

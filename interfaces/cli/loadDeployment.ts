@@ -2,7 +2,8 @@ import { extname, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import type { Deployment } from "../../composition/features.js"
+import type { Deployment } from "../../config/Deployment.js"
+import { Host } from "./host.js"
 import { loadSettingsFor, StartupError } from "./startup.js"
 
 /** A CommonJS module's `export default` arrives as `{ default }` through ESM interop. */
@@ -42,9 +43,7 @@ export const loadDeployment = (path: Option.Option<string>) =>
             })
         })
         const deployment = withoutInterop(module.default ?? module.deployment)
-        // The features' table brings the whole HTTP API: imported only when there is a module to judge.
-        const { deploymentProblems } = yield* Effect.promise(() => import("../../composition/features.js"))
-        const problems = deploymentProblems(deployment)
+        const problems = yield* (yield* Host).deploymentProblems(deployment)
         if (problems.length > 0) {
           return yield* new StartupError({ lines: problems.map((problem) => `--config ${file}: ${problem}`) })
         }

@@ -1,6 +1,6 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
-import * as Logging from "../../composition/logging.js"
 import { type LoggingSettings, levels } from "../../config/sections/logging.js"
+import { Host } from "./host.js"
 
 type Level = LoggingSettings["logLevel"]
 
@@ -47,7 +47,7 @@ export const commandLogging = (
   fields: Readonly<Record<string, number>> = {}
 ) =>
   Layer.unwrapEffect(
-    Effect.map(RequestedLogLevel, (requested) =>
-      Logging.layer({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) }, fields)
+    Effect.zipWith(RequestedLogLevel, Host, (requested, host) =>
+      host.logging({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) }, fields)
     )
   )

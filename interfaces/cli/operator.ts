@@ -1,9 +1,9 @@
 import { Options } from "@effect/cli"
-import { Effect, Layer, ParseResult, Schema } from "effect"
-import { Admin, type UserRef } from "../../application/Admin.js"
-import { cliContext, RequestContext } from "../../application/Audit.js"
+import { Effect, ParseResult, Schema } from "effect"
+import type { UserRef } from "../../application/Admin.js"
 import { NewEmail } from "../../domain/Address.js"
 import { Email, UserId } from "../../domain/User.js"
+import { Host } from "./host.js"
 import { commandLogging } from "./logLevel.js"
 import { loadSettings, StartupError } from "./startup.js"
 
@@ -59,18 +59,13 @@ export const decodeUserRef = (ref: { readonly email: string } | { readonly id: s
 
 /**
  * Runs an operator task over the deployment's adapters, once the settings are known to be
- * valid (before any prompt), as the CLI (the audit log's actor). Its logs stay quiet (warnings and worse) unless --log-level asks
- * for more.
+ * valid (before any prompt), as the CLI (the audit log's actor). Its logs stay quiet (warnings
+ * and worse) unless --log-level asks for more.
  */
 export const operate = <A, E, R>(task: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const { settings } = yield* loadSettings
-    // The stores and the use cases, imported for the commands that use them only.
-    const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
-    return yield* task.pipe(
-      Effect.provide(Admin.Default.pipe(Layer.provideMerge(application(settings)))),
-      Effect.provide(commandLogging(settings.logging, "warning")),
-      // The audit log names the operator's command as the actor of what it changes.
-      Effect.provideService(RequestContext, cliContext)
-    )
-  })
+  Effect.flatMap(loadSettings, ({ settings }) =>
+    Effect.gen(function* () {
+      const operations = yield* (yield* Host).operations(settings)
+      return yield* Effect.provide(task, operations)
+    }).pipe(Effect.scoped, Effect.provide(commandLogging(settings.logging, "warning")))
+  )

@@ -1,10 +1,8 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { Pruning } from "../../application/Pruning.js"
-import * as Logging from "../../composition/logging.js"
 import type { PruneReport } from "../../domain/Retention.js"
-import { storageVariables } from "./operator.js"
-import { loadSettings } from "./startup.js"
+import { operate, storageVariables } from "./operator.js"
 
 const lines = (report: PruneReport, verb: string) => [
   `refresh tokens ${verb}: ${report.refreshTokens}`,
@@ -37,25 +35,21 @@ export const prune = Command.make(
   },
   ({ dryRun, vacuum }) =>
     Effect.gen(function* () {
-      const { settings } = yield* loadSettings
-      // The stores and the use cases, imported for the commands that use them only.
-      const { application } = yield* Effect.promise(() => import("../../composition/application.js"))
-      const output = yield* Effect.gen(function* () {
-        const pruning = yield* Pruning
-        if (dryRun) return lines(yield* pruning.pending(), "to delete")
-        const report = lines(yield* pruning.prune(), "deleted")
-        if (!vacuum) return report
-        const size = yield* pruning.vacuum
-        return [
-          ...report,
-          Option.match(size, {
-            onNone: () => "vacuum: nothing to do for this store (PostgreSQL's autovacuum gives space back)",
-            onSome: ({ before, after }) => `vacuum: ${megabytes(before)} -> ${megabytes(after)}`
-          })
-        ]
-      }).pipe(
-        Effect.provide(application(settings)),
-        Effect.provide(Logging.layer({ ...settings.logging, logLevel: "warning" }))
+      const output = yield* operate(
+        Effect.gen(function* () {
+          const pruning = yield* Pruning
+          if (dryRun) return lines(yield* pruning.pending(), "to delete")
+          const report = lines(yield* pruning.prune(), "deleted")
+          if (!vacuum) return report
+          const size = yield* pruning.vacuum
+          return [
+            ...report,
+            Option.match(size, {
+              onNone: () => "vacuum: nothing to do for this store (PostgreSQL's autovacuum gives space back)",
+              onSome: ({ before, after }) => `vacuum: ${megabytes(before)} -> ${megabytes(after)}`
+            })
+          ]
+        })
       )
       yield* Console.log(output.join("\n"))
     })

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
 import { parseSettings, type ResolvedSettings } from "../../config/Settings.js"
+import { Host } from "./host.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { StartupError } from "./startup.js"
 
@@ -37,11 +38,10 @@ export const check = Command.make("check", { json }, ({ json }) =>
               Effect.zipRight(Effect.forEach(resolved.warnings, (warning) => Console.error(`warning: ${warning}`)))
             )
         return report.pipe(
-          Effect.zipRight(Effect.promise(() => import("../../composition/startup.js"))),
-          Effect.flatMap(({ notYetSupported }) => {
-            const refused = notYetSupported(resolved.settings)
-            return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.void
-          })
+          Effect.zipRight(Effect.flatMap(Host, (host) => host.refusals(resolved.settings, {}))),
+          Effect.flatMap((refused) =>
+            refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.void
+          )
         )
       }
     })
@@ -63,9 +63,8 @@ const config = deploymentOption(
 export const openapi = Command.make("openapi", { config }, ({ config }) =>
   Effect.gen(function* () {
     const { deployment, settings } = yield* loadConfigured(config)
-    // The HTTP API, imported for the commands that use it only.
-    const { openApiDocument } = yield* Effect.promise(() => import("../../composition/service.js"))
-    yield* Console.log(JSON.stringify(openApiDocument(settings, deployment), null, 2))
+    const document = yield* (yield* Host).openApiDocument(settings, deployment)
+    yield* Console.log(JSON.stringify(document, null, 2))
   })
 ).pipe(
   Command.withDescription(

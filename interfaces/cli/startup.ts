@@ -3,6 +3,7 @@ import { Data, Effect, Either } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import { DOTENV, dotenvIgnored, parseDotenv, unsetIn } from "../../config/dotenv.js"
 import { parseSettings } from "../../config/Settings.js"
+import { Host } from "./host.js"
 
 /** Start-up cannot go on; each line says why and what to set. Printed to stderr, exit 1. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly lines: ReadonlyArray<string> }> {}
@@ -11,7 +12,7 @@ export class StartupError extends Data.TaggedError("StartupError")<{ readonly li
  * Settings from the process environment, refused whole when any is invalid or unsupported by
  * this build with this deployment (a custom LOGIN_FIELD must be one of its fields). Without a
  * deployment (migrate, the user commands, which sign nobody in) LOGIN_FIELD is not judged. The
- * features' table that judges them is imported here, not by every command.
+ * features' table that judges them is the Host's to load, not every command's.
  */
 export const loadSettingsFor = (deployment: Deployment | undefined) =>
   Effect.suspend(() =>
@@ -19,14 +20,9 @@ export const loadSettingsFor = (deployment: Deployment | undefined) =>
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
       onRight: (resolved) =>
         Effect.flatMap(
-          Effect.promise(() => import("../../composition/startup.js")),
-          ({ missingFeatures, notYetSupported }) => {
-            const refused =
-              deployment === undefined
-                ? missingFeatures(resolved.settings)
-                : notYetSupported(resolved.settings, deployment)
-            return refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
-          }
+          Effect.flatMap(Host, (host) => host.refusals(resolved.settings, deployment)),
+          (refused) =>
+            refused.length > 0 ? Effect.fail(new StartupError({ lines: refused })) : Effect.succeed(resolved)
         )
     })
   )

@@ -166,7 +166,7 @@ const update = Command.make(
           return Object.keys(flags).length === 0
             ? toPublicUser(moved)
             : yield* (yield* Accounts).setFlags(moved.email, flags)
-        }).pipe(Effect.provide(AddressChangeUndo.Default))
+        })
       )
       yield* printUser(updated)
     })

@@ -11,7 +11,7 @@ const seen = "Running servers see the change within 5 s."
 
 /** A refusal of the use case told as the other commands' refusals are: a sentence on stderr, exit code 1. */
 const administer = <A>(task: (admin: WebhookAdmin) => Effect.Effect<A, WebhookAdminRefusal | StoreUnavailableError>) =>
-  operate(Effect.provide(Effect.flatMap(WebhookAdmin, task), WebhookAdmin.Default)).pipe(
+  operate(Effect.flatMap(WebhookAdmin, task)).pipe(
     Effect.catchTag("WebhookAdminRefusal", (refusal) => new StartupError({ lines: [refusal.reason] }))
   )
 

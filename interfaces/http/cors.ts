@@ -76,7 +76,7 @@ export const cors = (origins: ReadonlyArray<string>): Step => {
     }
     const requested = request.headers["access-control-request-method"]
     if (isPreflight(request) && requested !== undefined) {
-      const methods = route.allowed()
+      const methods = route.allowed
       if (methods.length > 0) {
         const path = route.id
         const headers = requestedHeaders(request.headers["access-control-request-headers"])

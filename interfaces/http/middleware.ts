@@ -9,7 +9,6 @@ import type { AccessLogWriter } from "./accessLog.js"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
-import { readBody } from "./requestBody.js"
 import {
   type JsonShapeFault,
   jsonShapeFault,
@@ -109,14 +108,10 @@ const unexpected = (cause: Cause.Cause<unknown>) =>
     return problem(500, "InternalError", "Internal error", `An unexpected error occurred (request id ${requestId}).`)
   })
 
-/**
- * 404, or 405 with the methods the path accepts. The router and the route table may read an odd
- * path differently (dot segments, an over-long parameter); when the table would allow the very
- * method the router found no route for, the route as the router read it does not exist.
- */
+/** 404, or 405 with the methods the path accepts, as the router resolved the request's route. */
 const notFound = (route: ResolvedRoute) => {
-  const allowed = route.allowed()
-  return allowed.length === 0 || allowed.includes(route.method)
+  const allowed = route.allowed
+  return allowed.length === 0
     ? problem(404, "NotFoundError", "Not found", "No route matches this path.")
     : problem(405, "MethodNotAllowedError", "Method not allowed", `This route accepts ${allowed.join(", ")}.`, {
         headers: { allow: allowed.join(", ") }
@@ -138,11 +133,10 @@ export const problemResponses: Step = (next) => {
       if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(respond(validationProblem(error)))
       if (error instanceof HttpServerError.RouteNotFound) return Effect.succeed(respond(notFound(route)))
     }
+    // A body that could not be read as text (the client broke off mid-body) is no JSON; an
+    // oversized one never gets here, refused by its Content-Length before a byte is read.
     const defect = Cause.dieOption(cause)
-    if (Option.isSome(defect) && isBodyDecodeFailure(defect.value)) {
-      const tooLarge = String((defect.value.cause as Error | undefined)?.message).includes("maxBytes")
-      return Effect.succeed(respond(tooLarge ? payloadTooLarge : malformedJson))
-    }
+    if (Option.isSome(defect) && isBodyDecodeFailure(defect.value)) return Effect.succeed(respond(malformedJson))
     return Effect.map(unexpected(cause), respond)
   }
   return (routed) => {
@@ -161,9 +155,9 @@ export const problemResponses: Step = (next) => {
     // bounded by its Content-Length, checked above: the parser delivers that many bytes and no
     // more, so no limit of the platform's (another fiber-local change) is set around it.
     const checked = hasBody(json)
-      ? Effect.flatMap(readBody(json), (text) => {
-          // Read once here (the request caches it for the route's decoding), so that its shape
-          // is judged before anything parses or decodes it.
+      ? Effect.flatMap(Effect.orDie(json.text), (text) => {
+          // Read once here (the platform's request keeps it for the route's decoding), so that its
+          // shape is judged before anything parses or decodes it.
           const fault = jsonShapeFault(text)
           return fault === undefined ? next(onward) : Effect.succeed(respond(jsonShapeProblems[fault]))
         })

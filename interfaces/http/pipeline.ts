@@ -1,6 +1,7 @@
 import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect, Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import type { Settings } from "../../config/Settings.js"
 import { AccessLog } from "./accessLog.js"
 import { auditContext } from "./auditContext.js"
@@ -11,29 +12,32 @@ import { requestObserver } from "./metrics.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
 import { originCheck } from "./originCheck.js"
 import { rateLimits } from "./rateLimits.js"
-import type { RouteTable } from "./routes.js"
+import type { RouteCatalog } from "./routes.js"
 import { type Next, pass, type Step } from "./step.js"
 import { redactSpanQuery } from "./tracing.js"
 
 /**
  * The steps in the order a request meets them, the first outermost: each answer comes back
- * through the steps before it. The route is resolved once, here, and the router gets the request
- * as the steps left it.
+ * through the steps before it. They wrap every route of the router (HttpRouter.use), so the
+ * route is the one the router resolved, once (routes.ts completes the router so that every request
+ * resolves to one), and the route's handler gets the request as the steps left it.
  */
 export const pipeline =
-  (routes: RouteTable, steps: ReadonlyArray<Step>) =>
-  (app: HttpApp.Default): HttpApp.Default => {
-    const router: Next = ({ received, request }) =>
-      request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
-    const first = steps.reduceRight<Next>((next, step) => step(next), router)
-    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      first({ received: request, request, route: routes(request.method, request.url) })
-    )
+  (routes: RouteCatalog, steps: ReadonlyArray<Step>) =>
+  (handler: HttpApp.Default): HttpApp.Default => {
+    const route: Next = ({ received, request }) =>
+      request === received ? handler : Effect.provideService(handler, HttpServerRequest.HttpServerRequest, request)
+    const first = steps.reduceRight<Next>((next, step) => step(next), route)
+    return Effect.flatMap(Effect.context<HttpServerRequest.HttpServerRequest>(), (context) => {
+      const request = Context.get(context, HttpServerRequest.HttpServerRequest)
+      const matched = Context.unsafeGet(context, HttpRouter.RouteContext).route
+      return first({ received: request, request, route: routes.resolve(request.method, request.url, matched) })
+    })
   }
 
 /** What the service's pipeline needs beside the settings: its routes, and the pages mounted beside the API. */
 export interface PipelineOptions {
-  readonly routes: RouteTable
+  readonly routes: RouteCatalog
   /** The interactive docs page and the OpenAPI document: cached and compressed. */
   readonly documents: ReadonlyArray<string>
   /** The Content-Security-Policy of the routes that are pages (docs, demo, hosted pages); the API's elsewhere. */

@@ -60,7 +60,7 @@ export const rateLimits = (settings: Settings) =>
       const bucketRule = bucket === undefined ? undefined : bucketRules.get(bucket)
       if (bucket !== undefined && bucketRule !== undefined)
         checks.push({ bucket, key: `${bucket}:${client}`, rule: bucketRule })
-      if (Option.isSome(globalRule) && !unlimitedPaths.has(route.path)) {
+      if (Option.isSome(globalRule) && !unlimitedPaths.has(route.id)) {
         checks.push({ bucket: "global", key: `global:${client}`, rule: globalRule.value })
       }
       return checks

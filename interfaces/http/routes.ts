@@ -1,6 +1,9 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import { Context, Option } from "effect"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Chunk, Context, Effect, Option } from "effect"
 import type { RateLimitBucket } from "../../config/sections/limits.js"
 import { HashingRoute, RateLimitedRoute } from "./Api.js"
 import { targetPath } from "./requestShape.js"
@@ -18,74 +21,36 @@ export interface LimitedRoute {
 }
 
 /**
- * A request's route, resolved once as the pipeline receives it (pipeline.ts) and handed to every
- * step after: CORS, the Origin check, the hashing queue, the rate limits, the body checks, the
- * access log and the metrics.
+ * A request's route, as the platform's router resolved it (every request resolves to one: see
+ * `completeRouter`), handed to every step of the pipeline: CORS, the Origin check, the hashing
+ * queue, the rate limits, the body checks, the access log and the metrics.
  */
 export interface ResolvedRoute {
   /** The method as sent. */
   readonly method: string
   /** The request target's path as sent, without its query or fragment: what the access log records. */
   readonly target: string
-  /** The path as the router reads it (`routePath`). */
-  readonly path: string
   /** The route serving it as declared (`/api/v1/auth/sessions/:family_id`), or `unmatched`. */
   readonly id: string
   /** The rate-limit bucket counting it, if any (routes of a kept feature its settings turn off included). */
   readonly bucket: RateLimitBucket | undefined
   /** It hashes a password (HASHING_QUEUE_LIMIT bounds it). */
   readonly hashes: boolean
-  /** The methods its path is served under, asked only for a 404 or 405 and a CORS preflight. */
-  readonly allowed: () => ReadonlyArray<string>
+  /** The methods its path is served under: a 405's Allow, a CORS preflight's methods. */
+  readonly allowed: ReadonlyArray<string>
 }
 
-/**
- * A request target as the router reads it, so that no other spelling of a route escapes what its
- * route declares (a bucket, a metric label): the router ignores letter case, duplicate and
- * trailing slashes, and whatever follows `?`, `;` or `#`, and decodes percent-escapes but those
- * of reserved characters (`%2F` stays a part of its segment). The one normalisation of a path.
- */
-export const routePath = (url: string) => {
-  let path = targetPath(url).split(";", 1)[0] ?? ""
-  if (path.includes("%")) {
-    try {
-      path = decodeURI(path)
-    } catch {
-      // A malformed escape: matched as sent.
-    }
-  }
-  path = path.replace(/\/{2,}/g, "/").toLowerCase()
-  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
-}
+/** The methods a path may be asked for that the router would not find; HEAD is GET's. */
+const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
 
-/**
- * A route path (`/sessions/:family_id`) as a pattern over normalised paths: each parameter
- * stands for one segment.
- */
-const routePattern = (path: string) =>
-  new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`, "i")
-
-const isParametric = (path: string) => path.includes(":")
-
-/** The method a route is served under: the router answers HEAD with the GET route. */
-const servedMethod = (method: string) => {
-  const upper = method.toUpperCase()
-  return upper === "HEAD" ? "GET" : upper
-}
-
-interface Entry {
-  readonly method: string
-  /** The declared path; undefined for a limited route of a feature the deployment keeps but does not serve. */
-  readonly id: string | undefined
+/** What a route declares beside its handler, by its method and declared path. */
+interface Declared {
   readonly bucket: RateLimitBucket | undefined
   readonly hashes: boolean
-  readonly pattern: RegExp
 }
 
-/** What a route table knows of the routes served, and of the limited routes counted. */
+/** The routes mounted beside the API's, and the limited routes of kept features. */
 export interface RouteSources {
-  /** The routes mounted beside the API's (docs, OpenAPI, demo, hosted pages, metrics): GET routes. */
-  readonly extraGetPaths?: ReadonlyArray<string>
   /**
    * The limited routes of the features the deployment keeps (their paths without the prefix), so
    * that a route answers the same 429 whether its feature's settings turn it on or not.
@@ -93,76 +58,111 @@ export interface RouteSources {
   readonly limits?: { readonly prefix: string; readonly routes: ReadonlyArray<LimitedRoute> }
 }
 
-/** Resolves a request's method and target to its route. */
-export type RouteTable = (method: string, url: string) => ResolvedRoute
+/** What the pipeline reads of the routes, and how the router is completed: built once, at start-up. */
+export interface RouteCatalog {
+  /** The route of the request (its method and URL) the router matched to `route` (its RouteContext). */
+  readonly resolve: (method: string, url: string, route: HttpRouter.Route<unknown, unknown>) => ResolvedRoute
+  /** The router with a route for every request (`completeRouter`). */
+  readonly complete: <E, R>(
+    router: HttpRouter.HttpRouter<E, R>
+  ) => HttpRouter.HttpRouter<E | HttpServerError.RouteNotFound, R>
+}
+
+const keyOf = (method: string, path: string) => `${method.toUpperCase()} ${path}`
+
+/** A route path (`/sessions/:family_id`) as a pattern over the paths it serves: each parameter one segment. */
+const patternOf = (path: string) =>
+  new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`, "i")
 
 /**
- * The table of every route: the API's endpoints (their buckets and hashing read off their
- * annotations, `limited` and `hashing` in Api.ts), the GET routes mounted beside them and the
- * limited routes of kept features. Static paths are found by one lookup, parametric ones by
- * their patterns; built once, at start-up.
+ * The catalog of the API's routes: each endpoint's bucket and hashing read off its annotations
+ * (`limited` and `hashing` in Api.ts), and the limited routes of kept features. Matching is the
+ * router's alone; this only looks up what the matched route declared.
  */
-export const routeTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
   sources: RouteSources = {}
-): RouteTable => {
-  const entries: Array<Entry & { readonly path: string }> = []
-  const add = (method: string, path: string, id: string | undefined, bucket?: RateLimitBucket, hashes = false) =>
-    entries.push({ method: method.toUpperCase(), path, id, bucket, hashes, pattern: routePattern(path) })
-  for (const path of sources.extraGetPaths ?? []) add("GET", path, path)
+): RouteCatalog => {
+  const declared = new Map<string, Declared>()
   HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) =>
-      add(
-        endpoint.method,
-        endpoint.path,
-        endpoint.path,
-        Option.getOrUndefined(Context.getOption(endpoint.annotations, RateLimitedRoute)),
-        Option.isSome(Context.getOption(endpoint.annotations, HashingRoute))
-      )
+      declared.set(keyOf(endpoint.method, endpoint.path), {
+        bucket: Option.getOrUndefined(Context.getOption(endpoint.annotations, RateLimitedRoute)),
+        hashes: Option.isSome(Context.getOption(endpoint.annotations, HashingRoute))
+      })
   })
   const { prefix = "", routes: limited = [] } = sources.limits ?? {}
-  for (const route of limited) {
-    const path = prefix + route.path
-    const served = entries.some((entry) => entry.method === route.method.toUpperCase() && entry.path === path)
-    if (!served) add(route.method, path, undefined, route.bucket, route.hashes === true)
+  const unserved = limited.filter((route) => !declared.has(keyOf(route.method, prefix + route.path)))
+  for (const route of unserved) {
+    declared.set(keyOf(route.method, prefix + route.path), { bucket: route.bucket, hashes: route.hashes === true })
   }
+  // The methods each path is served under, filled in by `complete` from the router's own routes.
+  const served = new Map<string, ReadonlyArray<string>>()
+  const none: ReadonlyArray<string> = []
 
-  const staticPaths = new Map<string, Array<Entry>>()
-  const parametric: Array<Entry> = []
-  for (const entry of entries) {
-    if (isParametric(entry.path)) parametric.push(entry)
-    else {
-      const key = routePath(entry.path)
-      staticPaths.set(key, [...(staticPaths.get(key) ?? []), entry])
-    }
-  }
-  const none: ReadonlyArray<Entry> = []
-  /** Every entry whose path matches: the static ones first, as the router prefers them. */
-  const matching = (path: string): ReadonlyArray<Entry> => {
-    const exact = staticPaths.get(path) ?? none
-    const patterned = parametric.filter((entry) => entry.pattern.test(path))
-    return patterned.length === 0 ? exact : [...exact, ...patterned]
-  }
+  const notFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.fail(new HttpServerError.RouteNotFound({ request }))
+  )
 
-  return (method, url) => {
-    const target = targetPath(url)
-    const path = routePath(url)
-    const served = servedMethod(method)
-    const found = matching(path)
-    // The entry of the request's method serves it; without one (a 405), the path's first route names it.
-    const named =
-      found.find((entry) => entry.method === served && entry.id !== undefined) ??
-      found.find((entry) => entry.id !== undefined)
-    const counted = found.find((entry) => entry.method === served && entry.bucket !== undefined)
-    return {
-      method,
-      target,
-      path,
-      id: named?.id ?? UNMATCHED,
-      bucket: counted?.bucket,
-      hashes: found.some((entry) => entry.method === served && entry.hashes),
-      allowed: () => [...new Set(found.flatMap((entry) => (entry.id === undefined ? [] : [entry.method])))]
+  // The routes that stand for no route: a limited route not served, and every unknown path's.
+  const unmatched = new Set(unserved.map((route) => keyOf(route.method, prefix + route.path)))
+
+  return {
+    resolve: (method, url, route) => {
+      const key = keyOf(route.method, route.path)
+      const found = declared.get(key)
+      return {
+        method,
+        target: targetPath(url),
+        id: unmatched.has(key) ? UNMATCHED : route.path,
+        bucket: found?.bucket,
+        hashes: found?.hashes ?? false,
+        allowed: served.get(route.path) ?? none
+      }
+    },
+    complete: <E2, R2>(router: HttpRouter.HttpRouter<E2, R2>) => {
+      const byPath = new Map<string, Set<string>>()
+      for (const route of router.routes) {
+        if (route.method === "*") continue
+        const held = byPath.get(route.path) ?? new Set<string>()
+        held.add(route.method)
+        byPath.set(route.path, held)
+      }
+      for (const [path, held] of byPath) served.set(path, [...held])
+      const parametric = Chunk.toReadonlyArray(router.routes).filter((route) => route.path.includes(":"))
+      /** Whether the router already finds a route of `method` for `path`, by a parameter's pattern. */
+      const reached = (method: string, path: string) =>
+        parametric.some((route) => route.method === method && patternOf(route.path).test(path))
+      let completed: HttpRouter.HttpRouter<E2 | HttpServerError.RouteNotFound, R2> = router
+      const add = (method: (typeof methods)[number], path: string) => {
+        completed = HttpRouter.route(method)(path as HttpRouter.PathInput, notFound)(completed)
+      }
+      // A limited route of a feature the deployment keeps but does not serve: its bucket counts
+      // it, then it answers as an unknown path does.
+      for (const route of unserved) {
+        const method = route.method.toUpperCase() as (typeof methods)[number]
+        const path = prefix + route.path
+        if (byPath.get(path)?.has(method) !== true) {
+          add(method, path)
+          byPath.set(path, new Set([...(byPath.get(path) ?? []), method]))
+        }
+      }
+      // Every other method of a served path is its route too, answered 405 with the path's
+      // methods (RouteNotFound, which the problems step turns into 405 when the path has others),
+      // unless a route with a parameter already answers it.
+      for (const [path, held] of byPath) {
+        for (const method of methods) if (!held.has(method) && !reached(method, path)) add(method, path)
+      }
+      // Any other path: one route for all of them, each method's (HEAD left to GET's, as the
+      // router reads it for every route).
+      for (const path of byPath.has("/") ? ["/*"] : ["/", "/*"]) {
+        for (const method of methods) {
+          add(method, path)
+          unmatched.add(keyOf(method, path))
+        }
+      }
+      return completed
     }
   }
 }

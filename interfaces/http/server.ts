@@ -1,6 +1,9 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
-import { Layer, Option } from "effect"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { Effect, Layer, Option } from "effect"
 import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import { AccessGuardsLive } from "./AccessLevels.js"
@@ -14,7 +17,7 @@ import { METRICS_PATH, type MetricsText, metricsRoute } from "./metrics.js"
 import { docsPolicy } from "./middleware.js"
 import { servicePipeline } from "./pipeline.js"
 import { unlimitedPaths } from "./rateLimits.js"
-import { type LimitedRoute, routeTable } from "./routes.js"
+import { type LimitedRoute, type RouteCatalog, routeCatalog } from "./routes.js"
 import { redactedSpanHeaders } from "./tracing.js"
 
 /** The features a deployment keeps: the required ones, and those its `routeGroups` name (all by default). */
@@ -49,6 +52,27 @@ export const servedApi = (served: Served<FeatureApi<unknown>>, settings: Setting
   })
 
 /**
+ * The server of the router the API and the pages beside it fill (HttpApiBuilder's Router), each
+ * of its routes behind the pipeline, and the router completed so that every request resolves to
+ * one of them (routes.ts): the platform resolves each request's route once, and the pipeline's
+ * steps read it.
+ */
+export const serveRouted = <E, R>(
+  routes: RouteCatalog,
+  pipeline: Effect.Effect<(handler: HttpApp.Default) => HttpApp.Default, E, R>
+) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const router = yield* HttpApiBuilder.Router.router
+      const steps = yield* pipeline
+      const app = yield* HttpRouter.toHttpApp(
+        HttpRouter.use(routes.complete(router), (handler) => steps(handler as HttpApp.Default))
+      )
+      return HttpServer.serve(app)
+    })
+  ).pipe(Layer.provide(HttpApiBuilder.Router.Live))
+
+/**
  * The HTTP application: the API of the features served with their handlers, the OpenAPI document
  * and docs page under the auth prefix, the demo and hosted pages, all behind the request pipeline
  * (pipeline.ts). A feature left out has no routes and no limits. Needs the use cases and an
@@ -77,10 +101,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     ...(hostedPages ? hostedPaths.map((path) => [path, hostedPolicy] as const) : []),
     ...(metricsHere ? [[METRICS_PATH] as const] : [])
   ]
-  const routes = routeTable(api, {
-    extraGetPaths: pages.map(([path]) => path),
-    limits: { prefix: authPrefix, routes: served.limits }
-  })
+  const routes = routeCatalog(api, { limits: { prefix: authPrefix, routes: served.limits } })
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
@@ -119,9 +140,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     policies: new Map(pages.flatMap(([path, policy]) => (policy === undefined ? [] : [[path, policy] as const]))),
     metrics: metrics !== undefined
   })
-  return HttpApiBuilder.serve().pipe(
+  return serveRouted(routes, pipeline).pipe(
     Layer.provide(beside),
-    Layer.provide(HttpApiBuilder.middleware(pipeline)),
     Layer.provide(ApiLive),
     Layer.provide(Option.isSome(settings.observability.otlpEndpoint) ? redactedSpanHeaders : Layer.empty)
   )

@@ -2,7 +2,7 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type { ResolvedRoute } from "./routes.js"
 
-/** A request on its way through the pipeline (pipeline.ts), with its route, resolved once as it came in. */
+/** A request on its way through the pipeline (pipeline.ts), with its route, as the router resolved it. */
 export interface Routed {
   /** The request as the server received it. */
   readonly received: HttpServerRequest.HttpServerRequest

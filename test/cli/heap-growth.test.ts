@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
-import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../../interfaces/cli/heapGrowth.js"
+import { boundHeapGrowth, HEAP_GROWING_PERCENT } from "../../main/heapGrowth.js"
 
 /**
  * A heap whose garbage is promoted before it dies (each array outlives two young collections),

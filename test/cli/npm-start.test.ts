@@ -78,7 +78,7 @@ describe("npm start in a checkout whose sources changed", { timeout: 120_000 }, 
   const main = (version: string) => {
     mkdirSync(join(project, "interfaces/cli"), { recursive: true })
     writeFileSync(
-      join(project, "interfaces/cli/main.ts"),
+      join(project, "main/cli.ts"),
       `console.log(\`main ${version} \${process.argv.slice(2).join(" ")}\`)\n`
     )
   }
@@ -122,7 +122,7 @@ describe("npm start in a checkout whose sources changed", { timeout: 120_000 }, 
     main("2")
     // A second past the build, as an edit made after it would be, whatever the file system's resolution.
     const later = new Date(statSync(join(project, "dist/.build-stamp")).mtimeMs + 1_000)
-    utimesSync(join(project, "interfaces/cli/main.ts"), later, later)
+    utimesSync(join(project, "main/cli.ts"), later, later)
     const changed = await npmStart()
     expect(changed.stderr).toContain("compiling")
     expect(changed.stdout).toContain("main 2 serve")

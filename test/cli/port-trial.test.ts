@@ -2,7 +2,7 @@ import { createConnection } from "node:net"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { portTrial } from "../../interfaces/cli/workers.js"
+import { portTrial } from "../../main/workers.js"
 
 /** What a client that sends a request on a new connection to `port` reads before the connection ends. */
 const requestOn = (port: number) =>

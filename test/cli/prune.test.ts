@@ -62,7 +62,9 @@ const count = (filename: string, table: string) => {
 }
 
 describe("portcullis prune", () => {
-  it("counts with --dry-run, then deletes what has outlived its purpose and rewrites the file with --vacuum", async () => {
+  it("counts with --dry-run, then deletes what has outlived its purpose and rewrites the file with --vacuum", {
+    timeout: 120_000
+  }, async () => {
     const url = temporaryDatabase()
     const filename = url.slice("sqlite:".length)
     const vars = { SERVICE_DATABASE_URL: url, SERVICE_SECRET_KEY: secretKey }

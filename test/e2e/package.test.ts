@@ -100,7 +100,7 @@ describe.skipIf(!reachable && !required)(title, () => {
     await run("npm", ["pack", "--pack-destination", scratch], checkoutCopy())
     const tarball = join(scratch, "portcullis-0.2.0.tgz")
     const listing = (await run("tar", ["tzf", tarball], scratch)).split("\n").filter((line) => line !== "")
-    expect(listing).toContain("package/dist/interfaces/cli/main.js")
+    expect(listing).toContain("package/dist/main/cli.js")
     expect(listing).toContain("package/dist/index.d.ts")
     expect(listing.filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))).toEqual([])
     expect(listing.filter((path) => /^package\/(test|scripts|bench)\/|\.build-stamp$/.test(path))).toEqual([])

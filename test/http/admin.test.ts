@@ -18,7 +18,8 @@ import {
 } from "../../interfaces/http/AccessLevels.js"
 import { problemResponses } from "../../interfaces/http/middleware.js"
 import { pipeline } from "../../interfaces/http/pipeline.js"
-import { routeTable } from "../../interfaces/http/routes.js"
+import { routeCatalog } from "../../interfaces/http/routes.js"
+import { serveRouted } from "../../interfaces/http/server.js"
 import { call, expectProblem, me, password, type Session, signIn, signUp, uniqueEmail } from "../support/flows.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -47,6 +48,9 @@ const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
     .handle("verifiedEditors", () => caller)
 )
 
+/** The probe API's routes: the one catalog the router is completed with and the pipeline reads. */
+const probeRoutes = routeCatalog(ProbeApi)
+
 class Probe extends Context.Tag("test/Probe")<
   Probe,
   { readonly get: (path: string, token?: string) => Effect.Effect<TestApp.Reply> }
@@ -58,7 +62,7 @@ class Probe extends Context.Tag("test/Probe")<
  */
 const ProbeServer = Layer.fresh(
   Layer.merge(
-    HttpApiBuilder.serve(pipeline(routeTable(ProbeApi), [problemResponses])).pipe(
+    serveRouted(probeRoutes, Effect.succeed(pipeline(probeRoutes, [problemResponses]))).pipe(
       Layer.provide(
         HttpApiBuilder.api(ProbeApi).pipe(
           Layer.provide(ProbeHandlers),

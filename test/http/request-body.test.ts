@@ -5,16 +5,18 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { Cause, Effect, Exit, Layer, ManagedRuntime } from "effect"
 import { describe, expect, it } from "vitest"
-import { readBody } from "../../interfaces/http/requestBody.js"
 
-/** A server whose one route reads the body with readBody, then as the route's decoding does (`json`, `text`). */
+/**
+ * A server whose one route reads the body as the pipeline's body checks do (the platform's `text`),
+ * then as the route's decoding does (`json`, `text` again).
+ */
 const serve = async () => {
   const exits: Array<Exit.Exit<unknown, unknown>> = []
   const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Effect.gen(function* () {
-      const first = yield* readBody(request)
+      const first = yield* request.text
       const json = yield* request.json
       const again = yield* request.text
       return yield* HttpServerResponse.json({ first, json, again })
@@ -57,7 +59,7 @@ const sendInParts = (port: number, length: number, parts: ReadonlyArray<Buffer>,
     next(0)
   })
 
-describe("readBody over a Node socket", () => {
+describe("a body read over a Node socket", () => {
   it("joins a body sent in parts, a character split between them, and later readers get the same text", async () => {
     const server = await serve()
     try {
@@ -88,29 +90,12 @@ describe("readBody over a Node socket", () => {
       const exit = server.exits[0]
       expect(exit !== undefined && Exit.isFailure(exit)).toBe(true)
       if (exit !== undefined && Exit.isFailure(exit)) {
-        const defect = Cause.dieOption(exit.cause)
-        const decodeFailure =
-          Option.isSome(defect) &&
-          defect.value instanceof HttpServerError.RequestError &&
-          defect.value.reason === "Decode"
+        const failure = Cause.squash(exit.cause)
+        const decodeFailure = failure instanceof HttpServerError.RequestError && failure.reason === "Decode"
         expect(decodeFailure || Cause.isInterruptedOnly(exit.cause)).toBe(true)
       }
     } finally {
       await server.close()
     }
-  })
-})
-
-describe("readBody of a request that is not Node's", () => {
-  it("reads it through the platform", async () => {
-    const request = HttpServerRequest.fromWeb(
-      new Request("http://test/", {
-        method: "POST",
-        body: '{"a":"é"}',
-        headers: { "content-type": "application/json" }
-      })
-    )
-    expect(await Effect.runPromise(readBody(request))).toBe('{"a":"é"}')
-    expect(await Effect.runPromise(Effect.orDie(request.json))).toEqual({ a: "é" })
   })
 })

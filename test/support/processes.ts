@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url"
 
 /** The repository, and the compiled CLI that test/support/global-setup.ts builds once per run. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
-export const cli = join(root, "dist/interfaces/cli/main.js")
+export const cli = join(root, "dist/main/cli.js")
 
 /*
  * Ports are drawn below the kernel's ephemeral range (32768–60999 on Linux, 49152 and up on

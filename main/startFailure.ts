@@ -1,8 +1,8 @@
 import { Option, Redacted } from "effect"
-import { PREFIX } from "../../config/reader.js"
-import type { Settings } from "../../config/Settings.js"
-import type { DatabaseUrl } from "../../config/sections/storage.js"
-import { StartupError } from "./startup.js"
+import { PREFIX } from "../config/reader.js"
+import type { Settings } from "../config/Settings.js"
+import type { DatabaseUrl } from "../config/sections/storage.js"
+import { StartupError } from "../interfaces/cli/startup.js"
 
 /** The fields of the start-up failures told here; everything else is told by its message. */
 interface Failure {

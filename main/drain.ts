@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http"
 import { Option } from "effect"
-import type { Settings } from "../../config/Settings.js"
+import type { Settings } from "../config/Settings.js"
 
 /**
  * An HTTP server that counts the requests it finishes after it stopped listening: those that

@@ -1,7 +1,4 @@
-#!/usr/bin/env node
 import { Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
 import { packageVersion } from "../../config/packageVersion.js"
 import { createSuperuser, migrate } from "./admin.js"
@@ -44,28 +41,32 @@ const fail = (lines: ReadonlyArray<string>) =>
     process.exitCode = 1
   })
 
-const [executable = "node", script = "portcullis", ...args] = process.argv
-
-loadDotenv.pipe(
-  Effect.zipRight(takeLogLevel(args).pipe(Effect.mapError((problem) => new StartupError({ lines: [problem] })))),
-  Effect.flatMap(({ level, args }) =>
-    run([executable, script, ...withHelpAtEveryLevel(portcullis, args)]).pipe(
-      Effect.provideService(RequestedLogLevel, level)
-    )
-  ),
-  Effect.catchIf(ValidationError.isValidationError, () => fail([])),
-  Effect.catchAll((error) =>
-    error._tag === "StartupError"
-      ? fail(error.lines)
-      : // The HTTP problems tell a use case's refusal; only a command that ran one needs them.
-        Effect.flatMap(
-          Effect.promise(() => import("../http/problems.js")),
-          ({ isErrorKind, problemOf }) =>
-            isErrorKind(error) ? fail([problemOf(error).body.detail]) : Effect.die(error)
-        )
-  ),
-  withOwnHelp,
-  withColorWhereWanted,
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
-)
+/**
+ * The command line `argv` (as process.argv gives it) parsed, run and answered: help, output, and
+ * known failures as sentences on stderr with exit code 1. What the commands need of the program
+ * above (Host) and the platform (NodeContext) is the caller's to give.
+ */
+export const program = (argv: ReadonlyArray<string>) => {
+  const [executable = "node", script = "portcullis", ...args] = argv
+  return loadDotenv.pipe(
+    Effect.zipRight(takeLogLevel(args).pipe(Effect.mapError((problem) => new StartupError({ lines: [problem] })))),
+    Effect.flatMap(({ level, args }) =>
+      run([executable, script, ...withHelpAtEveryLevel(portcullis, args)]).pipe(
+        Effect.provideService(RequestedLogLevel, level)
+      )
+    ),
+    Effect.catchIf(ValidationError.isValidationError, () => fail([])),
+    Effect.catchAll((error) =>
+      error._tag === "StartupError"
+        ? fail(error.lines)
+        : // The HTTP problems tell a use case's refusal; only a command that ran one needs them.
+          Effect.flatMap(
+            Effect.promise(() => import("../http/problems.js")),
+            ({ isErrorKind, problemOf }) =>
+              isErrorKind(error) ? fail([problemOf(error).body.detail]) : Effect.die(error)
+          )
+    ),
+    withOwnHelp,
+    withColorWhereWanted
+  )
+}
