@@ -108,11 +108,16 @@ const unexpected = (cause: Cause.Cause<unknown>) =>
     return problem(500, "InternalError", "Internal error", `An unexpected error occurred (request id ${requestId}).`)
   })
 
+const noRoute = problem(404, "NotFoundError", "Not found", "No route matches this path.")
+
+/** The answer to a path no route serves. */
+export const noRouteResponse = respond(noRoute)
+
 /** 404, or 405 with the methods the path accepts, as the router resolved the request's route. */
 const notFound = (route: ResolvedRoute) => {
   const allowed = route.allowed
   return allowed.length === 0
-    ? problem(404, "NotFoundError", "Not found", "No route matches this path.")
+    ? noRoute
     : problem(405, "MethodNotAllowedError", "Method not allowed", `This route accepts ${allowed.join(", ")}.`, {
         headers: { allow: allowed.join(", ") }
       })

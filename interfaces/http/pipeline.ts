@@ -30,8 +30,8 @@ export const pipeline =
     const first = steps.reduceRight<Next>((next, step) => step(next), route)
     return Effect.flatMap(Effect.context<HttpServerRequest.HttpServerRequest>(), (context) => {
       const request = Context.get(context, HttpServerRequest.HttpServerRequest)
-      const matched = Context.unsafeGet(context, HttpRouter.RouteContext).route
-      return first({ received: request, request, route: routes.resolve(request.method, request.url, matched) })
+      const matched = Option.getOrUndefined(Context.getOption(context, HttpRouter.RouteContext))
+      return first({ received: request, request, route: routes.resolve(request.method, request.url, matched?.route) })
     })
   }
 

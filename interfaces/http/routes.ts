@@ -60,8 +60,15 @@ export interface RouteSources {
 
 /** What the pipeline reads of the routes, and how the router is completed: built once, at start-up. */
 export interface RouteCatalog {
-  /** The route of the request (its method and URL) the router matched to `route` (its RouteContext). */
-  readonly resolve: (method: string, url: string, route: HttpRouter.Route<unknown, unknown>) => ResolvedRoute
+  /**
+   * The route of the request (its method and URL) the router matched to `route` (its
+   * RouteContext); without one (a path the router could not read, a malformed escape), unmatched.
+   */
+  readonly resolve: (
+    method: string,
+    url: string,
+    route: HttpRouter.Route<unknown, unknown> | undefined
+  ) => ResolvedRoute
   /** The router with a route for every request (`completeRouter`). */
   readonly complete: <E, R>(
     router: HttpRouter.HttpRouter<E, R>
@@ -110,6 +117,8 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
 
   return {
     resolve: (method, url, route) => {
+      if (route === undefined)
+        return { method, target: targetPath(url), id: UNMATCHED, bucket: undefined, hashes: false, allowed: none }
       const key = keyOf(route.method, route.path)
       const found = declared.get(key)
       return {
@@ -135,7 +144,7 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
       const reached = (method: string, path: string) =>
         parametric.some((route) => route.method === method && patternOf(route.path).test(path))
       let completed: HttpRouter.HttpRouter<E2 | HttpServerError.RouteNotFound, R2> = router
-      const add = (method: (typeof methods)[number], path: string) => {
+      const add = (method: (typeof methods)[number] | "HEAD", path: string) => {
         completed = HttpRouter.route(method)(path as HttpRouter.PathInput, notFound)(completed)
       }
       // A limited route of a feature the deployment keeps but does not serve: its bucket counts
@@ -150,17 +159,23 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
       }
       // Every other method of a served path is its route too, answered 405 with the path's
       // methods (RouteNotFound, which the problems step turns into 405 when the path has others),
-      // unless a route with a parameter already answers it.
+      // unless a route with a parameter already answers it. HEAD is GET's where GET is served, as
+      // the router would read it had the catch-all below not taken HEAD too.
+      const getHandlers = new Map<string, HttpRouter.Route.Handler<E2, R2>>(
+        Chunk.toReadonlyArray(router.routes).flatMap((route) =>
+          route.method === "GET" ? [[route.path, route.handler] as const] : []
+        )
+      )
       for (const [path, held] of byPath) {
         for (const method of methods) if (!held.has(method) && !reached(method, path)) add(method, path)
+        const get = getHandlers.get(path)
+        if (get !== undefined) completed = HttpRouter.route("HEAD")(path as HttpRouter.PathInput, get)(completed)
+        else if (!reached("GET", path)) add("HEAD", path)
       }
-      // Any other path: one route for all of them, each method's (HEAD left to GET's, as the
-      // router reads it for every route).
+      // Any other path, and any other method: one route for all of them.
       for (const path of byPath.has("/") ? ["/*"] : ["/", "/*"]) {
-        for (const method of methods) {
-          add(method, path)
-          unmatched.add(keyOf(method, path))
-        }
+        completed = HttpRouter.all(completed, path as HttpRouter.PathInput, notFound)
+        unmatched.add(keyOf("*", path))
       }
       return completed
     }

@@ -14,7 +14,7 @@ import { assembleApi, type Feature, type FeatureApi } from "./Feature.js"
 import { health } from "./features/health/handlers.js"
 import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages, returnUrl } from "./hosted/hosted.js"
 import { METRICS_PATH, type MetricsText, metricsRoute } from "./metrics.js"
-import { docsPolicy } from "./middleware.js"
+import { docsPolicy, noRouteResponse } from "./middleware.js"
 import { servicePipeline } from "./pipeline.js"
 import { unlimitedPaths } from "./rateLimits.js"
 import { type LimitedRoute, type RouteCatalog, routeCatalog } from "./routes.js"
@@ -68,7 +68,10 @@ export const serveRouted = <E, R>(
       const app = yield* HttpRouter.toHttpApp(
         HttpRouter.use(routes.complete(router), (handler) => steps(handler as HttpApp.Default))
       )
-      return HttpServer.serve(app)
+      // What the router cannot read at all (a malformed escape in a parameter) goes through the
+      // steps as a path no route serves.
+      const unreadable = steps(Effect.succeed(noRouteResponse))
+      return HttpServer.serve(Effect.catchTag(app, "RouteNotFound", () => unreadable))
     })
   ).pipe(Layer.provide(HttpApiBuilder.Router.Live))
 

@@ -76,7 +76,7 @@ describe("npm start in a checkout whose sources changed", { timeout: 120_000 }, 
   let project = ""
 
   const main = (version: string) => {
-    mkdirSync(join(project, "interfaces/cli"), { recursive: true })
+    mkdirSync(join(project, "main"), { recursive: true })
     writeFileSync(
       join(project, "main/cli.ts"),
       `console.log(\`main ${version} \${process.argv.slice(2).join(" ")}\`)\n`
