@@ -2,8 +2,8 @@
 // today's code, in one in-process run (bench/inprocess.mjs). Each variant is a patch in bench/ab/
 // that takes one optimisation out (its first line says which); it is applied to a copy of this
 // checkout's HEAD (a git worktree), built there, and composed beside this checkout's own build in
-// the one process, their rounds alternating (BENCH_ROUNDS, 3; median round of each). Routes: me
-// and refresh by default. Prints each build's CPU a request; BENCHMARKS.md "Kept optimisations"
+// one process, their rounds alternating (BENCH_ROUNDS, 3; median round of each), one variant at a
+// time. Routes: me and refresh by default. Prints each build's CPU a request; BENCHMARKS.md "Kept optimisations"
 // holds the latest table.
 import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs"
@@ -33,7 +33,7 @@ for (const patch of chosen) {
   run("git", ["worktree", "add", "--detach", "--quiet", tree, "HEAD"], root)
   symlinkSync(join(root, "node_modules"), join(tree, "node_modules"))
   run("git", ["apply", join(root, "bench/ab", patch)], tree)
-  run(process.execPath, ["scripts/build.mjs", "--clean"], tree)
+  run(process.execPath, ["scripts/build.mjs"], tree)
   builds.push({ name, dist: join(tree, "dist/") })
   process.stderr.write(
     `${name}: ${readFileSync(join(root, "bench/ab", patch), "utf8")
@@ -42,20 +42,29 @@ for (const patch of chosen) {
   )
 }
 
-const result = spawnSync(process.execPath, [join(root, "bench/inprocess.mjs"), ...routes], {
-  cwd: root,
-  env: { ...process.env, BENCH_DIST: builds.map((build) => build.dist).join(",") },
-  stdio: ["ignore", "ignore", "pipe"],
-  encoding: "utf8"
-})
-const lines = result.stderr.split("\n").filter((line) => / µs CPU a request/.test(line))
-for (const line of lines) {
-  const build = builds.find((candidate) => line.includes(candidate.dist))
-  process.stdout.write(`${line.replace(build?.dist ?? "", build?.name ?? "?")}\n`)
+/** One in-process run of `routes` over these builds, their rounds alternating; its lines, by build name. */
+const compare = (compared) => {
+  const result = spawnSync(process.execPath, [join(root, "bench/inprocess.mjs"), ...routes], {
+    cwd: root,
+    env: { ...process.env, BENCH_DIST: compared.map((build) => build.dist).join(",") },
+    stdio: ["ignore", "ignore", "pipe"],
+    encoding: "utf8"
+  })
+  if (result.status !== 0) process.stderr.write(result.stderr)
+  for (const line of result.stderr.split("\n").filter((text) => / µs CPU a request/.test(text))) {
+    const build = compared.find((candidate) => line.includes(candidate.dist))
+    process.stdout.write(`${line.replace(build?.dist ?? "", build?.name ?? "?")}\n`)
+  }
+  return result.status ?? 1
 }
-if (result.status !== 0) process.stderr.write(result.stderr)
+
+// Each variant beside the kept build alone (AB_TOGETHER=1: all in one process): a process holding
+// many builds pays for them all in its collector, which blurs a difference of a tenth.
+let status = 0
+if (process.env.AB_TOGETHER === "1") status = compare(builds)
+else for (const variant of builds.slice(1)) status ||= compare([builds[0], variant])
 for (const build of builds.slice(1)) {
   const tree = join(build.dist, "..")
   if (existsSync(tree)) run("git", ["worktree", "remove", "--force", tree], root)
 }
-process.exitCode = result.status ?? 1
+process.exitCode = status

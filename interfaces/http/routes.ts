@@ -119,7 +119,8 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
     resolve: (method, url, route) => {
       if (route === undefined)
         return { method, target: targetPath(url), id: UNMATCHED, bucket: undefined, hashes: false, allowed: none }
-      const key = keyOf(route.method, route.path)
+      // HEAD is served by GET's handler, so it counts as GET's route (its bucket, its hashing).
+      const key = keyOf(route.method === "HEAD" ? "GET" : route.method, route.path)
       const found = declared.get(key)
       return {
         method,
