@@ -1,8 +1,7 @@
-import { Effect, HashMap, Layer, Logger, LogLevel } from "effect"
+import { HashMap, Layer, Logger, LogLevel } from "effect"
 import type { LoggingSettings } from "../config/sections/logging.js"
 import { stdoutLines } from "../infrastructure/logging/batchedLines.js"
 import * as FlatLines from "../infrastructure/logging/flatLines.js"
-import { ACCESS_MESSAGE, AccessLog } from "../interfaces/http/accessLog.js"
 
 /**
  * The fields every line of this process carries (`worker` with WORKERS>1), as annotations that
@@ -28,34 +27,12 @@ const batched = (format: Logger.Logger<unknown, string>, fields: FlatLines.FlatF
     Logger.map(withFields(format, fields), (line) => stdoutLines().push(line))
   )
 
-/**
- * The access log written straight into the logger's batch, in the logger's format, without a log
- * call: the same line (test/infrastructure/flat-lines.test.ts) for a request's worth of fiber
- * steps and record building less.
- */
-const directAccessLog = (format: "json" | "logfmt", minimum: LogLevel.LogLevel, fields: FlatLines.FlatFields) => {
-  const line = FlatLines.flatLine(format)
-  // One process (no fields to add) copies no entry: this runs on every request.
-  const stamped =
-    Object.keys(fields).length === 0
-      ? (entry: FlatLines.FlatFields) => entry
-      : (entry: FlatLines.FlatFields) => ({ ...entry, ...fields })
-  return Layer.succeed(AccessLog, {
-    write: (level, entry) =>
-      LogLevel.lessThan(level, minimum)
-        ? Effect.void
-        : Effect.sync(() => stdoutLines().push(line(level, ACCESS_MESSAGE, stamped(entry))))
-  })
-}
-
-// pretty is for a terminal, where a person reads as it comes: it stays line by line, and its
-// access lines are log calls like any other.
+// json and logfmt lines go out in batches; pretty is for a terminal, where a person reads as it
+// comes: it stays line by line.
 const loggers = {
-  json: (minimum: LogLevel.LogLevel, fields: FlatLines.FlatFields) =>
-    Layer.merge(batched(FlatLines.json, fields), directAccessLog("json", minimum, fields)),
-  logfmt: (minimum: LogLevel.LogLevel, fields: FlatLines.FlatFields) =>
-    Layer.merge(batched(FlatLines.logfmt, fields), directAccessLog("logfmt", minimum, fields)),
-  pretty: (_: LogLevel.LogLevel, fields: FlatLines.FlatFields) =>
+  json: (fields: FlatLines.FlatFields) => batched(FlatLines.json, fields),
+  logfmt: (fields: FlatLines.FlatFields) => batched(FlatLines.logfmt, fields),
+  pretty: (fields: FlatLines.FlatFields) =>
     Logger.replace(Logger.defaultLogger, withFields(Logger.prettyLoggerDefault, fields))
 } as const
 const levels = {
@@ -70,7 +47,4 @@ const levels = {
 
 /** LOG_FORMAT and LOG_LEVEL applied to Effect's logger and to the access log; `fields` join every line. */
 export const layer = (settings: LoggingSettings, fields: FlatLines.FlatFields = {}) =>
-  Layer.merge(
-    loggers[settings.logFormat](levels[settings.logLevel], fields),
-    Logger.minimumLogLevel(levels[settings.logLevel])
-  )
+  Layer.merge(loggers[settings.logFormat](fields), Logger.minimumLogLevel(levels[settings.logLevel]))

@@ -101,8 +101,7 @@ export const make = (options: EventsOptions) =>
     }
 
     return Events.of({
-      // An event nothing receives (the default: no handlers, no mailer) starts no fiber: every
-      // registration and sign-in emits one or two, and a fiber costs the event loop.
+      // An event nothing receives (the default: no handlers, no mailer) is done with at once.
       emit: (event) =>
         Effect.suspend(() => {
           const delivery = deliveryOf(event)

@@ -1,4 +1,4 @@
-import { Cause, Inspectable, List, Logger, type LogLevel } from "effect"
+import { Cause, Inspectable, List, Logger } from "effect"
 
 /** A log entry as one flat record: `time`, `level`, `msg`, then its fields. */
 export type FlatRecord = Record<string, unknown>
@@ -91,31 +91,5 @@ const logfmtLine = (record: FlatRecord) =>
 /** `key=value` pairs, quoted where needed. */
 export const logfmt: Logger.Logger<unknown, string> = Logger.make((options) => logfmtLine(flatRecord(options)))
 
-/** The fields of a line written without a log call: plain values only, nothing to redact, none named `time`, `level` or `msg`. */
+/** Fields every line of a process carries (composition/logging.ts: `worker`): plain values only. */
 export type FlatFields = Readonly<Record<string, string | number | boolean>>
-
-let stampedAt = Number.NaN
-let stamp = ""
-
-/** The time now as `time` writes it, made once a millisecond: a busy server writes several lines in each. */
-const timeNow = () => {
-  const now = Date.now()
-  if (now !== stampedAt) {
-    stampedAt = now
-    stamp = new Date(now).toISOString()
-  }
-  return stamp
-}
-
-/**
- * The line the `json` or `logfmt` logger would write for `log(msg, fields)` at `level` in a fiber
- * whose only annotations are among `fields`, made without the log call: no fiber's loggers,
- * annotations or spans to gather, no record to search for values to redact. For the access log,
- * written once a request.
- */
-export const flatLine =
-  (format: "json" | "logfmt") =>
-  (level: LogLevel.LogLevel, msg: string, fields: FlatFields): string => {
-    const record = { time: timeNow(), level: level.label.toLowerCase(), msg, ...fields }
-    return format === "json" ? JSON.stringify(record) : logfmtLine(record)
-  }

@@ -5,7 +5,7 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Effect, Exit, HashMap, LogLevel, Option } from "effect"
-import type { AccessLogWriter } from "./accessLog.js"
+import { writeAccessLine } from "./accessLog.js"
 import { resolveClientAddress, type TrustedProxies } from "./clientAddress.js"
 import type { RequestObserver } from "./metrics.js"
 import { isErrorKind, type Problem, problem, problemContentType, problemOf } from "./problems.js"
@@ -184,8 +184,6 @@ export interface HeaderOptions {
   readonly proxies: TrustedProxies
   /** Told of every request once answered (METRICS_ENABLED); without one, requests pay nothing for metrics. */
   readonly observe?: RequestObserver | undefined
-  /** Where each request's line goes. */
-  readonly accessLog: AccessLogWriter
 }
 
 /** Load balancers call these every few seconds: their lines are debug, not info. */
@@ -227,7 +225,7 @@ export const responseHeaders = (options: HeaderOptions): Step => {
     "cache-control": "no-store",
     ...(options.hsts ? { "strict-transport-security": "max-age=63072000; includeSubDomains" } : {})
   }
-  const { observe, accessLog, policies } = options
+  const { observe, policies } = options
   return (next) => (routed) => {
     const { request, route } = routed
     const requestId = randomUUID()
@@ -247,7 +245,7 @@ export const responseHeaders = (options: HeaderOptions): Step => {
           : HttpServerError.causeResponseStripped(exit.cause)[0].status
         const elapsed = performance.now() - started
         observe?.(request.method, route.id, status, elapsed)
-        const line = accessLog.write(probeRoutes.has(route.id) ? LogLevel.Debug : LogLevel.Info, {
+        const line = writeAccessLine(probeRoutes.has(route.id) ? LogLevel.Debug : LogLevel.Info, {
           method: request.method,
           route: route.id,
           path: route.target,

@@ -3,7 +3,6 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Context, Effect, Option } from "effect"
 import type { Settings } from "../../config/Settings.js"
-import { AccessLog } from "./accessLog.js"
 import { auditContext } from "./auditContext.js"
 import { cors } from "./cors.js"
 import { cacheableDocuments } from "./documents.js"
@@ -55,7 +54,6 @@ export interface PipelineOptions {
 export const servicePipeline = (settings: Settings, options: PipelineOptions) =>
   Effect.gen(function* () {
     const { server, cookies, limits, observability } = settings
-    const accessLog = yield* AccessLog
     const limit = yield* rateLimits(settings)
     return pipeline(options.routes, [
       // The request id, the client's address, the security headers, the access-log line and
@@ -64,8 +62,7 @@ export const servicePipeline = (settings: Settings, options: PipelineOptions) =>
         hsts: server.publicUrl.protocol === "https:",
         policies: options.policies,
         proxies: { headers: server.trustedProxyHeaders, count: server.trustedProxyCount },
-        observe: options.metrics ? requestObserver() : undefined,
-        accessLog
+        observe: options.metrics ? requestObserver() : undefined
       }),
       // With spans exported: the query's values out of the request's span.
       Option.isSome(observability.otlpEndpoint) ? redactSpanQuery : pass,

@@ -1,5 +1,5 @@
 import * as Headers from "@effect/platform/Headers"
-import { describe, expect, it, vi } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as FlatLines from "../../infrastructure/logging/flatLines.js"
 
@@ -97,52 +97,4 @@ describe("flat log lines", () => {
       expect(line?.match(/msg=/g)).toHaveLength(1)
     })
   )
-
-  describe("flatLine: a line written without a log call", () => {
-    const fields = {
-      method: "GET",
-      route: "unmatched",
-      path: '/a path/with "quotes" and = signs',
-      status: 404,
-      duration_ms: 0,
-      user_agent: "odd\u0001agent\nnew line ünïcode \\ backslash",
-      empty: ""
-    }
-    const afterTime = (line: string | undefined) => line?.replace(/^\{"time":"[^"]+",/, "{").replace(/^time=\S+ /, "")
-
-    for (const [format, logger] of [
-      ["json", FlatLines.json],
-      ["logfmt", FlatLines.logfmt]
-    ] as const) {
-      it.effect(`${format}: the logger's own line for the same message, fields and annotation`, () =>
-        Effect.gen(function* () {
-          const [logged] = yield* linesOf(
-            logger,
-            Effect.logDebug("http request", fields).pipe(Effect.annotateLogs("request_id", "r-7"))
-          )
-          const direct = FlatLines.flatLine(format)(LogLevel.Debug, "http request", { ...fields, request_id: "r-7" })
-          expect(afterTime(direct)).toBe(afterTime(logged))
-          expect(direct).not.toBe(afterTime(direct))
-        })
-      )
-    }
-
-    it("stamps each line with the millisecond it is written in", () => {
-      vi.useFakeTimers()
-      try {
-        vi.setSystemTime(Date.UTC(2026, 10, 27, 8, 0, 0, 1))
-        const first = JSON.parse(FlatLines.flatLine("json")(LogLevel.Info, "a", {})) as { time: string }
-        const again = JSON.parse(FlatLines.flatLine("json")(LogLevel.Info, "b", {})) as { time: string }
-        vi.setSystemTime(Date.UTC(2026, 10, 27, 8, 0, 0, 2))
-        const later = JSON.parse(FlatLines.flatLine("json")(LogLevel.Info, "c", {})) as { time: string }
-        expect([first.time, again.time, later.time]).toEqual([
-          "2026-11-27T08:00:00.001Z",
-          "2026-11-27T08:00:00.001Z",
-          "2026-11-27T08:00:00.002Z"
-        ])
-      } finally {
-        vi.useRealTimers()
-      }
-    })
-  })
 })
