@@ -62,7 +62,7 @@ export const problemSchema = (code: ProblemCode): Schema.Schema<ProblemBody> => 
     detail: Schema.String.annotations({ description: "A sentence for people; never a submitted value." }),
     code: Schema.Literal(code),
     ...extensionFields[code]
-  }).annotations({ identifier: code, description: describe(code) }) as unknown as Schema.Schema<ProblemBody>
+  }).annotations({ identifier: code, description: describe(code) })
   wireSchemas.set(code, schema)
   return schema
 }

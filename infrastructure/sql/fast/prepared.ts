@@ -17,9 +17,9 @@ type Values<B> = B extends (...values: infer V) => Statement<object> ? V : never
 export const prepared = <B extends (...values: never) => Statement<object>>(db: Database.Database, build: B) => {
   const arity = build.length
   const markers = Array.from({ length: arity }, (_, index) => `\u0000value:${index}`)
-  const [text, params] = (build as unknown as (...values: ReadonlyArray<string>) => Statement<object>)(
-    ...markers
-  ).compile()
+  // The builder is called with markers in place of its values, whatever their types: only the
+  // compiled text and where each marker landed are read.
+  const [text, params] = (Reflect.apply(build, undefined, markers) as Statement<object>).compile()
   const places = params.map((param) => markers.indexOf(param as string))
   if (places.length !== arity || places.some((place) => place < 0) || new Set(places).size !== arity) {
     throw new Error("every value must be bound as a parameter exactly once")

@@ -126,7 +126,10 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     return request.withResponse === true ? ([body, response] as const) : body
   }
 
-  const refreshEndpoint = api.groups.auth?.endpoints.refresh as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  const refreshEndpoint = Object.values(api.groups.auth?.endpoints ?? {}).find(
+    (endpoint) => endpoint.name === "refresh"
+  )
+  if (refreshEndpoint === undefined) throw new Error("the API has no auth.refresh endpoint")
   let inFlight: Promise<unknown> | undefined
   /** The held token, read inside the lock: the one another caller's refresh may just have replaced. */
   const coordinatedRefresh = (request: AnyRequest = {}): Promise<unknown> => {
