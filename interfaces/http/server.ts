@@ -16,7 +16,7 @@ import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages, returnUrl } from
 import { METRICS_PATH, type MetricsText, metricsRoute } from "./metrics.js"
 import { docsPolicy, noRouteResponse } from "./middleware.js"
 import { servicePipeline } from "./pipeline.js"
-import { unlimitedPaths } from "./rateLimits.js"
+import { passkeyRegisterLimit, unlimitedPaths } from "./rateLimits.js"
 import { type LimitedRoute, type RouteCatalog, routeCatalog } from "./routes.js"
 import { redactedSpanHeaders } from "./tracing.js"
 
@@ -108,6 +108,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),
+    // The passkey registration routes' per-user bucket (passkey_register), a middleware of theirs.
+    Layer.provide(passkeyRegisterLimit(settings)),
     Layer.provide(AuthenticationLive),
     Layer.provide(
       SessionTransport.layer({

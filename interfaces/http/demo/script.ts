@@ -34,6 +34,7 @@ export const demoScript = `"use strict";
       var error = new Error((data && data.detail) || "The service answered " + response.status + ".");
       // The problem's code tells a step-up apart from any other refusal.
       error.code = data && data.code;
+      error.status = response.status;
       error.problem = data;
       throw error;
     }
@@ -256,7 +257,14 @@ export const demoScript = `"use strict";
   }
 
   async function showProviders() {
-    var listed = await api("GET", "/oauth/providers");
+    var listed;
+    try {
+      listed = await api("GET", "/oauth/providers");
+    } catch (error) {
+      // Without a provider configured the OAuth routes do not exist: nothing to show, nothing wrong.
+      if (error.status === 404) return;
+      throw error;
+    }
     if (listed.providers.length === 0) return;
     byId("oauth-buttons").replaceChildren.apply(byId("oauth-buttons"), listed.providers.map(providerButton));
     byId("oauth").hidden = false;

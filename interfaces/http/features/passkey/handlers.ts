@@ -1,10 +1,9 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Passkeys } from "../../../../application/Passkeys.js"
 import { CurrentPrincipal } from "../../Authentication.js"
 import { clientInfo } from "../../clientInfo.js"
 import { SessionTransport } from "../../cookies.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
-import { passkeyRegisterLimit } from "../../rateLimits.js"
 import { passkeyGroup } from "./group.js"
 
 /**
@@ -15,8 +14,8 @@ export const passkey = feature({
   name: "passkey",
   limits: limitedRoutes(passkeyGroup),
   enabled: (settings) => settings.passkeys.passkeyEnabled,
-  api: (context) => {
-    const part = featureApi(passkeyGroup(shapeOf(context)), (handlers) =>
+  api: (context) =>
+    featureApi(passkeyGroup(shapeOf(context)), (handlers) =>
       Effect.gen(function* () {
         const passkeys = yield* Passkeys
         const transport = yield* SessionTransport
@@ -35,7 +34,4 @@ export const passkey = feature({
           )
       })
     )
-    // The registration routes' per-user bucket (passkey_register), a middleware of theirs.
-    return { group: part.group, handlers: Layer.provide(part.handlers, passkeyRegisterLimit(context.settings)) }
-  }
 })
