@@ -1,6 +1,6 @@
 // `npm run bench`: one run, on one machine, of Portcullis beside the floor (bare node:http), the
 // Effect references and better-auth, loaded one after another with wrk. Writes
-// bench/results/<date>.json and .svg (BENCHMARKS.md explains every figure).
+// bench/results/<date>.json and .svg (bench/README.md explains every figure).
 //
 // BENCH_SECONDS (10) and BENCH_WARMUP (2) set each load's length; BENCH_ROUNDS (3) how many
 // times each compared load is taken, in alternating order (each figure is its median round's);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// How long a newcomer waits (BENCHMARKS.md, "Start-up"): `npm start` from a checkout without
+// How long a newcomer waits (bench/README.md, "Start-up: the latest run"): `npm start` from a checkout without
 // dist/ (cold: the build included) and with it (warm), each until /healthz answers 200, and two
 // CLI calls to their exit (`check`, which reads every setting, and `user list`, which opens the
 // store). Runs each BENCH_STARTUP_RUNS times (5) in turn and prints the medians as JSON.

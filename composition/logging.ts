@@ -1,6 +1,5 @@
 import { HashMap, Layer, Logger, LogLevel } from "effect"
 import type { LoggingSettings } from "../config/sections/logging.js"
-import { stdoutLines } from "../infrastructure/logging/batchedLines.js"
 import * as FlatLines from "../infrastructure/logging/flatLines.js"
 
 /**
@@ -20,18 +19,20 @@ const withFields = <O>(logger: Logger.Logger<unknown, O>, fields: FlatLines.Flat
       }))
 }
 
-/** A logger whose lines go to standard output in batches (infrastructure/logging/batchedLines.ts). */
-const batched = (format: Logger.Logger<unknown, string>, fields: FlatLines.FlatFields) =>
+/**
+ * A logger whose lines go to standard output, one write each: on Linux a write to a file, a pipe
+ * or a terminal is synchronous, so no line is lost when the process ends, whatever ends it.
+ */
+const toStdout = (format: Logger.Logger<unknown, string>, fields: FlatLines.FlatFields) =>
   Logger.replace(
     Logger.defaultLogger,
-    Logger.map(withFields(format, fields), (line) => stdoutLines().push(line))
+    Logger.map(withFields(format, fields), (line) => process.stdout.write(`${line}\n`))
   )
 
-// json and logfmt lines go out in batches; pretty is for a terminal, where a person reads as it
-// comes: it stays line by line.
+// pretty is for a terminal, where a person reads as it comes.
 const loggers = {
-  json: (fields: FlatLines.FlatFields) => batched(FlatLines.json, fields),
-  logfmt: (fields: FlatLines.FlatFields) => batched(FlatLines.logfmt, fields),
+  json: (fields: FlatLines.FlatFields) => toStdout(FlatLines.json, fields),
+  logfmt: (fields: FlatLines.FlatFields) => toStdout(FlatLines.logfmt, fields),
   pretty: (fields: FlatLines.FlatFields) =>
     Logger.replace(Logger.defaultLogger, withFields(Logger.prettyLoggerDefault, fields))
 } as const

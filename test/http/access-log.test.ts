@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto"
 import { afterEach, describe, expect, it, layer, vi } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import * as Logging from "../../composition/logging.js"
-import { stdoutLines } from "../../infrastructure/logging/batchedLines.js"
 import * as FlatLines from "../../infrastructure/logging/flatLines.js"
 import { call, login, password, uniqueEmail } from "../support/flows.js"
 import { killAll, startServer } from "../support/processes.js"
@@ -84,7 +83,7 @@ describe("the access log", () => {
   })
 })
 
-/** Standard output's text while `effect` runs (the batch written at its end), kept off the terminal. */
+/** Standard output's text while `effect` runs, kept off the terminal. */
 const stdoutOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
@@ -95,14 +94,7 @@ const stdoutOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       })
       return { written, spy }
     }),
-    ({ written }) =>
-      Effect.as(
-        Effect.zipLeft(
-          effect,
-          Effect.sync(() => stdoutLines().flush())
-        ),
-        written
-      ),
+    ({ written }) => Effect.as(effect, written),
     ({ spy }) => Effect.sync(() => spy.mockRestore())
   ).pipe(
     Effect.map((written) =>
