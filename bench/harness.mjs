@@ -249,10 +249,14 @@ export const contractRoutes = async (target, base) => {
   // wrk drops the connections of its warm-up mid-request, and a sign-in cut short still counts as
   // an attempt (lockout counts before it checks): the warm-up signs in to an account of its own.
   const warmEmail = `warm-${email}`
-  // /me and refresh are loaded as an account of their own: the sign-in loads' thousands of
-  // sessions would make MAX_SESSIONS_PER_USER end the session of their token.
+  // /me and refresh are each loaded as an account of their own: the sign-in loads' thousands of
+  // sessions, or the refresh loads' 64 sign-ins each, would make MAX_SESSIONS_PER_USER end the
+  // session of /me's token.
   const readerEmail = `reader-${email}`
-  for (const address of [email, warmEmail, readerEmail]) await post(`${base}/register`, { email: address, password })
+  const refresherEmail = `refresher-${email}`
+  for (const address of [email, warmEmail, readerEmail, refresherEmail]) {
+    await post(`${base}/register`, { email: address, password })
+  }
   const signIn = async () => {
     const login = await post(`${base}/login`, { email: readerEmail, password })
     if (login.status !== 200) throw new Error(`${target}: login answered ${login.status}`)
@@ -292,7 +296,7 @@ export const contractRoutes = async (target, base) => {
       connections: 50,
       env: post_("refresh"),
       prepare: async () => ({
-        BENCH_TOKENS: await mintRefreshTokens(`${base}/login`, { email: readerEmail, password }, 64)
+        BENCH_TOKENS: await mintRefreshTokens(`${base}/login`, { email: refresherEmail, password }, 64)
       })
     }
   }
