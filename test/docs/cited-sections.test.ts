@@ -1,13 +1,14 @@
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { describe, expect, it } from "vitest"
+import { repositoryRoot, sourceFiles } from "../support/sourceFiles.js"
 
 /**
  * Comments point a maintainer at the project's own documents, never at a file outside the
  * repository, and every section they cite (`docs/behaviour.md, "Ways in"`) exists.
  */
 
-const root = join(import.meta.dirname, "..", "..")
+const root = repositoryRoot
 const sourceFolders = [
   "application",
   "bench",
@@ -21,14 +22,7 @@ const sourceFolders = [
 ]
 const outside = /\b(DECISIONS|ARCHITECTURE|EFFECT3-NOTES)(\.md)?\b/
 
-const sources = (folder: string): ReadonlyArray<string> =>
-  readdirSync(folder).flatMap((entry) => {
-    const path = join(folder, entry)
-    if (statSync(path).isDirectory()) return entry === "node_modules" ? [] : sources(path)
-    return /\.(ts|mjs)$/.test(entry) ? [path] : []
-  })
-
-const files = sourceFolders.flatMap((folder) => sources(join(root, folder)))
+const files = sourceFolders.flatMap((folder) => sourceFiles(join(root, folder), /\.(ts|mjs)$/))
 
 /** GitHub's way of naming a heading, which a citation matches by its words. */
 const headingsOf = (document: string) =>

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { describe, expect, it } from "vitest"
+import { repositoryRoot, sourceFiles } from "../support/sourceFiles.js"
 
 /**
  * The house rules of docs/contributing.md that a reader trips over when they slip: files small
@@ -8,7 +9,7 @@ import { describe, expect, it } from "vitest"
  * schemas built at run time.
  */
 
-const root = join(import.meta.dirname, "..", "..")
+const root = repositoryRoot
 const folders = [
   "domain",
   "config",
@@ -20,16 +21,7 @@ const folders = [
   "packages/client/src"
 ]
 
-const sources = (path: string): ReadonlyArray<string> =>
-  statSync(path).isDirectory()
-    ? readdirSync(path)
-        .filter((entry) => entry !== "node_modules" && entry !== "dist")
-        .flatMap((entry) => sources(join(path, entry)))
-    : path.endsWith(".ts")
-      ? [path]
-      : []
-
-const files = [...folders.flatMap((folder) => sources(join(root, folder))), join(root, "index.ts")]
+const files = [...folders.flatMap((folder) => sourceFiles(join(root, folder))), join(root, "index.ts")]
 
 describe("the house", () => {
   it("has no source file past 300 lines", () => {
