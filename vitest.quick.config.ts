@@ -7,10 +7,10 @@ import { shared } from "./vitest.config.js"
  * dropped here, so those suites report as skipped even where they are set). `npm test` runs all
  * of it and the rest.
  *
- * Importing the service and building it costs each HTTP file more than most of its tests do, so
- * every file (unit and HTTP alike) runs after others in one process per worker, sharing what they import. A
- * failure here that the file alone (`npx vitest run <file>`) does not show is state one file
- * left for the next; `npm test`, which gives every file a process of its own, is the judge.
+ * Every file has a process of its own, as in `npm test`. Vitest can run a worker's files one
+ * after another in one process (`isolate: false`, which it honours only at the top level, never
+ * in a project), but these files do not survive it: a service layer closed after others in the
+ * same process has been seen to hang its worker (docs/contributing.md "Test times").
  */
 delete process.env.TEST_DATABASE_URL
 delete process.env.TEST_REDIS_URL
@@ -24,25 +24,6 @@ export default defineConfig({
     // Several of these files mostly wait (a sign-in growing old, a state expiring): a third
     // worker runs another file meanwhile.
     maxWorkers: 3,
-    projects: [
-      {
-        extends: true as const,
-        test: {
-          name: "unit",
-          include: ["test/{domain,application,config,infrastructure,contract}/**/*.test.ts"],
-          isolate: false,
-          setupFiles: ["test/support/shared-process.ts"]
-        }
-      },
-      {
-        extends: true as const,
-        test: {
-          name: "http",
-          include: ["test/http/**/*.test.ts"],
-          isolate: false,
-          setupFiles: ["test/support/shared-process.ts"]
-        }
-      }
-    ]
+    include: ["test/{domain,application,config,infrastructure,contract,http}/**/*.test.ts"]
   }
 })

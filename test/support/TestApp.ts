@@ -26,12 +26,14 @@ const chosen = process.env.TEST_BACKENDS?.split(",").map((name) => name.trim())
 const isChosen = (name: string) => chosen === undefined || chosen.includes(name)
 
 /**
- * The backends every HTTP suite runs against: the embedded ones with uuid ids, and integer ids;
- * PostgreSQL too when TEST_DATABASE_URL is set (each server in a fresh schema).
+ * The backends every HTTP suite runs against: memory (uuid ids), and SQLite in memory with integer
+ * ids; PostgreSQL too when TEST_DATABASE_URL is set (each server in a fresh schema). The memory
+ * store is SQLite in memory, the same adapters over the same engine: `sqlite::memory:` with uuid
+ * ids would run each suite a second time on the same code. SQLite in a file, where TokenHolders
+ * reads on a connection of its own, is `backendsWithFile`.
  */
 export const backends: ReadonlyArray<Backend> = [
   { name: "memory", databaseUrl: "memory:" },
-  { name: "sqlite", databaseUrl: "sqlite::memory:" },
   { name: "sqlite, integer ids", databaseUrl: "sqlite::memory:", env: { SERVICE_USER_ID_TYPE: "integer" } },
   ...(Postgres.noPostgres ? [] : [{ name: "postgresql", databaseUrl: Postgres.testDatabaseUrl ?? "" }])
 ].filter((backend) => isChosen(backend.name))
