@@ -49,7 +49,7 @@ const deliverer = (backend: Database) =>
 
 const MINUTE = Duration.minutes(1)
 
-// The SQLite file shares the in-memory SQLite adapter; the other three are the ones a deployment runs.
+// A SQLite file runs the same outbox adapter as memory (SQLite in memory): memory and PostgreSQL are the two it has.
 for (const backend of databases.filter((database) => database.name !== "sqlite file")) {
   describe.skipIf(backend.skip)(`the outbox while a receiver is down and back (${backend.name})`, () => {
     it.effect(

@@ -187,10 +187,8 @@ for (const backend of [...databases, sqliteFileFast]) {
   })
 }
 
-/** Every SQL database: SQLite in memory and in a file, PostgreSQL. */
-const sqlDatabases = databases.filter((backend) => backend.name !== "memory")
-
-describe.each(sqlDatabases)("where TokenHolders reads ($name)", (backend) => {
+/** Every database: memory (SQLite in memory), SQLite in a file, PostgreSQL; all of them SQL. */
+describe.each(databases)("where TokenHolders reads ($name)", (backend) => {
   it.effect.skipIf(backend.skip)("find: through the client, in one statement, and it sees every commit", () =>
     Effect.gen(function* () {
       const user = yield* newUser("reader@example.com")

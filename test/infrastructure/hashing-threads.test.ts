@@ -5,6 +5,10 @@ import { Cause, Effect, Exit, Fiber } from "effect"
 import { vi } from "vitest"
 import * as HashingThreads from "../../infrastructure/crypto/hashingThreads.js"
 
+// `npm run test:quick` runs files one after another in one process: the modules under test may
+// have been loaded there already, without the mock below. They are loaded again for this file.
+vi.hoisted(() => vi.resetModules())
+
 /** Every thread the pool starts, and the messages it was sent, kept for the tests to look at. */
 const started = vi.hoisted(() => [] as Array<{ worker: Worker; sent: Array<unknown> }>)
 vi.mock("node:worker_threads", async (original) => {

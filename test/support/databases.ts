@@ -67,12 +67,12 @@ export const postgresql: Database = {
 }
 
 /**
- * Memory, SQLite in memory and in a file, and PostgreSQL (each in a schema of its own) when
- * TEST_DATABASE_URL is set.
+ * Memory, SQLite in a file, and PostgreSQL (each in a schema of its own) when TEST_DATABASE_URL is
+ * set. The memory store is SQLite in memory (`memoryRepositories`): a separate `:memory:` entry
+ * would run each suite a second time on the same adapters and engine.
  */
 export const databases: ReadonlyArray<Database> = [
   { name: "memory", skip: false, repositories: memoryRepositories },
-  { name: "sqlite", skip: false, repositories: sqliteWithClient },
   sqliteFile,
   postgresql
 ]
