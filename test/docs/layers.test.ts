@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { dirname, join, normalize, relative } from "node:path"
 import { describe, expect, it } from "vitest"
+import { repositoryRoot as root, sourceFiles as sources } from "../support/sourceFiles.js"
 
 /**
  * The dependency rule of docs/contributing.md ("Layout"): every import, static or dynamic, goes
@@ -9,7 +10,6 @@ import { describe, expect, it } from "vitest"
  * root; the CLI and the HTTP interface sit beside the adapters, not on them.
  */
 
-const root = join(import.meta.dirname, "..", "..")
 const layers: Readonly<Record<string, number>> = {
   domain: 0,
   config: 1,
@@ -20,13 +20,6 @@ const layers: Readonly<Record<string, number>> = {
   main: 4,
   "index.ts": 4
 }
-
-const sources = (path: string): ReadonlyArray<string> =>
-  statSync(path).isDirectory()
-    ? readdirSync(path).flatMap((entry) => sources(join(path, entry)))
-    : path.endsWith(".ts")
-      ? [path]
-      : []
 
 const folderOf = (path: string) => relative(root, path).split("/")[0] ?? ""
 
