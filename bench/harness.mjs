@@ -301,3 +301,50 @@ export const contractRoutes = async (target, base) => {
     }
   }
 }
+
+/** `portcullis serve` of the build in `dist` started with `env`, and its contract routes. */
+export const openPortcullis = async (target, env, dist = join(root, "dist/")) => {
+  const port = freePort()
+  const server = await startServer(
+    target,
+    [join(dist, "main/cli.js"), "serve"],
+    {
+      SERVICE_PORT: String(port),
+      SERVICE_SECRET_KEY: secret,
+      SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
+      // Eight connections sign in to one account at once, and each attempt counts until it succeeds:
+      // with the default of 5, the sixth sign-in in flight would find the account locked.
+      SERVICE_MAX_LOGIN_ATTEMPTS: "100",
+      ...env
+    },
+    `http://127.0.0.1:${port}/healthz`
+  )
+  const routes = await describing(server, () => contractRoutes(target, `http://127.0.0.1:${port}/api/v1/auth`))
+  return { target, server, routes }
+}
+
+/**
+ * One round of GET /me while sixteen connections sign in beside it, its p99 set against the idle
+ * /me's taken just before on the same server; and the requests both loads served.
+ */
+export const meUnderLogins = async (server, routes) => {
+  const idle = await measure(server, routes.me)
+  const stop = background(routes.login, 16, warmup + seconds + 2)
+  await sleep(500)
+  try {
+    const loaded = await measure(server, routes.me)
+    return {
+      pair: {
+        ...loaded,
+        idle_p99_ms: idle.p99_ms,
+        p99_ratio: loaded.p99_ms / idle.p99_ms,
+        ...(idle.failed || loaded.failed ? { failed: true } : {})
+      },
+      requests: idle.requests + loaded.requests
+    }
+  } finally {
+    stop()
+    // The sign-ins still queued when wrk stopped are hashed before the next load.
+    await sleep(1_000)
+  }
+}

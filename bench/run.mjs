@@ -13,7 +13,6 @@ import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { chart } from "./chart.mjs"
 import {
-  background,
   benchDir,
   contractRoutes,
   describing,
@@ -21,7 +20,9 @@ import {
   log,
   measure,
   medianRound,
+  meUnderLogins,
   middleBy,
+  openPortcullis,
   password,
   post,
   root,
@@ -30,7 +31,6 @@ import {
   run,
   seconds,
   secret,
-  sleep,
   startServer,
   warmup
 } from "./harness.mjs"
@@ -49,27 +49,6 @@ const record = (target, route, figures) => {
 /** Every route of a server, one after another. */
 const measureAll = async ({ target, server, routes }) => {
   for (const [name, route] of Object.entries(routes)) record(target, name, await measure(server, route))
-}
-
-/** `portcullis serve` started with `env`, and its contract routes. */
-const openPortcullis = async (target, env) => {
-  const port = freePort()
-  const server = await startServer(
-    target,
-    [join(root, "dist/main/cli.js"), "serve"],
-    {
-      SERVICE_PORT: String(port),
-      SERVICE_SECRET_KEY: secret,
-      SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
-      // Eight connections sign in to one account at once, and each attempt counts until it succeeds:
-      // with the default of 5, the sixth sign-in in flight would find the account locked.
-      SERVICE_MAX_LOGIN_ATTEMPTS: "100",
-      ...env
-    },
-    `http://127.0.0.1:${port}/healthz`
-  )
-  const routes = await describing(server, () => contractRoutes(target, `http://127.0.0.1:${port}/api/v1/auth`))
-  return { target, server, routes }
 }
 
 /**
@@ -94,23 +73,9 @@ const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } 
   // by, it moved between runs of one build by more than the target's own margin.
   const pairs = []
   for (let round = 0; round < rounds; round++) {
-    const idle = await measure(server, routes.me)
-    const stop = background(routes.login, 16, warmup + seconds + 2)
-    await sleep(500)
-    try {
-      const underLogins = await measure(server, routes.me)
-      pairs.push({
-        ...underLogins,
-        idle_p99_ms: idle.p99_ms,
-        p99_ratio: underLogins.p99_ms / idle.p99_ms,
-        ...(idle.failed || underLogins.failed ? { failed: true } : {})
-      })
-      served += idle.requests + underLogins.requests
-    } finally {
-      stop()
-    }
-    // The sign-ins still queued when wrk stopped are hashed before the next idle load.
-    await sleep(1_000)
+    const { pair, requests } = await meUnderLogins(server, routes)
+    pairs.push(pair)
+    served += requests
   }
   record(target, "me under logins", {
     ...middleBy(pairs, "p99_ratio"),

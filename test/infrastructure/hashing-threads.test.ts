@@ -5,7 +5,7 @@ import { Cause, Effect, Exit, Fiber } from "effect"
 import { vi } from "vitest"
 import * as HashingThreads from "../../infrastructure/crypto/hashingThreads.js"
 
-// `npm run test:quick` runs files one after another in one process: the modules under test may
+// `npm test` and `npm run test:quick` run files one after another in one process: the modules under test may
 // have been loaded there already, without the mock below. They are loaded again for this file.
 vi.hoisted(() => vi.resetModules())
 

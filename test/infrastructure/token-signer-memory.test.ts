@@ -6,7 +6,7 @@ import { TokenError } from "../../domain/errors.js"
 import { type TokenClaims, tokenWindow } from "../../domain/Token.js"
 import * as TokenSignerHmac from "../../infrastructure/crypto/TokenSignerHmac.js"
 
-// `npm run test:quick` runs files one after another in one process: the modules under test may
+// `npm test` and `npm run test:quick` run files one after another in one process: the modules under test may
 // have been loaded there already, without the mock below. They are loaded again for this file.
 vi.hoisted(() => vi.resetModules())
 
