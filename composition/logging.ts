@@ -19,20 +19,25 @@ const withFields = <O>(logger: Logger.Logger<unknown, O>, fields: FlatLines.Flat
       }))
 }
 
+/** Where the lines go: `write` is given each line with its line ending. */
+type Write = (line: string) => void
+
 /**
- * A logger whose lines go to standard output, one write each: on Linux a write to a file, a pipe
- * or a terminal is synchronous, so no line is lost when the process ends, whatever ends it.
+ * Standard output, one write a line: on Linux a write to a file, a pipe or a terminal is
+ * synchronous, so no line is lost when the process ends, whatever ends it.
  */
-const toStdout = (format: Logger.Logger<unknown, string>, fields: FlatLines.FlatFields) =>
+const toStdout: Write = (line) => void process.stdout.write(line)
+
+const writing = (format: Logger.Logger<unknown, string>, fields: FlatLines.FlatFields, write: Write) =>
   Logger.replace(
     Logger.defaultLogger,
-    Logger.map(withFields(format, fields), (line) => process.stdout.write(`${line}\n`))
+    Logger.map(withFields(format, fields), (line) => write(`${line}\n`))
   )
 
 // pretty is for a terminal, where a person reads as it comes.
 const loggers = {
-  json: (fields: FlatLines.FlatFields) => toStdout(FlatLines.json, fields),
-  logfmt: (fields: FlatLines.FlatFields) => toStdout(FlatLines.logfmt, fields),
+  json: (fields: FlatLines.FlatFields, write: Write) => writing(FlatLines.json, fields, write),
+  logfmt: (fields: FlatLines.FlatFields, write: Write) => writing(FlatLines.logfmt, fields, write),
   pretty: (fields: FlatLines.FlatFields) =>
     Logger.replace(Logger.defaultLogger, withFields(Logger.prettyLoggerDefault, fields))
 } as const
@@ -46,6 +51,9 @@ const levels = {
   none: LogLevel.None
 } as const
 
-/** LOG_FORMAT and LOG_LEVEL applied to Effect's logger and to the access log; `fields` join every line. */
-export const layer = (settings: LoggingSettings, fields: FlatLines.FlatFields = {}) =>
-  Layer.merge(loggers[settings.logFormat](fields), Logger.minimumLogLevel(levels[settings.logLevel]))
+/**
+ * LOG_FORMAT and LOG_LEVEL applied to Effect's logger and to the access log; `fields` join every
+ * line; the lines go to `write` (standard output unless told).
+ */
+export const layer = (settings: LoggingSettings, fields: FlatLines.FlatFields = {}, write: Write = toStdout) =>
+  Layer.merge(loggers[settings.logFormat](fields, write), Logger.minimumLogLevel(levels[settings.logLevel]))

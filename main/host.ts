@@ -48,7 +48,7 @@ const host: Context.Tag.Service<Host> = {
       Effect.promise(() => import("../infrastructure/crypto/TokenSignerAsymmetric.js")),
       ({ newSigningKey }) => newSigningKey(algorithm)
     ),
-  logging: (settings, fields) => Logging.layer(settings, fields)
+  logging: (settings, fields, write) => Logging.layer(settings, fields, write)
 }
 
 export const layer = Layer.succeed(Host, host)

@@ -11,6 +11,7 @@ import {
   AuditRecordJson,
   AuditUserFilter
 } from "../../domain/Audit.js"
+import { writeOut } from "./invocation.js"
 import { operate, storageVariables } from "./operator.js"
 import { withSubcommandsKnown } from "./output.js"
 import { StartupError } from "./startup.js"
@@ -126,7 +127,7 @@ const exportLog = Command.make(
               if (lines.length === 0) return Effect.void
               const text = format === "jsonl" ? lines.join("\n") : `${first ? "" : ",\n"}${lines.join(",\n")}`
               first = false
-              return format === "jsonl" ? Console.log(text) : Effect.sync(() => process.stdout.write(text))
+              return format === "jsonl" ? Console.log(text) : writeOut(text)
             })
           )
         )

@@ -9,6 +9,7 @@ import type { Deployment } from "../../config/Deployment.js"
 import type { Settings } from "../../config/Settings.js"
 import type { LoggingSettings } from "../../config/sections/logging.js"
 import type { AsymmetricAlgorithm, PublicJwk } from "../../domain/Jwks.js"
+import type { Invocation } from "./invocation.js"
 import type { StartupError } from "./startup.js"
 
 /** The use cases the operator commands run, over the stores of the settings. */
@@ -31,7 +32,7 @@ export class Host extends Context.Tag("cli/Host")<
       deployment: Deployment
     ) => Effect.Effect<Option.Option<ReadonlyArray<readonly [number, string]>>>
     /** Serves the settings and the deployment module of `config` until stopped. */
-    readonly serve: (config: Option.Option<string>) => Effect.Effect<void, StartupError>
+    readonly serve: (config: Option.Option<string>) => Effect.Effect<void, StartupError, Invocation>
     /** The OpenAPI document these settings and this deployment serve. */
     readonly openApiDocument: (settings: Settings, deployment: Deployment) => Effect.Effect<unknown>
     /**
@@ -45,7 +46,11 @@ export class Host extends Context.Tag("cli/Host")<
     readonly newSigningKey: (
       algorithm: AsymmetricAlgorithm
     ) => Effect.Effect<{ readonly pem: string; readonly jwk: PublicJwk }>
-    /** The logger of LOG_FORMAT at the level given; `fields` join every line. */
-    readonly logging: (settings: LoggingSettings, fields: Readonly<Record<string, number>>) => Layer.Layer<never>
+    /** The logger of LOG_FORMAT at the level given, its lines given to `write`; `fields` join every line. */
+    readonly logging: (
+      settings: LoggingSettings,
+      fields: Readonly<Record<string, number>>,
+      write: (line: string) => void
+    ) => Layer.Layer<never>
   }
 >() {}

@@ -1,6 +1,7 @@
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { type LoggingSettings, levels } from "../../config/sections/logging.js"
 import { Host } from "./host.js"
+import { Invocation } from "./invocation.js"
 
 type Level = LoggingSettings["logLevel"]
 
@@ -47,7 +48,9 @@ export const commandLogging = (
   fields: Readonly<Record<string, number>> = {}
 ) =>
   Layer.unwrapEffect(
-    Effect.zipWith(RequestedLogLevel, Host, (requested, host) =>
-      host.logging({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) }, fields)
+    Effect.map(Effect.all([RequestedLogLevel, Host, Invocation]), ([requested, host, { stdout }]) =>
+      host.logging({ ...settings, logLevel: Option.getOrElse(requested, () => fallback) }, fields, (line) =>
+        stdout.write(line)
+      )
     )
   )

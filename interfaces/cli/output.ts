@@ -1,8 +1,9 @@
 import { stripVTControlCharacters } from "node:util"
 import { Command } from "@effect/cli"
-import { Console, type Effect, HashMap } from "effect"
+import { Console, Effect, HashMap } from "effect"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import { ownHelp } from "./helpText.js"
+import { Invocation } from "./invocation.js"
 
 /** Colour only for a person at a terminal who has not asked for none (https://no-color.org). */
 export const wantsColor = (stream: { readonly isTTY?: boolean }, env: Readonly<Record<string, string | undefined>>) =>
@@ -16,15 +17,17 @@ const plain = (color: boolean) => (args: ReadonlyArray<unknown>) =>
  * console drops them from what goes to a pipe, a file or a NO_COLOR terminal.
  */
 export const withColorWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Console.consoleWith((console) => {
-    const out = plain(wantsColor(process.stdout, process.env))
-    const err = plain(wantsColor(process.stderr, process.env))
-    return Console.withConsole(self, {
-      ...console,
-      log: (...args) => console.log(...out(args)),
-      error: (...args) => console.error(...err(args))
+  Effect.flatMap(Invocation, ({ stdout, stderr, env }) =>
+    Console.consoleWith((console) => {
+      const out = plain(wantsColor(stdout, env))
+      const err = plain(wantsColor(stderr, env))
+      return Console.withConsole(self, {
+        ...console,
+        log: (...args) => console.log(...out(args)),
+        error: (...args) => console.error(...err(args))
+      })
     })
-  })
+  )
 
 const isHelp = (text: string) => /^USAGE$/m.test(stripVTControlCharacters(text))
 

@@ -1,5 +1,6 @@
 import { Options, Prompt } from "@effect/cli"
 import { Effect, Option, Redacted } from "effect"
+import { Invocation } from "./invocation.js"
 import { StartupError } from "./startup.js"
 
 /** Where a command's new password comes from; with neither option, a hidden prompt. */
@@ -19,11 +20,13 @@ export const passwordOptions = {
 }
 
 /** The first line of standard input, without its line ending. */
-const firstLineOfStdin = Effect.promise(async () => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString("utf8").split(/\r?\n/, 1)[0] ?? ""
-})
+const firstLineOfStdin = Effect.flatMap(Invocation, ({ stdin }) =>
+  Effect.promise(async () => {
+    const chunks: Array<Buffer> = []
+    for await (const chunk of stdin) chunks.push(Buffer.from(chunk))
+    return Buffer.concat(chunks).toString("utf8").split(/\r?\n/, 1)[0] ?? ""
+  })
+)
 
 const refuse = (line: string) => new StartupError({ lines: [line] })
 
@@ -43,10 +46,15 @@ export const promptPassword = Effect.gen(function* () {
  * The password of `passwordOptions`. A prompt needs a terminal on standard input: without one
  * the command stops, saying how else to give the password, rather than wait on a pipe.
  */
-export const readPassword = (
+export const readPassword = (given: {
+  readonly password: Option.Option<Redacted.Redacted<string>>
+  readonly passwordStdin: boolean
+}) => Effect.flatMap(Invocation, ({ stdin }) => passwordFrom(given, stdin.isTTY === true))
+
+const passwordFrom = (
   given: { readonly password: Option.Option<Redacted.Redacted<string>>; readonly passwordStdin: boolean },
-  interactive: boolean = process.stdin.isTTY === true
-) => {
+  interactive: boolean
+): Effect.Effect<Redacted.Redacted<string>, StartupError, Prompt.Prompt.Environment | Invocation> => {
   if (Option.isSome(given.password) && given.passwordStdin) {
     return Effect.fail(refuse("--password and --password-stdin are two ways to give one password; use one."))
   }

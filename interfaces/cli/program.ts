@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { packageVersion } from "../../config/packageVersion.js"
 import { createSuperuser, migrate } from "./admin.js"
 import { audit } from "./audit.js"
+import { fail, withInvocationConsole } from "./invocation.js"
 import { keygen } from "./keygen.js"
 import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
 import { withColorWhereWanted, withHelpAtEveryLevel, withOwnHelp } from "./output.js"
@@ -34,17 +35,11 @@ const portcullis = Command.make("portcullis").pipe(
 
 const run = Command.run(portcullis, { name: "portcullis", version: packageVersion })
 
-/** Known failures are told in a sentence on stderr with exit code 1; defects are reported by the runtime. */
-const fail = (lines: ReadonlyArray<string>) =>
-  Effect.sync(() => {
-    for (const line of lines) process.stderr.write(`${line}\n`)
-    process.exitCode = 1
-  })
-
 /**
  * The command line `argv` (as process.argv gives it) parsed, run and answered: help, output, and
- * known failures as sentences on stderr with exit code 1. What the commands need of the program
- * above (Host) and the platform (NodeContext) is the caller's to give.
+ * known failures as sentences on stderr with exit code 1; defects are the runtime's to report.
+ * What the commands need of the program above (Host), of the process (Invocation) and of the
+ * platform (NodeContext) is the caller's to give.
  */
 export const program = (argv: ReadonlyArray<string>) => {
   const [executable = "node", script = "portcullis", ...args] = argv
@@ -67,6 +62,7 @@ export const program = (argv: ReadonlyArray<string>) => {
           )
     ),
     withOwnHelp,
-    withColorWhereWanted
+    withColorWhereWanted,
+    withInvocationConsole
   )
 }

@@ -3,6 +3,7 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
 import { parseSettings, type ResolvedSettings } from "../../config/Settings.js"
 import { Host } from "./host.js"
+import { Invocation } from "./invocation.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
 import { StartupError } from "./startup.js"
 
@@ -28,8 +29,8 @@ const asJson = ({ variables, warnings }: ResolvedSettings) =>
   )
 
 export const check = Command.make("check", { json }, ({ json }) =>
-  Effect.suspend(() =>
-    Either.match(parseSettings(process.env), {
+  Effect.flatMap(Invocation, ({ env }) =>
+    Either.match(parseSettings(env), {
       onLeft: (lines) => Effect.fail(new StartupError({ lines })),
       onRight: (resolved) => {
         const report = json

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { AuditEventType } from "../../domain/Audit.js"
-import { lines, runCli } from "../support/cliRun.js"
+import { lines, runCliInProcess } from "../support/cliRun.js"
 import { temporaryDatabase } from "../support/processes.js"
 
 const strongPassword = "correct horse battery staple"
@@ -20,7 +20,7 @@ interface Page {
 describe("portcullis audit", () => {
   const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
   const cli = (args: ReadonlyArray<string>, input?: string, on: Readonly<Record<string, string>> = vars) =>
-    runCli(args, on, { timeout: 30_000, ...(input === undefined ? {} : { input }) })
+    runCliInProcess(args, on, { timeout: 30_000, ...(input === undefined ? {} : { input }) })
   const page = async (args: ReadonlyArray<string>, on: Readonly<Record<string, string>> = vars) => {
     const run = await cli(["audit", ...args], undefined, on)
     expect(run.stderr).toBe("")

@@ -3,7 +3,7 @@ import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type CliRunOptions, lines, runCli } from "../support/cliRun.js"
+import { type CliRunOptions, lines, runCli, runCliInProcess } from "../support/cliRun.js"
 import { freePort, killAll, startServer } from "../support/processes.js"
 
 /** A strong password for the operator commands; never the one that a test expects to be refused. */
@@ -17,9 +17,12 @@ let databaseCount = 0
 /** A fresh SQLite file in the scratch folder; the file itself is created by the CLI. */
 const freshDatabase = () => `sqlite:${join(scratch, `db-${++databaseCount}`, "portcullis.sqlite")}`
 
-/** The CLI run in the scratch folder. */
+/** The CLI run as a process in the scratch folder: serve's refusals are the process's to show (it ends). */
 const cli = (args: ReadonlyArray<string>, vars: Readonly<Record<string, string>>, options: CliRunOptions = {}) =>
   runCli(args, vars, { cwd: scratch, ...options })
+
+/** An operator command run in this process: its answer is what is under test, not the process. */
+const operator = runCliInProcess
 
 /** Whether a TCP connection to the port is accepted. */
 const accepts = (port: number) =>
@@ -169,16 +172,16 @@ describe("portcullis serve", () => {
 describe("portcullis migrate", () => {
   it("applies the migrations to a fresh file, then finds the database up to date", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const first = await cli(["migrate"], vars)
+    const first = await operator(["migrate"], vars)
     expect(first.status).toBe(0)
     expect(first.stdout).toMatch(/^Applied: 0001_\w+/)
-    const second = await cli(["migrate"], vars)
+    const second = await operator(["migrate"], vars)
     expect(second.status).toBe(0)
     expect(second.stdout.trim()).toBe("The database is up to date.")
   }, 60_000)
 
   it("refuses an invalid setting", async () => {
-    const run = await cli(["migrate"], { SERVICE_DATABASE_URL: "mysql://db/x" })
+    const run = await operator(["migrate"], { SERVICE_DATABASE_URL: "mysql://db/x" })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("SERVICE_DATABASE_URL")
   })
@@ -188,19 +191,19 @@ describe("portcullis create-superuser and user update", () => {
   it("creates a superuser once, and refuses the same email a second time", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
     const args = ["create-superuser", "--email", "root@example.com", "--password", strongPassword]
-    const first = await cli(args, vars)
+    const first = await operator(args, vars)
     expect(first.status).toBe(0)
     expect(first.stdout).toContain("root@example.com")
     expect(first.stderr).toBe("")
     expect(first.stdout).not.toContain(strongPassword)
 
-    const second = await cli(args, vars)
+    const second = await operator(args, vars)
     expect(second.status).toBe(1)
     expect(lines(second.stderr)).toEqual([expect.stringMatching(/already exists/)])
   }, 60_000)
 
   it("refuses a weak password, naming the rule", async () => {
-    const run = await cli(["create-superuser", "--email", "weak@example.com", "--password", "short"], {
+    const run = await operator(["create-superuser", "--email", "weak@example.com", "--password", "short"], {
       SERVICE_DATABASE_URL: freshDatabase()
     })
     expect(run.status).toBe(1)
@@ -208,7 +211,7 @@ describe("portcullis create-superuser and user update", () => {
   })
 
   it("refuses an invalid email", async () => {
-    const run = await cli(["create-superuser", "--email", "not-an-email", "--password", strongPassword], {
+    const run = await operator(["create-superuser", "--email", "not-an-email", "--password", strongPassword], {
       SERVICE_DATABASE_URL: freshDatabase()
     })
     expect(run.status).toBe(1)
@@ -217,7 +220,7 @@ describe("portcullis create-superuser and user update", () => {
   })
 
   it("refuses an invalid setting before doing anything", async () => {
-    const run = await cli(["create-superuser", "--email", "root@example.com", "--password", strongPassword], {
+    const run = await operator(["create-superuser", "--email", "root@example.com", "--password", strongPassword], {
       SERVICE_DATABASE_URL: freshDatabase(),
       SERVICE_PASSWORD_MIN_LENGTH: "many"
     })
@@ -227,13 +230,14 @@ describe("portcullis create-superuser and user update", () => {
 
   it("reads the password from the first line of standard input with --password-stdin", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
+    // As a process, once: its own standard input and exit code, as main/cli.ts gives them.
     const run = await cli(["create-superuser", "--email", "stdin@example.com", "--password-stdin"], vars, {
       input: `${strongPassword}\nignored second line\n`
     })
     expect(run.status).toBe(0)
     expect(run.stdout).toContain("stdin@example.com")
 
-    const empty = await cli(["create-superuser", "--email", "empty@example.com", "--password-stdin"], vars, {
+    const empty = await operator(["create-superuser", "--email", "empty@example.com", "--password-stdin"], vars, {
       input: ""
     })
     expect(empty.status).toBe(1)
@@ -243,7 +247,7 @@ describe("portcullis create-superuser and user update", () => {
   it("refuses to prompt for the password without a terminal, in one line, before touching the database", async () => {
     const database = freshDatabase()
     for (const input of [undefined, `${strongPassword}\n`]) {
-      const run = await cli(
+      const run = await operator(
         ["create-superuser", "--email", "root@example.com"],
         { SERVICE_DATABASE_URL: database },
         input === undefined ? {} : { input }
@@ -254,7 +258,7 @@ describe("portcullis create-superuser and user update", () => {
       ])
       expect(run.stdout).toBe("")
     }
-    const both = await cli(
+    const both = await operator(
       ["create-superuser", "--email", "root@example.com", "--password", strongPassword, "--password-stdin"],
       { SERVICE_DATABASE_URL: database },
       { input: `${strongPassword}\n` }
@@ -262,12 +266,12 @@ describe("portcullis create-superuser and user update", () => {
     expect(both.status).toBe(1)
     expect(lines(both.stderr)).toEqual([expect.stringContaining("use one")])
     // Nobody was created by the refused runs.
-    expect((await cli(["user", "list", "--json"], { SERVICE_DATABASE_URL: database })).stdout).toContain('"users": []')
+    expect((await operator(["user", "list", "--json"], { SERVICE_DATABASE_URL: database })).stdout).toContain('"users": []')
   }, 120_000)
 
   it("a superuser from standard input signs in over HTTP, until user update deactivates them", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
-    const created = await cli(["create-superuser", "--email", "admin@example.com", "--password-stdin"], vars, {
+    const created = await operator(["create-superuser", "--email", "admin@example.com", "--password-stdin"], vars, {
       input: `${strongPassword}\n`
     })
     expect(created.status).toBe(0)
@@ -279,7 +283,7 @@ describe("portcullis create-superuser and user update", () => {
     expect(body.user).toMatchObject({ email: "admin@example.com", is_superuser: true, is_verified: true })
 
     // The operator command works beside a running server on the same file.
-    const updated = await cli(["user", "update", "--email", "admin@example.com", "--active", "false"], vars)
+    const updated = await operator(["user", "update", "--email", "admin@example.com", "--active", "false"], vars)
     expect(updated.status).toBe(0)
     expect((await login(server.url, "admin@example.com", strongPassword)).status).toBe(401)
     await server.stop()
@@ -288,10 +292,10 @@ describe("portcullis create-superuser and user update", () => {
   it("user update prints the changed user, and refuses an unknown email", async () => {
     const vars = { SERVICE_DATABASE_URL: freshDatabase() }
     expect(
-      (await cli(["create-superuser", "--email", "root@example.com", "--password", strongPassword], vars)).status
+      (await operator(["create-superuser", "--email", "root@example.com", "--password", strongPassword], vars)).status
     ).toBe(0)
 
-    const run = await cli(["user", "update", "--email", "root@example.com", "--active", "false"], vars)
+    const run = await operator(["user", "update", "--email", "root@example.com", "--active", "false"], vars)
     expect(run.status).toBe(0)
     const user = JSON.parse(run.stdout) as Record<string, unknown>
     expect(user).toMatchObject({
@@ -303,7 +307,7 @@ describe("portcullis create-superuser and user update", () => {
     expect(user).not.toHaveProperty("hashed_password")
     expect(run.stdout).not.toContain("$argon2")
 
-    const flags = await cli(
+    const flags = await operator(
       [
         "user",
         "update",
@@ -321,14 +325,14 @@ describe("portcullis create-superuser and user update", () => {
     expect(flags.status).toBe(0)
     expect(JSON.parse(flags.stdout)).toMatchObject({ is_active: true, is_verified: false, is_superuser: false })
 
-    const unknown = await cli(["user", "update", "--email", "nobody@example.com", "--active", "false"], vars)
+    const unknown = await operator(["user", "update", "--email", "nobody@example.com", "--active", "false"], vars)
     expect(unknown.status).toBe(1)
     expect(lines(unknown.stderr)).toHaveLength(1)
     expect(unknown.stdout).toBe("")
   }, 120_000)
 
   it("user update refuses a flag value other than true or false", async () => {
-    const run = await cli(["user", "update", "--email", "root@example.com", "--active", "maybe"], {
+    const run = await operator(["user", "update", "--email", "root@example.com", "--active", "maybe"], {
       SERVICE_DATABASE_URL: freshDatabase()
     })
     expect(run.status).toBe(1)
@@ -343,7 +347,7 @@ describe("portcullis check", () => {
 
   it("prints every setting by its variable's name, as it resolves, defaults included, the secret key masked", async () => {
     const database = freshDatabase()
-    const run = await cli(["check"], {
+    const run = await operator(["check"], {
       SERVICE_DATABASE_URL: database,
       SERVICE_SECRET_KEY: secretKey,
       SERVICE_LOCKOUT_ENABLED: "yes",
@@ -372,7 +376,7 @@ describe("portcullis check", () => {
   })
 
   it("--json: the same settings by name, unset ones null, and every warning, an unknown variable's included", async () => {
-    const run = await cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
+    const run = await operator(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
     expect(run.status).toBe(0)
     const report = JSON.parse(run.stdout) as {
       settings: Record<string, string | null>
@@ -387,7 +391,7 @@ describe("portcullis check", () => {
   })
 
   it("without --json, warnings go to stderr, one line each", async () => {
-    const run = await cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
+    const run = await operator(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_PROT: "9000" })
     expect(run.status).toBe(0)
     expect(lines(run.stderr)).toEqual([
       expect.stringMatching(/^warning: SERVICE_SECRET_KEY/),
@@ -396,13 +400,13 @@ describe("portcullis check", () => {
   })
 
   it("exits 1 on an invalid setting, naming it", async () => {
-    const run = await cli(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_LOCKOUT_ENABLED: "perhaps" })
+    const run = await operator(["check"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_LOCKOUT_ENABLED: "perhaps" })
     expect(run.status).toBe(1)
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/^SERVICE_LOCKOUT_ENABLED="perhaps" .*expected /)])
   })
 
   it("masks only the passwords of URLs, and client secrets, keys and provider lists whole", async () => {
-    const run = await cli(["check"], {
+    const run = await operator(["check"], {
       SERVICE_DATABASE_URL: "postgres://app:Pg5qlPa55word@db.internal/portcullis",
       SERVICE_SMTP_URL: "smtps://mailer:Sm7pPa55word@mail.example.com:465",
       SERVICE_REDIS_URL: "redis://:Red1sPa55word@cache.internal:6379/0",
@@ -437,8 +441,8 @@ describe("portcullis check", () => {
 
 describe("portcullis secret", () => {
   it("prints a new random base64url key each run, which check accepts as SERVICE_SECRET_KEY", async () => {
-    const first = await cli(["secret"], {})
-    const second = await cli(["secret"], {})
+    const first = await operator(["secret"], {})
+    const second = await operator(["secret"], {})
     expect(first.status).toBe(0)
     expect(second.status).toBe(0)
     expect(first.stdout).toMatch(/^[A-Za-z0-9_-]{43,}\n$/)
@@ -446,7 +450,7 @@ describe("portcullis secret", () => {
     const key = first.stdout.trim()
     expect(second.stdout.trim()).not.toBe(key)
 
-    const check = await cli(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
+    const check = await operator(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
     expect(check.status).toBe(0)
     expect((JSON.parse(check.stdout) as { warnings: ReadonlyArray<string> }).warnings).toEqual([])
     expect(check.stdout).not.toContain(key)
@@ -461,7 +465,7 @@ describe("portcullis openapi", () => {
   }
 
   it("prints an OpenAPI 3.1 document whose paths use the configured prefix", async () => {
-    const run = await cli(["openapi"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_API_PREFIX: "/v2" })
+    const run = await operator(["openapi"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_API_PREFIX: "/v2" })
     expect(run.status).toBe(0)
     const document = JSON.parse(run.stdout) as Document
     expect(document.openapi).toMatch(/^3\.1\./)
@@ -473,7 +477,7 @@ describe("portcullis openapi", () => {
   })
 
   it("documents 422 ValidationError problems and no HttpApiDecodeError", async () => {
-    const run = await cli(["openapi"], { SERVICE_DATABASE_URL: freshDatabase() })
+    const run = await operator(["openapi"], { SERVICE_DATABASE_URL: freshDatabase() })
     expect(run.status).toBe(0)
     const document = JSON.parse(run.stdout) as Document
     expect(run.stdout).not.toContain("HttpApiDecodeError")
@@ -492,7 +496,7 @@ describe("portcullis openapi", () => {
   })
 
   it("uses an empty prefix when both prefixes are empty", async () => {
-    const run = await cli(["openapi"], {
+    const run = await operator(["openapi"], {
       SERVICE_DATABASE_URL: freshDatabase(),
       SERVICE_API_PREFIX: "",
       SERVICE_AUTH_ROUTER_PREFIX: ""

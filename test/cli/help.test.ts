@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { lines, type Run, runCli, runProcess } from "../support/cliRun.js"
+import { lines, type Run, runCliInProcess, runProcess } from "../support/cliRun.js"
 import { cleanEnv, cli, killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 afterAll(killAll)
@@ -60,10 +60,14 @@ const ownOptions = (help: string) => {
 }
 
 describe("portcullis --help", () => {
-  /** Each command's help, piped: run once for the tests below, the machine being slow to start processes. */
+  /**
+   * Each command's help, to a stream that is no terminal (as piped), run once for the tests
+   * below; in this process, since the help is the program's answer (the terminal's colours, below,
+   * are the process's).
+   */
   const helps = new Map<string, Run>()
   beforeAll(async () => {
-    for (const path of [[], ...commands]) helps.set(path.join(" "), await runCli([...path, "--help"], {}))
+    for (const path of [[], ...commands]) helps.set(path.join(" "), await runCliInProcess([...path, "--help"], {}))
   }, 300_000)
 
   it("has no ANSI codes when piped, and shows each command's full path in its usage", () => {
@@ -181,12 +185,12 @@ describe("--log-level", () => {
   it("shows an operator command's logs, which it keeps quiet otherwise; a bad level is refused", async () => {
     const vars = { SERVICE_DATABASE_URL: temporaryDatabase() }
     // Each command applies the migrations of a fresh database, and says so at info.
-    const silent = await runCli(["create-superuser", "--email", "ops@example.com", "--password-stdin"], vars, {
+    const silent = await runCliInProcess(["create-superuser", "--email", "ops@example.com", "--password-stdin"], vars, {
       input: "correct horse battery staple\n"
     })
     expect(silent.status).toBe(0)
     expect(silent.stdout).not.toContain("migrations applied")
-    const logged = await runCli(
+    const logged = await runCliInProcess(
       ["create-superuser", "--email", "ops@example.com", "--password-stdin", "--log-level", "info"],
       { SERVICE_DATABASE_URL: temporaryDatabase() },
       { input: "correct horse battery staple\n" }
@@ -196,7 +200,7 @@ describe("--log-level", () => {
 
     // Only the levels the help and README name: `all`, the library's alias, is refused too.
     for (const level of ["loud", "all"]) {
-      const bad = await runCli(["check", "--log-level", level], vars)
+      const bad = await runCliInProcess(["check", "--log-level", level], vars)
       expect(bad.status).toBe(1)
       expect(lines(bad.stderr)).toEqual(["--log-level must be one of trace, debug, info, warning, error, fatal, none"])
     }

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { calculateJwkThumbprint, type JWK } from "jose"
 import { describe, expect, it } from "vitest"
-import { runCli } from "../support/cliRun.js"
+import { runCliInProcess } from "../support/cliRun.js"
 
 const keygen = async (algorithm: string) => {
-  const run = await runCli(["keygen", "--algorithm", algorithm], {})
+  const run = await runCliInProcess(["keygen", "--algorithm", algorithm], {})
   if (run.status !== 0) throw new Error(`keygen --algorithm ${algorithm} exited ${run.status}: ${run.stderr}`)
   return run.stdout
 }
@@ -32,7 +32,7 @@ describe("portcullis keygen", () => {
       // The whole output as the key's file; the public JWK as an earlier key.
       const file = join(mkdtempSync(join(tmpdir(), "portcullis-keygen-")), "key.pem")
       writeFileSync(file, output)
-      const check = await runCli(["check", "--json"], {
+      const check = await runCliInProcess(["check", "--json"], {
         SERVICE_SECRET_KEY: "keygen-test-secret-key-of-at-least-32-bytes",
         SERVICE_JWT_ALGORITHM: algorithm,
         SERVICE_JWT_PRIVATE_KEY_FILE: file,
@@ -49,7 +49,7 @@ describe("portcullis keygen", () => {
   )
 
   it("refuses an unknown algorithm", async () => {
-    const run = await runCli(["keygen", "--algorithm", "HS256"], {})
+    const run = await runCliInProcess(["keygen", "--algorithm", "HS256"], {})
     expect(run.status).toBe(1)
   })
 })
@@ -59,9 +59,9 @@ describe("portcullis check with a private key", () => {
     const pem = /-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----/.exec(await keygen("ES256"))?.[0] ?? ""
     const body = pem.split("\n")[1] ?? ""
     const vars = { SERVICE_SECRET_KEY: "keygen-test-secret-key-of-at-least-32-bytes", SERVICE_JWT_PRIVATE_KEY: pem }
-    const accepted = await runCli(["check"], { ...vars, SERVICE_JWT_ALGORITHM: "ES256" })
+    const accepted = await runCliInProcess(["check"], { ...vars, SERVICE_JWT_ALGORITHM: "ES256" })
     expect(accepted.status).toBe(0)
-    const refused = await runCli(["check"], { ...vars, SERVICE_JWT_ALGORITHM: "EdDSA" })
+    const refused = await runCliInProcess(["check"], { ...vars, SERVICE_JWT_ALGORITHM: "EdDSA" })
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain("SERVICE_JWT_PRIVATE_KEY holds a P-256 EC key, not an Ed25519 key")
     for (const run of [accepted, refused]) expect(`${run.stdout}${run.stderr}`).not.toContain(body)

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { lines, runCli } from "../support/cliRun.js"
+import { lines, runCliInProcess } from "../support/cliRun.js"
 
 /**
  * create-superuser is where an address enters through the CLI: one that looks like another
@@ -22,7 +22,7 @@ afterAll(() => {
 })
 
 const cli = (args: ReadonlyArray<string>, database: string) =>
-  runCli(args, { SERVICE_DATABASE_URL: database }, { cwd: scratch })
+  runCliInProcess(args, { SERVICE_DATABASE_URL: database })
 
 const lookAlikes: ReadonlyArray<readonly [string, string, RegExp]> = [
   ["a zero-width space", "root\u200Badmin@example.com", /^--email must not contain invisible characters/],

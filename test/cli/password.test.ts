@@ -1,8 +1,11 @@
+import { Readable } from "node:stream"
 import * as Terminal from "@effect/platform/Terminal"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Mailbox, Option, Redacted } from "effect"
+import { Invocation } from "../../interfaces/cli/invocation.js"
 import { promptPassword, readPassword } from "../../interfaces/cli/password.js"
+import { testInvocation } from "../support/cliRun.js"
 
 /** A terminal whose user types `typed` (Enter after each line) and whose screen is recorded. */
 const fakeTerminal = (typed: ReadonlyArray<string>) => {
@@ -61,12 +64,19 @@ describe("the password prompt", () => {
   )
 })
 
+/** The invocation's standard input at a terminal (a person to prompt) or not. */
+const stdinAt = (isTTY: boolean) =>
+  Effect.provideService(Invocation, {
+    ...testInvocation().invocation,
+    stdin: Object.assign(Readable.from([]), { isTTY })
+  })
+
 describe("readPassword", () => {
   const none = { password: Option.none<Redacted.Redacted<string>>(), passwordStdin: false }
 
   it.effect("refuses to prompt without a terminal, saying how else to give the password", () =>
     Effect.gen(function* () {
-      const exit = yield* Effect.exit(readPassword(none, false).pipe(Effect.provide(noTerminal)))
+      const exit = yield* Effect.exit(readPassword(none).pipe(Effect.provide(noTerminal), stdinAt(false)))
       expect(exit).toStrictEqual(
         Exit.fail(expect.objectContaining({ lines: [expect.stringContaining("--password-stdin")] }))
       )
@@ -76,12 +86,13 @@ describe("readPassword", () => {
   it.effect("takes --password as given, and refuses it beside --password-stdin", () =>
     Effect.gen(function* () {
       const given = Option.some(Redacted.make(secret))
-      const taken = yield* readPassword({ password: given, passwordStdin: false }, false).pipe(
-        Effect.provide(noTerminal)
+      const taken = yield* readPassword({ password: given, passwordStdin: false }).pipe(
+        Effect.provide(noTerminal),
+        stdinAt(false)
       )
       expect(Redacted.value(taken)).toBe(secret)
       const both = yield* Effect.exit(
-        readPassword({ password: given, passwordStdin: true }, true).pipe(Effect.provide(noTerminal))
+        readPassword({ password: given, passwordStdin: true }).pipe(Effect.provide(noTerminal), stdinAt(true))
       )
       expect(Exit.isFailure(both)).toBe(true)
     })

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3"
 import { describe, expect, it } from "vitest"
-import { lines, runCli } from "../support/cliRun.js"
+import { lines, runCliInProcess } from "../support/cliRun.js"
 import { temporaryDatabase } from "../support/processes.js"
 
 const secretKey = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"
@@ -68,10 +68,10 @@ describe("portcullis prune", () => {
     const url = temporaryDatabase()
     const filename = url.slice("sqlite:".length)
     const vars = { SERVICE_DATABASE_URL: url, SERVICE_SECRET_KEY: secretKey }
-    expect((await runCli(["migrate"], vars, { timeout: 30_000 })).status).toBe(0)
+    expect((await runCliInProcess(["migrate"], vars, { timeout: 30_000 })).status).toBe(0)
     seed(filename)
 
-    const dry = await runCli(["prune", "--dry-run"], vars, { timeout: 30_000 })
+    const dry = await runCliInProcess(["prune", "--dry-run"], vars, { timeout: 30_000 })
     expect(dry.stderr).toBe("")
     expect(dry.status).toBe(0)
     expect(lines(dry.stdout)).toEqual([
@@ -85,7 +85,7 @@ describe("portcullis prune", () => {
     ])
     expect(count(filename, "refresh_tokens")).toBe(4)
 
-    const run = await runCli(["prune", "--vacuum"], vars, { timeout: 30_000 })
+    const run = await runCliInProcess(["prune", "--vacuum"], vars, { timeout: 30_000 })
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     const output = lines(run.stdout)
@@ -107,7 +107,7 @@ describe("portcullis prune", () => {
     expect(count(filename, "email_change_undos")).toBe(1)
     expect(count(filename, "webhook_outbox")).toBe(1)
 
-    const again = await runCli(["prune"], vars, { timeout: 30_000 })
+    const again = await runCliInProcess(["prune"], vars, { timeout: 30_000 })
     expect(lines(again.stdout)).toEqual([
       "refresh tokens deleted: 0",
       "sessions deleted: 0",

@@ -1,6 +1,6 @@
 import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { lines, runCli } from "../support/cliRun.js"
+import { lines, runCliInProcess } from "../support/cliRun.js"
 import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 const strongPassword = "correct horse battery staple"
@@ -21,7 +21,7 @@ interface ListedUser {
 const withUsers = async (emails: ReadonlyArray<string>) => {
   const vars = { SERVICE_DATABASE_URL: temporaryDatabase(), SERVICE_SECRET_KEY: secretKey }
   for (const email of emails) {
-    const created = await runCli(["create-superuser", "--email", email, "--password-stdin"], vars, {
+    const created = await runCliInProcess(["create-superuser", "--email", email, "--password-stdin"], vars, {
       input: `${strongPassword}\n`
     })
     if (created.status !== 0) throw new Error(created.stderr)
@@ -30,7 +30,7 @@ const withUsers = async (emails: ReadonlyArray<string>) => {
 }
 
 const listJson = async (vars: Readonly<Record<string, string>>, args: ReadonlyArray<string> = []) => {
-  const run = await runCli(["user", "list", "--json", ...args], vars)
+  const run = await runCliInProcess(["user", "list", "--json", ...args], vars)
   expect(run.status, run.stderr).toBe(0)
   return JSON.parse(run.stdout) as { users: ReadonlyArray<ListedUser>; next_after: string | null }
 }
@@ -42,7 +42,7 @@ describe("portcullis user list", () => {
   }, 90_000)
 
   it("prints a table of id, email, flags, roles and created_at, and the user the next page starts after", async () => {
-    const run = await runCli(["user", "list", "--limit", "2"], vars)
+    const run = await runCliInProcess(["user", "list", "--limit", "2"], vars)
     expect(run.status).toBe(0)
     const [header, first, second, more, ...rest] = lines(run.stdout)
     expect(header?.split(/\s+/)).toEqual(["ID", "EMAIL", "FLAGS", "ROLES", "CREATED_AT"])
@@ -52,7 +52,7 @@ describe("portcullis user list", () => {
     expect(more).toBe(`More users: --after ${bobId}`)
     expect(rest).toEqual([])
 
-    const last = await runCli(["user", "list", "--limit", "2", "--after", String(bobId)], vars)
+    const last = await runCliInProcess(["user", "list", "--limit", "2", "--after", String(bobId)], vars)
     expect(lines(last.stdout)).toHaveLength(2)
     expect(last.stdout).toContain("carol@example.com")
     expect(last.stdout).not.toContain("More users")
@@ -83,7 +83,7 @@ describe("portcullis user list", () => {
       [["--after", " "], /^--after is empty/],
       [["--after", "no-such-user"], /user/i]
     ] as const) {
-      const run = await runCli(["user", "list", ...args], vars)
+      const run = await runCliInProcess(["user", "list", ...args], vars)
       expect(run.status).toBe(1)
       expect(lines(run.stderr)).toEqual([expect.stringMatching(message)])
     }
@@ -98,23 +98,23 @@ describe("portcullis user roles and user update by id", () => {
     const [user] = (await listJson(vars)).users
     if (user === undefined) throw new Error("no user")
 
-    const added = await runCli(["user", "roles", "add", "--email", "ops@example.com", "auditor"], vars)
+    const added = await runCliInProcess(["user", "roles", "add", "--email", "ops@example.com", "auditor"], vars)
     expect(added.status, added.stderr).toBe(0)
     expect(JSON.parse(added.stdout)).toMatchObject({ id: user.id, roles: ["auditor"] })
-    const byId = await runCli(["user", "roles", "add", "--id", user.id, "editor"], vars)
+    const byId = await runCliInProcess(["user", "roles", "add", "--id", user.id, "editor"], vars)
     expect([...(JSON.parse(byId.stdout) as ListedUser).roles].sort()).toEqual(["auditor", "editor"])
 
-    const removed = await runCli(["user", "roles", "remove", "--id", user.id, "auditor"], vars)
+    const removed = await runCliInProcess(["user", "roles", "remove", "--id", user.id, "auditor"], vars)
     expect((JSON.parse(removed.stdout) as ListedUser).roles).toEqual(["editor"])
     expect((await listJson(vars)).users[0]?.roles).toEqual(["editor"])
 
-    const unknown = await runCli(["user", "roles", "add", "--email", "nobody@example.com", "editor"], vars)
+    const unknown = await runCliInProcess(["user", "roles", "add", "--email", "nobody@example.com", "editor"], vars)
     expect(unknown.status).toBe(1)
     expect(lines(unknown.stderr)).toHaveLength(1)
-    const badName = await runCli(["user", "roles", "add", "--id", user.id, "no spaces"], vars)
+    const badName = await runCliInProcess(["user", "roles", "add", "--id", user.id, "no spaces"], vars)
     expect(badName.status).toBe(1)
     expect(lines(badName.stderr)).toEqual([expect.stringMatching(/is not a role name/)])
-    const both = await runCli(["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"], vars)
+    const both = await runCliInProcess(["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"], vars)
     expect(both.status).toBe(1)
   })
 
@@ -122,7 +122,7 @@ describe("portcullis user roles and user update by id", () => {
     const vars = await withUsers(["flags@example.com"])
     const [user] = (await listJson(vars)).users
     if (user === undefined) throw new Error("no user")
-    const run = await runCli(["user", "update", "--id", user.id, "--superuser", "false"], vars)
+    const run = await runCliInProcess(["user", "update", "--id", user.id, "--superuser", "false"], vars)
     expect(run.status, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ id: user.id, is_superuser: false })
   }, 90_000)
@@ -164,17 +164,17 @@ describe("portcullis user set-password", () => {
     expect(signedIn.status).toBe(200)
     const { access_token, refresh_token } = JSON.parse(signedIn.body) as { access_token: string; refresh_token: string }
 
-    const weak = await runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
+    const weak = await runCliInProcess(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
       input: "short\n"
     })
     expect(weak.status).toBe(1)
     expect(lines(weak.stderr)).toEqual([expect.stringMatching(/at least 8 characters/)])
-    const unprompted = await runCli(["user", "set-password", "--email", "reset@example.com"], vars)
+    const unprompted = await runCliInProcess(["user", "set-password", "--email", "reset@example.com"], vars)
     expect(unprompted.status).toBe(1)
     expect(unprompted.stderr).toMatch(/^No terminal to ask for the password on/)
 
     const newPassword = "an entirely new passphrase"
-    const set = await runCli(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
+    const set = await runCliInProcess(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
       input: `${newPassword}\n`
     })
     expect(set.status, set.stderr).toBe(0)
@@ -201,12 +201,12 @@ describe("portcullis user update --new-email", () => {
     expect(signedIn.status).toBe(200)
     const { access_token } = JSON.parse(signedIn.body) as { access_token: string }
 
-    const taken = await runCli(
+    const taken = await runCliInProcess(
       ["user", "update", "--email", "lost@example.com", "--new-email", "taken@example.com"],
       vars
     )
     expect(taken.status).toBe(1)
-    const lookAlike = await runCli(
+    const lookAlike = await runCliInProcess(
       ["user", "update", "--email", "lost@example.com", "--new-email", "f\u200Bound@example.com"],
       vars
     )
@@ -216,7 +216,7 @@ describe("portcullis user update --new-email", () => {
     ])
     expect((await send(`${server.url}/api/v1/auth/me`, { token: access_token })).status).toBe(200)
 
-    const moved = await runCli(
+    const moved = await runCliInProcess(
       ["user", "update", "--email", "lost@example.com", "--new-email", "Found@Example.com"],
       vars
     )
@@ -227,7 +227,7 @@ describe("portcullis user update --new-email", () => {
       send(`${server.url}/api/v1/auth/login`, { json: { email, password: strongPassword } })
     expect((await signIn("lost@example.com")).status).toBe(401)
     expect((await signIn("found@example.com")).status).toBe(200)
-    const audit = await runCli(["audit", "--type", "email.change_confirmed"], vars)
+    const audit = await runCliInProcess(["audit", "--type", "email.change_confirmed"], vars)
     expect(JSON.parse(audit.stdout).events).toEqual([
       expect.objectContaining({
         type: "email.change_confirmed",

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3"
 import { Webhook } from "standardwebhooks"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { runCli } from "../support/cliRun.js"
+import { runCliInProcess } from "../support/cliRun.js"
 import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
 import { type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.js"
 
@@ -24,7 +24,7 @@ afterEach(killAll)
 const database = async (extra: Record<string, string> = {}) => {
   const url = temporaryDatabase()
   const vars = { SERVICE_DATABASE_URL: url, SERVICE_SECRET_KEY: secretKey, ...extra }
-  expect((await runCli(["migrate"], vars, { timeout: 30_000 })).status).toBe(0)
+  expect((await runCliInProcess(["migrate"], vars, { timeout: 30_000 })).status).toBe(0)
   return { vars, filename: url.slice("sqlite:".length) }
 }
 
@@ -40,7 +40,7 @@ describe("portcullis webhook", () => {
     const setting = JSON.stringify([{ url: "https://setting.example/hook", secret: settingSecret, events: "*" }])
     const { vars, filename } = await database({ SERVICE_WEBHOOKS: setting })
 
-    const made = await runCli(
+    const made = await runCliInProcess(
       [
         "webhook",
         "add",
@@ -57,7 +57,7 @@ describe("portcullis webhook", () => {
     expect(first).toMatchObject({ events: ["after_register", "session.revoked"], source: "cli" })
     expect(made.stderr).toContain("not shown again")
 
-    const given = await runCli(
+    const given = await runCliInProcess(
       ["webhook", "add", "--url", "https://b.example/hook", "--events", "*", "--secret", givenSecret],
       vars
     )
@@ -73,7 +73,7 @@ describe("portcullis webhook", () => {
       [["--url", "https://c.example/hook", "--events", "*", "--secret", "whsec_short"], "no valid secret"],
       [["--url", "ftp://c.example/hook", "--events", "*"], "not http:// or https://"]
     ] as const) {
-      const refused = await runCli(["webhook", "add", ...args], vars)
+      const refused = await runCliInProcess(["webhook", "add", ...args], vars)
       expect(refused.status).toBe(1)
       expect(refused.stderr).toContain(said)
       expect(refused.stderr).not.toContain("whsec_short")
@@ -89,7 +89,7 @@ describe("portcullis webhook", () => {
       expect(row.sealed_secret).not.toContain(givenSecret.slice(6, 30))
     }
 
-    const listed = await runCli(["webhook", "list"], vars)
+    const listed = await runCliInProcess(["webhook", "list"], vars)
     expect(listed.status).toBe(0)
     const endpoints = json(listed.stdout) as Array<{ id: string; url: string; source: string }>
     expect(endpoints.map(({ url, source }) => [url, source])).toEqual([
@@ -100,18 +100,18 @@ describe("portcullis webhook", () => {
     expect(listed.stdout).not.toContain("whsec_")
     const fromSetting = endpoints[0]?.id ?? ""
 
-    const notOurs = await runCli(["webhook", "remove", fromSetting], vars)
+    const notOurs = await runCliInProcess(["webhook", "remove", fromSetting], vars)
     expect(notOurs.status).toBe(1)
     expect(notOurs.stderr).toContain("SERVICE_WEBHOOKS")
-    const unknown = await runCli(["webhook", "remove", "wh_nothing"], vars)
+    const unknown = await runCliInProcess(["webhook", "remove", "wh_nothing"], vars)
     expect(unknown.status).toBe(1)
     expect(unknown.stderr).toContain("No webhook endpoint has the id wh_nothing")
-    expect((await runCli(["webhook", "remove", first.id], vars)).status).toBe(0)
-    const left = json((await runCli(["webhook", "list"], vars)).stdout) as Array<{ id: string }>
+    expect((await runCliInProcess(["webhook", "remove", first.id], vars)).status).toBe(0)
+    const left = json((await runCliInProcess(["webhook", "list"], vars)).stdout) as Array<{ id: string }>
     expect(left.map((endpoint) => endpoint.id)).toEqual([fromSetting, second.id])
 
     // Each change is in the audit log, with the endpoint's origin only: a token in its URL stays out.
-    const audit = await runCli(["audit", "export", "--since", "1h", "--format", "jsonl"], vars)
+    const audit = await runCliInProcess(["audit", "export", "--since", "1h", "--format", "jsonl"], vars)
     expect(audit.status).toBe(0)
     const events = audit.stdout
       .trim()
@@ -132,12 +132,12 @@ describe("portcullis webhook", () => {
   it("test sends one signed webhook.test message and says what came of it", async () => {
     const { vars } = await database({ SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true" })
     const add = (path: string) =>
-      runCli(
+      runCliInProcess(
         ["webhook", "add", "--url", `${receiver.base}${path}`, "--events", "*", "--secret", givenSecret],
         vars
       ).then((run) => (json(run.stdout) as { id: string }).id)
     const ok = await add("/cli-test-ok")
-    const tested = await runCli(["webhook", "test", ok], vars)
+    const tested = await runCliInProcess(["webhook", "test", ok], vars)
     expect(tested.status).toBe(0)
     expect(tested.stdout).toContain("Delivered: the endpoint answered 200")
     const [message, ...more] = received.filter((request) => request.path === "/cli-test-ok")
@@ -149,20 +149,20 @@ describe("portcullis webhook", () => {
     ).toThrow()
 
     statuses.set("/cli-test-down", 503)
-    const down = await runCli(["webhook", "test", await add("/cli-test-down")], vars)
+    const down = await runCliInProcess(["webhook", "test", await add("/cli-test-down")], vars)
     expect(down.status).toBe(1)
     expect(down.stderr).toContain("Not delivered")
     expect(down.stderr).toContain("503")
 
     // Without WEBHOOKS_ALLOW_PRIVATE a receiver on a loopback address is never reached.
     const before = received.length
-    const refused = await runCli(["webhook", "test", ok], { ...vars, SERVICE_WEBHOOKS_ALLOW_PRIVATE: "false" })
+    const refused = await runCliInProcess(["webhook", "test", ok], { ...vars, SERVICE_WEBHOOKS_ALLOW_PRIVATE: "false" })
     expect(refused.status).toBe(1)
     expect(refused.stderr).toMatch(/private|loopback/)
     expect(received.length).toBe(before)
 
     // A stored secret that does not open under the key in use is said, not sent unsigned.
-    const otherKey = await runCli(["webhook", "test", ok], { ...vars, SERVICE_SECRET_KEY: `${secretKey}x` })
+    const otherKey = await runCliInProcess(["webhook", "test", ok], { ...vars, SERVICE_SECRET_KEY: `${secretKey}x` })
     expect(otherKey.status).toBe(1)
     expect(otherKey.stderr).toContain("does not open")
   }, 120_000)
@@ -183,14 +183,14 @@ describe("portcullis webhook", () => {
       return rows
     }
 
-    const one = await runCli(["webhook", "retry", "msg_two"], vars)
+    const one = await runCliInProcess(["webhook", "retry", "msg_two"], vars)
     expect(one.stdout).toContain("1 dead message due again")
     expect(state()).toEqual([
       { id: "msg_one", attempts: 8, dead_at: 2 },
       { id: "msg_two", attempts: 0, dead_at: null },
       { id: "msg_three", attempts: 8, dead_at: 2 }
     ])
-    const all = await runCli(["webhook", "retry", "--dead"], vars)
+    const all = await runCliInProcess(["webhook", "retry", "--dead"], vars)
     expect(all.stdout).toContain("2 dead messages due again")
     expect(state()).toEqual([
       { id: "msg_one", attempts: 0, dead_at: null },
@@ -201,7 +201,7 @@ describe("portcullis webhook", () => {
       ["webhook", "retry"],
       ["webhook", "retry", "msg_one", "--dead"]
     ]) {
-      const refused = await runCli(args, vars)
+      const refused = await runCliInProcess(args, vars)
       expect(refused.status).toBe(1)
       expect(refused.stderr).toContain("Give a message id or --dead")
     }
@@ -210,7 +210,7 @@ describe("portcullis webhook", () => {
   it("a running server sends to an endpoint added while it runs, and stops once it is removed", async () => {
     const { vars } = await database({ SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true" })
     const server = await startServer(vars)
-    const added = await runCli(
+    const added = await runCliInProcess(
       ["webhook", "add", "--url", `${receiver.base}/live`, "--events", "after_register", "--secret", givenSecret],
       vars
     )
@@ -236,7 +236,7 @@ describe("portcullis webhook", () => {
       data: { user: { email: "first@example.com" } }
     })
 
-    expect((await runCli(["webhook", "remove", id], vars)).status).toBe(0)
+    expect((await runCliInProcess(["webhook", "remove", id], vars)).status).toBe(0)
     await new Promise((resolve) => setTimeout(resolve, 6_000))
     expect((await register("second@example.com")).status).toBe(202)
     await new Promise((resolve) => setTimeout(resolve, 3_000))
@@ -260,7 +260,7 @@ describe("portcullis audit export", () => {
     db.close()
 
     const since = new Date(now - 2_100 * 60_000).toISOString()
-    const lines = await runCli(["audit", "export", "--since", since, "--format", "jsonl"], vars, { timeout: 60_000 })
+    const lines = await runCliInProcess(["audit", "export", "--since", since, "--format", "jsonl"], vars, { timeout: 60_000 })
     expect(lines.status).toBe(0)
     const events = lines.stdout
       .trim()
@@ -271,7 +271,7 @@ describe("portcullis audit export", () => {
     expect(events.at(-1)?.details.n).toBe(2_499)
     expect(events.every((event, index) => index === 0 || event.id > (events[index - 1]?.id ?? 0))).toBe(true)
 
-    const array = await runCli(["audit", "export", "--since", "1d"], vars, { timeout: 60_000 })
+    const array = await runCliInProcess(["audit", "export", "--since", "1d"], vars, { timeout: 60_000 })
     expect(array.status).toBe(0)
     const all = JSON.parse(array.stdout) as Array<{ details: { n: number } }>
     // A day back from when the command ran: the event of exactly a day before the seed may be just past it.
@@ -280,10 +280,10 @@ describe("portcullis audit export", () => {
     expect(numbers[0]).toBeLessThanOrEqual(1_061)
     expect(numbers).toEqual(Array.from({ length: 2_500 - (numbers[0] ?? 0) }, (_, i) => (numbers[0] ?? 0) + i))
 
-    const none = await runCli(["audit", "export", "--since", new Date(now + 60_000).toISOString()], vars)
+    const none = await runCliInProcess(["audit", "export", "--since", new Date(now + 60_000).toISOString()], vars)
     expect(JSON.parse(none.stdout)).toEqual([])
 
-    const bad = await runCli(["audit", "export", "--since", "last tuesday"], vars)
+    const bad = await runCliInProcess(["audit", "export", "--since", "last tuesday"], vars)
     expect(bad.status).toBe(1)
     expect(bad.stderr).toContain("--since")
   }, 120_000)

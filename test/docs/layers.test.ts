@@ -45,3 +45,18 @@ describe("the layers", () => {
     expect(upward).toEqual([])
   })
 })
+
+describe("the CLI", () => {
+  it("reaches the process (environment, standard streams, exit code) only through its Invocation", () => {
+    const reaching = sources(join(root, "interfaces/cli")).flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, at) =>
+          /\bprocess\.(env|std(in|out|err)|exitCode|exit\b|argv|cwd)/.test(line.replace(/^\s*(\/\/|\*).*$/, ""))
+            ? [`${relative(root, file)}:${at + 1}: ${line.trim()}`]
+            : []
+        )
+    )
+    expect(reaching).toEqual([])
+  })
+})
