@@ -266,7 +266,9 @@ describe("portcullis create-superuser and user update", () => {
     expect(both.status).toBe(1)
     expect(lines(both.stderr)).toEqual([expect.stringContaining("use one")])
     // Nobody was created by the refused runs.
-    expect((await operator(["user", "list", "--json"], { SERVICE_DATABASE_URL: database })).stdout).toContain('"users": []')
+    expect((await operator(["user", "list", "--json"], { SERVICE_DATABASE_URL: database })).stdout).toContain(
+      '"users": []'
+    )
   }, 120_000)
 
   it("a superuser from standard input signs in over HTTP, until user update deactivates them", async () => {
@@ -450,7 +452,10 @@ describe("portcullis secret", () => {
     const key = first.stdout.trim()
     expect(second.stdout.trim()).not.toBe(key)
 
-    const check = await operator(["check", "--json"], { SERVICE_DATABASE_URL: freshDatabase(), SERVICE_SECRET_KEY: key })
+    const check = await operator(["check", "--json"], {
+      SERVICE_DATABASE_URL: freshDatabase(),
+      SERVICE_SECRET_KEY: key
+    })
     expect(check.status).toBe(0)
     expect((JSON.parse(check.stdout) as { warnings: ReadonlyArray<string> }).warnings).toEqual([])
     expect(check.stdout).not.toContain(key)

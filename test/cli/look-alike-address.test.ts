@@ -21,8 +21,7 @@ afterAll(() => {
   if (scratch !== "") rmSync(scratch, { recursive: true, force: true })
 })
 
-const cli = (args: ReadonlyArray<string>, database: string) =>
-  runCliInProcess(args, { SERVICE_DATABASE_URL: database })
+const cli = (args: ReadonlyArray<string>, database: string) => runCliInProcess(args, { SERVICE_DATABASE_URL: database })
 
 const lookAlikes: ReadonlyArray<readonly [string, string, RegExp]> = [
   ["a zero-width space", "root\u200Badmin@example.com", /^--email must not contain invisible characters/],

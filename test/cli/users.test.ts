@@ -114,7 +114,10 @@ describe("portcullis user roles and user update by id", () => {
     const badName = await runCliInProcess(["user", "roles", "add", "--id", user.id, "no spaces"], vars)
     expect(badName.status).toBe(1)
     expect(lines(badName.stderr)).toEqual([expect.stringMatching(/is not a role name/)])
-    const both = await runCliInProcess(["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"], vars)
+    const both = await runCliInProcess(
+      ["user", "roles", "add", "--id", user.id, "--email", "ops@example.com", "x"],
+      vars
+    )
     expect(both.status).toBe(1)
   })
 
@@ -164,9 +167,13 @@ describe("portcullis user set-password", () => {
     expect(signedIn.status).toBe(200)
     const { access_token, refresh_token } = JSON.parse(signedIn.body) as { access_token: string; refresh_token: string }
 
-    const weak = await runCliInProcess(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
-      input: "short\n"
-    })
+    const weak = await runCliInProcess(
+      ["user", "set-password", "--email", "reset@example.com", "--password-stdin"],
+      vars,
+      {
+        input: "short\n"
+      }
+    )
     expect(weak.status).toBe(1)
     expect(lines(weak.stderr)).toEqual([expect.stringMatching(/at least 8 characters/)])
     const unprompted = await runCliInProcess(["user", "set-password", "--email", "reset@example.com"], vars)
@@ -174,9 +181,13 @@ describe("portcullis user set-password", () => {
     expect(unprompted.stderr).toMatch(/^No terminal to ask for the password on/)
 
     const newPassword = "an entirely new passphrase"
-    const set = await runCliInProcess(["user", "set-password", "--email", "reset@example.com", "--password-stdin"], vars, {
-      input: `${newPassword}\n`
-    })
+    const set = await runCliInProcess(
+      ["user", "set-password", "--email", "reset@example.com", "--password-stdin"],
+      vars,
+      {
+        input: `${newPassword}\n`
+      }
+    )
     expect(set.status, set.stderr).toBe(0)
     expect(set.stdout).toMatch(/^Set the password of reset@example\.com; all of their sessions have ended\./)
     expect(`${set.stdout}${set.stderr}`).not.toContain(newPassword)

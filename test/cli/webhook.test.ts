@@ -260,7 +260,9 @@ describe("portcullis audit export", () => {
     db.close()
 
     const since = new Date(now - 2_100 * 60_000).toISOString()
-    const lines = await runCliInProcess(["audit", "export", "--since", since, "--format", "jsonl"], vars, { timeout: 60_000 })
+    const lines = await runCliInProcess(["audit", "export", "--since", since, "--format", "jsonl"], vars, {
+      timeout: 60_000
+    })
     expect(lines.status).toBe(0)
     const events = lines.stdout
       .trim()
