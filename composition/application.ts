@@ -7,6 +7,7 @@ import { Audit, cliContext, RequestContext } from "../application/Audit.js"
 import { CurrentPassword } from "../application/CurrentPassword.js"
 import { EvenAnswers } from "../application/EvenAnswers.js"
 import { Lockout } from "../application/Lockout.js"
+import { ClientAdmin } from "../application/oidc/ClientAdmin.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Pruning } from "../application/Pruning.js"
 import { Readiness } from "../application/Readiness.js"
@@ -65,6 +66,7 @@ export const operations = (settings: Settings) =>
   Layer.mergeAll(
     Admin.Default,
     WebhookAdmin.Default,
+    ClientAdmin.Default,
     AddressChangeUndo.Default,
     Layer.succeed(RequestContext, cliContext)
   ).pipe(Layer.provideMerge(application(settings)))

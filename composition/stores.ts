@@ -12,6 +12,7 @@ import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
 import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
+import * as OidcClientsSql from "../infrastructure/sql/OidcClientsSql.js"
 import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
@@ -109,6 +110,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     AddressChangesSql.layer,
     OutboxSql.layer,
     WebhookEndpointRepoSql.layer,
+    OidcClientsSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

@@ -44,7 +44,10 @@ export const AuditEventType = Schema.Literal(
   "email.change_confirmed",
   "email.change_undone",
   "webhook.endpoint_added",
-  "webhook.endpoint_removed"
+  "webhook.endpoint_removed",
+  "oidc.client_added",
+  "oidc.client_removed",
+  "oidc.client_secret_rotated"
 )
 export type AuditEventType = typeof AuditEventType.Type
 

@@ -3,6 +3,7 @@ import type { Accounts } from "../../application/Accounts.js"
 import type { AddressChangeUndo } from "../../application/AddressChangeUndo.js"
 import type { Admin } from "../../application/Admin.js"
 import type { Audit } from "../../application/Audit.js"
+import type { ClientAdmin } from "../../application/oidc/ClientAdmin.js"
 import type { Pruning } from "../../application/Pruning.js"
 import type { WebhookAdmin } from "../../application/WebhookAdmin.js"
 import type { Deployment } from "../../config/Deployment.js"
@@ -13,7 +14,7 @@ import type { Invocation } from "./invocation.js"
 import type { StartupError } from "./startup.js"
 
 /** The use cases the operator commands run, over the stores of the settings. */
-export type Operations = Accounts | AddressChangeUndo | Admin | Audit | Pruning | WebhookAdmin
+export type Operations = Accounts | AddressChangeUndo | Admin | Audit | ClientAdmin | Pruning | WebhookAdmin
 
 /**
  * What the commands need of the program above them (main/host.ts): the composition root, handed

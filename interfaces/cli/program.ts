@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { packageVersion } from "../../config/packageVersion.js"
 import { createSuperuser, migrate } from "./admin.js"
 import { audit } from "./audit.js"
+import { client } from "./client.js"
 import { fail, withInvocationConsole } from "./invocation.js"
 import { keygen } from "./keygen.js"
 import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
@@ -22,6 +23,7 @@ const portcullis = Command.make("portcullis").pipe(
     user,
     audit,
     webhook,
+    client,
     prune,
     openapi,
     check,

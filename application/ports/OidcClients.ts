@@ -1,0 +1,24 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { Client } from "../../domain/oidc/Client.js"
+import type { StoreUnavailableError } from "./StoreUnavailableError.js"
+
+/** A client as stored, with when it was added. */
+export interface StoredClient extends Client {
+  readonly created_at: DateTime.Utc
+}
+
+/** The OpenID Provider's clients, kept in the database (`portcullis client …`). */
+export class OidcClients extends Context.Tag("app/OidcClients")<
+  OidcClients,
+  {
+    /** Stores the client; false, and nothing stored, when its client_id is taken. */
+    readonly add: (client: StoredClient) => Effect.Effect<boolean, StoreUnavailableError>
+    readonly find: (clientId: string) => Effect.Effect<Option.Option<StoredClient>, StoreUnavailableError>
+    /** Every client, oldest first. */
+    readonly all: Effect.Effect<ReadonlyArray<StoredClient>, StoreUnavailableError>
+    /** Removes the client; false when none had this id. */
+    readonly remove: (clientId: string) => Effect.Effect<boolean, StoreUnavailableError>
+    /** Replaces a confidential client's secret digest; false when no confidential client had this id. */
+    readonly replaceSecret: (clientId: string, secretDigest: string) => Effect.Effect<boolean, StoreUnavailableError>
+  }
+>() {}

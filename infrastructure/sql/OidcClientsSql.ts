@@ -1,0 +1,73 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Layer, Option, Schema } from "effect"
+import { OidcClients, type StoredClient } from "../../application/ports/OidcClients.js"
+import { ClientId } from "../../domain/oidc/Client.js"
+import { SqlBoolean, SqlMillis } from "./columns.js"
+import { isUniqueViolation, unavailable } from "./failures.js"
+
+const Texts = Schema.parseJson(Schema.Array(Schema.String))
+
+const Row = Schema.Struct({
+  client_id: ClientId,
+  name: Schema.String,
+  public: SqlBoolean,
+  first_party: SqlBoolean,
+  self_registered: SqlBoolean,
+  redirect_uris: Texts,
+  post_logout_redirect_uris: Texts,
+  scopes: Texts,
+  grants: Schema.parseJson(Schema.Array(Schema.Literal("authorization_code", "client_credentials"))),
+  secret_digest: Schema.NullOr(Schema.String),
+  created_at: SqlMillis
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
+/** The provider's clients in `oidc_clients`; lists are JSON text, alike on SQLite and PostgreSQL. */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const flag = (value: boolean) => sql.onDialectOrElse({ pg: () => value, orElse: () => (value ? 1 : 0) })
+  const columns = sql`client_id, name, public, first_party, self_registered, redirect_uris,
+    post_logout_redirect_uris, scopes, grants, secret_digest, created_at`
+
+  return OidcClients.of({
+    add: (client: StoredClient) =>
+      sql`INSERT INTO oidc_clients (client_id, name, public, first_party, self_registered, redirect_uris,
+          post_logout_redirect_uris, scopes, grants, secret_digest, created_at)
+        VALUES (${client.client_id}, ${client.name}, ${flag(client.public)}, ${flag(client.first_party)},
+          ${flag(client.self_registered)}, ${JSON.stringify(client.redirect_uris)},
+          ${JSON.stringify(client.post_logout_redirect_uris)}, ${JSON.stringify(client.scopes)},
+          ${JSON.stringify(client.grants)}, ${client.secret_digest}, ${client.created_at.epochMillis})`.pipe(
+        Effect.as(true),
+        Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)),
+        unavailable
+      ),
+
+    find: (clientId) =>
+      sql`SELECT ${columns} FROM oidc_clients WHERE client_id = ${clientId}`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        unavailable
+      ),
+
+    all: sql`SELECT ${columns} FROM oidc_clients ORDER BY created_at, client_id`.pipe(
+      Effect.flatMap(decodeRows),
+      unavailable
+    ),
+
+    remove: (clientId) =>
+      sql<{ readonly client_id: string }>`DELETE FROM oidc_clients WHERE client_id = ${clientId}
+        RETURNING client_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      ),
+
+    replaceSecret: (clientId, secretDigest) =>
+      sql<{ readonly client_id: string }>`UPDATE oidc_clients SET secret_digest = ${secretDigest}
+        WHERE client_id = ${clientId} AND secret_digest IS NOT NULL RETURNING client_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      )
+  })
+})
+
+export const layer = Layer.effect(OidcClients, make)

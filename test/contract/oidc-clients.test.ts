@@ -1,0 +1,68 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Effect, Option } from "effect"
+import { OidcClients, type StoredClient } from "../../application/ports/OidcClients.js"
+import { ClientId } from "../../domain/oidc/Client.js"
+import { databases } from "../support/databases.js"
+
+const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient => ({
+  client_id: ClientId.make(id),
+  name: `App ${id}`,
+  public: false,
+  first_party: false,
+  self_registered: false,
+  redirect_uris: ["https://app.example.com/cb", "http://127.0.0.1/cb"],
+  post_logout_redirect_uris: ["https://app.example.com/"],
+  scopes: ["reports:read"],
+  grants: ["authorization_code"],
+  secret_digest: "a".repeat(64),
+  created_at: DateTime.unsafeMake(Number(id.replace(/\D/g, "")) * 1_000),
+  ...overrides
+})
+
+for (const backend of databases) {
+  const run = <A, E>(effect: Effect.Effect<A, E, OidcClients>) => effect.pipe(Effect.provide(backend.repositories()))
+
+  describe.skipIf(backend.skip)(`OidcClients contract (${backend.name})`, () => {
+    it.effect("keeps clients as added (every field), oldest first; one client_id once; removes by id", () =>
+      run(
+        Effect.gen(function* () {
+          const clients = yield* OidcClients
+          const machine = client("c2", {
+            first_party: true,
+            redirect_uris: [],
+            post_logout_redirect_uris: [],
+            scopes: [],
+            grants: ["authorization_code", "client_credentials"]
+          })
+          const native = client("c1", { public: true, secret_digest: null, self_registered: true })
+          expect(yield* clients.add(machine)).toBe(true)
+          expect(yield* clients.add(native)).toBe(true)
+          expect(yield* clients.add(client("c1"))).toBe(false)
+          expect(yield* clients.all).toEqual([native, machine])
+          expect(yield* clients.find("c2")).toEqual(Option.some(machine))
+          expect(yield* clients.find("nobody")).toEqual(Option.none())
+          expect(yield* clients.remove("c2")).toBe(true)
+          expect(yield* clients.remove("c2")).toBe(false)
+          expect((yield* clients.all).map((row) => row.client_id)).toEqual(["c1"])
+        })
+      )
+    )
+
+    it.effect("replaces only a confidential client's secret digest", () =>
+      run(
+        Effect.gen(function* () {
+          const clients = yield* OidcClients
+          yield* clients.add(client("c3"))
+          yield* clients.add(client("c4", { public: true, secret_digest: null }))
+          expect(yield* clients.replaceSecret("c3", "b".repeat(64))).toBe(true)
+          expect(Option.map(yield* clients.find("c3"), (found) => found.secret_digest)).toEqual(
+            Option.some("b".repeat(64))
+          )
+          expect(yield* clients.replaceSecret("c4", "b".repeat(64))).toBe(false)
+          expect(Option.map(yield* clients.find("c4"), (found) => found.secret_digest)).toEqual(Option.some(null))
+          expect(yield* clients.replaceSecret("nobody", "b".repeat(64))).toBe(false)
+        })
+      )
+    )
+  })
+}
