@@ -9,11 +9,14 @@ import type { DatabaseUrl } from "../config/sections/storage.js"
 import * as StoreSpaceNone from "../infrastructure/memory/StoreSpaceNone.js"
 import * as AddressChangesSql from "../infrastructure/sql/AddressChangesSql.js"
 import * as AuditLogSql from "../infrastructure/sql/AuditLogSql.js"
+import * as AuthorizationCodesSql from "../infrastructure/sql/AuthorizationCodesSql.js"
+import * as ConsentsSql from "../infrastructure/sql/ConsentsSql.js"
 import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInRequestsSql.js"
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as OidcClientsSql from "../infrastructure/sql/OidcClientsSql.js"
 import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
+import * as ParkedRequestsSql from "../infrastructure/sql/ParkedRequestsSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
@@ -111,6 +114,9 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     OutboxSql.layer,
     WebhookEndpointRepoSql.layer,
     OidcClientsSql.layer,
+    AuthorizationCodesSql.layer,
+    ConsentsSql.layer,
+    ParkedRequestsSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

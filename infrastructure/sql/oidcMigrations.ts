@@ -1,3 +1,4 @@
+import { Effect } from "effect"
 import { migration } from "./migration.js"
 
 /** The OpenID Provider's tables, after the accounts' (schemaMigrations.ts). */
@@ -18,5 +19,59 @@ export const oidcProviderMigrations = {
         secret_digest TEXT,
         created_at ${type("millis")} NOT NULL
       )`
+  ),
+  // Authorization codes by digest, bound to what they were issued for; a code's row outlives its
+  // redemption until it expires, so that a replay is told apart from an unknown code and ends the
+  // grant the redemption started (family_id).
+  "0016_oidc_codes": migration((sql, type) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE oidc_codes (
+        digest TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL REFERENCES oidc_clients(client_id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        redirect_uri TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        nonce TEXT,
+        auth_time ${type("integer")} NOT NULL,
+        amr TEXT NOT NULL,
+        expires_at ${type("millis")} NOT NULL,
+        redeemed_at ${type("millis")},
+        replayed_at ${type("millis")},
+        family_id TEXT
+      )`,
+        sql`CREATE INDEX oidc_codes_expiry ON oidc_codes (expires_at)`
+      ],
+      { discard: true }
+    )
+  ),
+  // What each user granted each client; withdrawn with DELETE /me/apps, gone with the user or client.
+  "0017_oidc_consents": migration(
+    (sql, type) =>
+      sql`CREATE TABLE oidc_consents (
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        client_id TEXT NOT NULL REFERENCES oidc_clients(client_id) ON DELETE CASCADE,
+        scopes TEXT NOT NULL,
+        granted_at ${type("millis")} NOT NULL,
+        PRIMARY KEY (user_id, client_id)
+      )`
+  ),
+  // Authorization requests parked while the user signs in or consents (15 minutes), by the digest
+  // of their id; gone with their client.
+  "0018_oidc_requests": migration((sql, type) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE oidc_requests (
+        digest TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL REFERENCES oidc_clients(client_id) ON DELETE CASCADE,
+        request TEXT NOT NULL,
+        parked_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL
+      )`,
+        sql`CREATE INDEX oidc_requests_expiry ON oidc_requests (expires_at)`
+      ],
+      { discard: true }
+    )
   )
 }

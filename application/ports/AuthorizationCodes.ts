@@ -1,0 +1,35 @@
+import { Context, type DateTime, type Effect, type Option } from "effect"
+import type { StoredCode } from "../../domain/oidc/Code.js"
+import type { StoreUnavailableError } from "./StoreUnavailableError.js"
+
+/**
+ * The provider's authorization codes (domain/oidc/Code.ts), by digest. Each operation is one
+ * atomic step of the store, so that of two redemptions racing over one code, one claims it and
+ * the other finds it redeemed: a replay, which ends whatever the first one issued, even when it
+ * is still issuing.
+ */
+export class AuthorizationCodes extends Context.Tag("app/AuthorizationCodes")<
+  AuthorizationCodes,
+  {
+    readonly add: (code: StoredCode) => Effect.Effect<void, StoreUnavailableError>
+    /** The code of this digest as stored, redeemed or not. */
+    readonly find: (digest: string) => Effect.Effect<Option.Option<StoredCode>, StoreUnavailableError>
+    /** Marks the code redeemed at `now`; false when it already was (a racing redemption won). */
+    readonly claim: (digest: string, now: DateTime.Utc) => Effect.Effect<boolean, StoreUnavailableError>
+    /**
+     * Records the grant a redemption started; answers whether the code was presented again
+     * meanwhile (markReplayed), in which case the grant must end at once.
+     */
+    readonly attachGrant: (digest: string, familyId: string) => Effect.Effect<boolean, StoreUnavailableError>
+    /**
+     * Records that a redeemed code was presented again; answers the grant its redemption started,
+     * if it has been attached yet (if not, attachGrant tells the redemption to end it).
+     */
+    readonly markReplayed: (
+      digest: string,
+      now: DateTime.Utc
+    ) => Effect.Effect<Option.Option<string>, StoreUnavailableError>
+    /** Deletes at most `limit` codes that expired before `before` (the sweep); answers how many. */
+    readonly deleteExpired: (before: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+  }
+>() {}

@@ -1,0 +1,85 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { type DateTime, Effect, Layer, Option, Schema } from "effect"
+import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
+import type { StoredCode } from "../../domain/oidc/Code.js"
+import { SqlInt, SqlMillis } from "./columns.js"
+import { unavailable } from "./failures.js"
+
+const Texts = Schema.parseJson(Schema.Array(Schema.String))
+
+const Row = Schema.Struct({
+  digest: Schema.String,
+  client_id: Schema.String,
+  user_id: Schema.String,
+  redirect_uri: Schema.String,
+  code_challenge: Schema.String,
+  scopes: Texts,
+  nonce: Schema.NullOr(Schema.String),
+  auth_time: SqlInt,
+  amr: Texts,
+  expires_at: SqlMillis,
+  redeemed_at: Schema.NullOr(SqlMillis),
+  family_id: Schema.NullOr(Schema.String)
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
+/**
+ * Authorization codes in `oidc_codes`, SQLite or PostgreSQL alike. A claim is one UPDATE that
+ * only an unredeemed code passes; a replay and the grant's attachment meet in one row, so that
+ * whichever comes second learns of the other.
+ */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  return AuthorizationCodes.of({
+    add: (code: StoredCode) =>
+      sql`INSERT INTO oidc_codes (digest, client_id, user_id, redirect_uri, code_challenge, scopes, nonce,
+          auth_time, amr, expires_at, redeemed_at, family_id)
+        VALUES (${code.digest}, ${code.client_id}, ${code.user_id}, ${code.redirect_uri}, ${code.code_challenge},
+          ${JSON.stringify(code.scopes)}, ${code.nonce}, ${code.auth_time}, ${JSON.stringify(code.amr)},
+          ${code.expires_at.epochMillis}, ${code.redeemed_at?.epochMillis ?? null}, ${code.family_id})`.pipe(
+        Effect.asVoid,
+        unavailable
+      ),
+
+    find: (digest) =>
+      sql`SELECT digest, client_id, user_id, redirect_uri, code_challenge, scopes, nonce, auth_time, amr,
+          expires_at, redeemed_at, family_id
+        FROM oidc_codes WHERE digest = ${digest}`.pipe(
+        Effect.flatMap(decodeRows),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        unavailable
+      ),
+
+    claim: (digest, now) =>
+      sql<{ readonly digest: string }>`UPDATE oidc_codes SET redeemed_at = ${now.epochMillis}
+        WHERE digest = ${digest} AND redeemed_at IS NULL RETURNING digest`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      ),
+
+    attachGrant: (digest, familyId) =>
+      sql<{ readonly replayed_at: unknown }>`UPDATE oidc_codes SET family_id = ${familyId}
+        WHERE digest = ${digest} RETURNING replayed_at`.pipe(
+        Effect.map((rows) => rows.some((row) => row.replayed_at !== null)),
+        unavailable
+      ),
+
+    markReplayed: (digest, now) =>
+      sql<{ readonly family_id: string | null }>`UPDATE oidc_codes SET replayed_at = ${now.epochMillis}
+        WHERE digest = ${digest} AND redeemed_at IS NOT NULL RETURNING family_id`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]?.family_id)),
+        unavailable
+      ),
+
+    deleteExpired: (before: DateTime.Utc, limit) =>
+      sql`DELETE FROM oidc_codes WHERE digest IN (
+          SELECT digest FROM oidc_codes WHERE expires_at < ${before.epochMillis} LIMIT ${limit})
+        RETURNING digest`.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      )
+  })
+})
+
+export const layer = Layer.effect(AuthorizationCodes, make)

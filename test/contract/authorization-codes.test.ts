@@ -1,0 +1,122 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Effect, Option } from "effect"
+import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
+import { OidcClients } from "../../application/ports/OidcClients.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { ClientId } from "../../domain/oidc/Client.js"
+import type { StoredCode } from "../../domain/oidc/Code.js"
+import type { Email } from "../../domain/User.js"
+import { databases } from "../support/databases.js"
+
+const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
+
+/** A user and a client for the codes to be issued to. */
+const issuedTo = Effect.gen(function* () {
+  const user = yield* (yield* UserRepo).create({
+    email: "ada@example.com" as Email,
+    hashed_password: Option.none(),
+    is_active: true,
+    is_verified: true,
+    is_superuser: false
+  })
+  yield* (yield* OidcClients).add({
+    client_id: ClientId.make("app"),
+    name: "App",
+    public: true,
+    first_party: false,
+    self_registered: false,
+    redirect_uris: ["http://127.0.0.1/cb"],
+    post_logout_redirect_uris: [],
+    scopes: [],
+    grants: ["authorization_code"],
+    secret_digest: null,
+    created_at: now
+  })
+  return user.id
+})
+
+const codeOf = (digest: string, userId: string, overrides: Partial<StoredCode> = {}): StoredCode => ({
+  digest,
+  client_id: "app",
+  user_id: userId,
+  redirect_uri: "http://127.0.0.1:5000/cb",
+  code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+  scopes: ["openid", "email"],
+  nonce: "n-0S6_WzA2Mj",
+  auth_time: 1_764_590_000,
+  amr: ["hwk", "user"],
+  expires_at: DateTime.add(now, { seconds: 60 }),
+  redeemed_at: null,
+  family_id: null,
+  ...overrides
+})
+
+for (const backend of databases) {
+  const run = <A, E>(effect: Effect.Effect<A, E, AuthorizationCodes | OidcClients | UserRepo>) =>
+    effect.pipe(Effect.provide(backend.repositories()))
+
+  describe.skipIf(backend.skip)(`AuthorizationCodes contract (${backend.name})`, () => {
+    it.effect(
+      "keeps a code as issued; claims it once; a replay and the grant's attachment each learn of the other",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const codes = yield* AuthorizationCodes
+            const userId = yield* issuedTo
+            const first = codeOf("d1", userId)
+            yield* codes.add(first)
+            expect(yield* codes.find("d1")).toEqual(Option.some(first))
+            expect(yield* codes.find("nothing")).toEqual(Option.none())
+            // A replay of a code never redeemed is no replay.
+            expect(yield* codes.markReplayed("d1", now)).toEqual(Option.none())
+
+            expect(yield* codes.claim("d1", now)).toBe(true)
+            expect(yield* codes.claim("d1", now)).toBe(false)
+            expect(Option.map(yield* codes.find("d1"), (code) => code.redeemed_at)).toEqual(Option.some(now))
+
+            // Replayed after the grant was attached: the replay gets the grant to end.
+            expect(yield* codes.attachGrant("d1", "family-1")).toBe(false)
+            expect(yield* codes.markReplayed("d1", now)).toEqual(Option.some("family-1"))
+
+            // Replayed before the grant was attached: the attachment is told to end it.
+            yield* codes.add(codeOf("d2", userId))
+            expect(yield* codes.claim("d2", now)).toBe(true)
+            expect(yield* codes.markReplayed("d2", now)).toEqual(Option.none())
+            expect(yield* codes.attachGrant("d2", "family-2")).toBe(true)
+          })
+        )
+    )
+
+    it.effect("two claims racing over one code: exactly one wins", () =>
+      run(
+        Effect.gen(function* () {
+          const codes = yield* AuthorizationCodes
+          const userId = yield* issuedTo
+          yield* codes.add(codeOf("race", userId))
+          const wins = yield* Effect.all([codes.claim("race", now), codes.claim("race", now)], {
+            concurrency: "unbounded"
+          })
+          expect(wins.filter(Boolean)).toHaveLength(1)
+        })
+      )
+    )
+
+    it.effect("sweeps only expired codes, at most a batch at a time; a removed client takes its codes", () =>
+      run(
+        Effect.gen(function* () {
+          const codes = yield* AuthorizationCodes
+          const userId = yield* issuedTo
+          for (const digest of ["e1", "e2", "e3"]) yield* codes.add(codeOf(digest, userId, { expires_at: now }))
+          yield* codes.add(codeOf("live", userId))
+          const later = DateTime.add(now, { seconds: 1 })
+          expect(yield* codes.deleteExpired(later, 2)).toBe(2)
+          expect(yield* codes.deleteExpired(later, 2)).toBe(1)
+          expect(yield* codes.deleteExpired(later, 2)).toBe(0)
+          expect(Option.isSome(yield* codes.find("live"))).toBe(true)
+          yield* (yield* OidcClients).remove("app")
+          expect(yield* codes.find("live")).toEqual(Option.none())
+        })
+      )
+    )
+  })
+}
