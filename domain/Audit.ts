@@ -47,7 +47,9 @@ export const AuditEventType = Schema.Literal(
   "webhook.endpoint_removed",
   "oidc.client_added",
   "oidc.client_removed",
-  "oidc.client_secret_rotated"
+  "oidc.client_secret_rotated",
+  "oidc.consent_granted",
+  "oidc.consent_withdrawn"
 )
 export type AuditEventType = typeof AuditEventType.Type
 
