@@ -15,6 +15,7 @@ import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInReques
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as OidcClientsSql from "../infrastructure/sql/OidcClientsSql.js"
+import * as OidcGrantsSql from "../infrastructure/sql/OidcGrantsSql.js"
 import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
 import * as ParkedRequestsSql from "../infrastructure/sql/ParkedRequestsSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
@@ -117,6 +118,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     AuthorizationCodesSql.layer,
     ConsentsSql.layer,
     ParkedRequestsSql.layer,
+    OidcGrantsSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

@@ -73,5 +73,37 @@ export const oidcProviderMigrations = {
       ],
       { discard: true }
     )
+  ),
+  // Grants (what a user let a client do, apart from the sessions) and their refresh tokens by
+  // digest; found by user (GET /me/apps, what ends them) and by end (the sweep).
+  "0019_oidc_grants": migration((sql, type) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE oidc_grants (
+        grant_id TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL REFERENCES oidc_clients(client_id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        scopes TEXT NOT NULL,
+        auth_time ${type("integer")} NOT NULL,
+        amr TEXT NOT NULL,
+        created_at ${type("millis")} NOT NULL,
+        last_used_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL,
+        revoked_at ${type("millis")}
+      )`,
+        sql`CREATE INDEX oidc_grants_user ON oidc_grants (user_id, last_used_at)`,
+        sql`CREATE INDEX oidc_grants_expiry ON oidc_grants (expires_at)`,
+        sql`CREATE INDEX oidc_grants_revoked ON oidc_grants (revoked_at) WHERE revoked_at IS NOT NULL`,
+        sql`CREATE TABLE oidc_refresh_tokens (
+        digest TEXT PRIMARY KEY,
+        grant_id TEXT NOT NULL REFERENCES oidc_grants(grant_id) ON DELETE CASCADE,
+        issued_at ${type("millis")} NOT NULL,
+        expires_at ${type("millis")} NOT NULL,
+        rotated_at ${type("millis")}
+      )`,
+        sql`CREATE INDEX oidc_refresh_tokens_grant ON oidc_refresh_tokens (grant_id)`
+      ],
+      { discard: true }
+    )
   )
 }

@@ -2,7 +2,7 @@ import { DateTime } from "effect"
 import { describe, expect, it } from "vitest"
 import { amrOf, claimsFor, issuesRefreshToken } from "../../domain/oidc/Claims.js"
 import { decideRedemption, type StoredCode } from "../../domain/oidc/Code.js"
-import { endsGrants } from "../../domain/oidc/Grant.js"
+import { decideGrantRefresh, endsGrants } from "../../domain/oidc/Grant.js"
 import { WayInChange } from "../../domain/WaysIn.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
@@ -112,5 +112,36 @@ describe("endsGrants", () => {
       false
     )
     expect(endsGrants(WayInChange.PasskeyAdded({ passkey_id: "p", device_name: "d" }))).toBe(false)
+  })
+})
+
+describe("decideGrantRefresh", () => {
+  const grant = {
+    grant_id: "g",
+    client_id: "app",
+    user_id: "u1",
+    scopes: ["openid"],
+    auth_time: 1,
+    amr: ["pwd"],
+    created_at: now,
+    last_used_at: now,
+    expires_at: DateTime.add(now, { hours: 1 }),
+    revoked_at: null
+  }
+  const token = {
+    digest: "t",
+    grant_id: "g",
+    issued_at: now,
+    expires_at: DateTime.add(now, { hours: 1 }),
+    rotated_at: null
+  }
+
+  it("rotates a live token of a live grant; an ended grant wins over everything, then expiry, then reuse", () => {
+    expect(decideGrantRefresh(undefined, now)._tag).toBe("Unknown")
+    expect(decideGrantRefresh({ token, grant }, now)).toMatchObject({ _tag: "Rotate", grant })
+    const rotated = { ...token, rotated_at: now }
+    expect(decideGrantRefresh({ token: rotated, grant }, now)).toMatchObject({ _tag: "ReuseDetected", grant })
+    expect(decideGrantRefresh({ token: rotated, grant: { ...grant, revoked_at: now } }, now)._tag).toBe("Revoked")
+    expect(decideGrantRefresh({ token: { ...rotated, expires_at: now }, grant }, now)._tag).toBe("Expired")
   })
 })

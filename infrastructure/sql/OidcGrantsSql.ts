@@ -1,0 +1,150 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Layer, Option, Schema } from "effect"
+import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
+import { SqlInt, SqlMillis } from "./columns.js"
+import { unavailable } from "./failures.js"
+
+const Texts = Schema.parseJson(Schema.Array(Schema.String))
+const grantFields = {
+  grant_id: Schema.String,
+  client_id: Schema.String,
+  user_id: Schema.String,
+  scopes: Texts,
+  auth_time: SqlInt,
+  amr: Texts,
+  created_at: SqlMillis,
+  last_used_at: SqlMillis,
+  expires_at: SqlMillis,
+  revoked_at: Schema.NullOr(SqlMillis)
+}
+const decodeGrants = Schema.decodeUnknown(Schema.Array(Schema.Struct(grantFields)))
+const decodePresented = Schema.decodeUnknown(
+  Schema.Array(
+    Schema.Struct({
+      ...grantFields,
+      token_digest: Schema.String,
+      token_issued_at: SqlMillis,
+      token_expires_at: SqlMillis,
+      token_rotated_at: Schema.NullOr(SqlMillis)
+    })
+  )
+)
+
+const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.auth_time, g.amr, g.created_at, g.last_used_at,
+  g.expires_at, g.revoked_at`
+
+/**
+ * Grants in `oidc_grants`, their refresh tokens in `oidc_refresh_tokens` by digest. A rotation
+ * claims the token with one UPDATE that only an unrotated token of a live grant passes, in the
+ * transaction that stores its successor.
+ */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql.literal(grantColumns)
+
+  const insertToken = (token: GrantToken) =>
+    sql`INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at, rotated_at)
+      VALUES (${token.digest}, ${token.grant_id}, ${token.issued_at.epochMillis}, ${token.expires_at.epochMillis},
+        ${token.rotated_at?.epochMillis ?? null})`
+
+  return OidcGrants.of({
+    start: (grant: Grant, token) =>
+      sql
+        .withTransaction(
+          sql`INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, auth_time, amr, created_at, last_used_at,
+              expires_at, revoked_at)
+            VALUES (${grant.grant_id}, ${grant.client_id}, ${grant.user_id}, ${JSON.stringify(grant.scopes)},
+              ${grant.auth_time}, ${JSON.stringify(grant.amr)}, ${grant.created_at.epochMillis},
+              ${grant.last_used_at.epochMillis}, ${grant.expires_at.epochMillis},
+              ${grant.revoked_at?.epochMillis ?? null})`.pipe(
+            Effect.zipRight(
+              Option.match(token, { onNone: () => Effect.void, onSome: (first) => Effect.asVoid(insertToken(first)) })
+            )
+          )
+        )
+        .pipe(Effect.asVoid, unavailable),
+
+    presented: (digest) =>
+      sql`SELECT ${columns}, t.digest AS token_digest, t.issued_at AS token_issued_at,
+          t.expires_at AS token_expires_at, t.rotated_at AS token_rotated_at
+        FROM oidc_refresh_tokens t JOIN oidc_grants g ON g.grant_id = t.grant_id WHERE t.digest = ${digest}`.pipe(
+        Effect.flatMap(decodePresented),
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row) => {
+            const { token_digest, token_issued_at, token_expires_at, token_rotated_at, ...grant } = row
+            return {
+              grant,
+              token: {
+                digest: token_digest,
+                grant_id: grant.grant_id,
+                issued_at: token_issued_at,
+                expires_at: token_expires_at,
+                rotated_at: token_rotated_at
+              }
+            }
+          })
+        ),
+        unavailable
+      ),
+
+    rotate: (digest, successor, now) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const claimed = yield* sql<{ readonly digest: string }>`UPDATE oidc_refresh_tokens
+              SET rotated_at = ${now.epochMillis}
+              WHERE digest = ${digest} AND rotated_at IS NULL AND grant_id IN (
+                SELECT grant_id FROM oidc_grants WHERE grant_id = ${successor.grant_id} AND revoked_at IS NULL)
+              RETURNING digest`
+            if (claimed.length === 0) return false
+            yield* insertToken(successor)
+            yield* sql`UPDATE oidc_grants SET last_used_at = ${now.epochMillis},
+                expires_at = ${successor.expires_at.epochMillis}
+              WHERE grant_id = ${successor.grant_id}`
+            return true
+          })
+        )
+        .pipe(unavailable),
+
+    find: (grantId) =>
+      sql`SELECT ${columns} FROM oidc_grants g WHERE g.grant_id = ${grantId}`.pipe(
+        Effect.flatMap(decodeGrants),
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        unavailable
+      ),
+
+    revoke: (grantId, now) =>
+      sql<{ readonly grant_id: string }>`UPDATE oidc_grants SET revoked_at = ${now.epochMillis}
+        WHERE grant_id = ${grantId} AND revoked_at IS NULL RETURNING grant_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        unavailable
+      ),
+
+    revokeOfUser: (userId, now, clientId) =>
+      sql<{ readonly grant_id: string }>`UPDATE oidc_grants SET revoked_at = ${now.epochMillis}
+        WHERE user_id = ${userId} AND revoked_at IS NULL
+          ${clientId === undefined ? sql`` : sql`AND client_id = ${clientId}`}
+        RETURNING grant_id`.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      ),
+
+    liveOfUser: (userId, now) =>
+      sql`SELECT ${columns} FROM oidc_grants g
+        WHERE g.user_id = ${userId} AND g.revoked_at IS NULL AND g.expires_at > ${now.epochMillis}
+        ORDER BY g.last_used_at DESC, g.grant_id DESC`.pipe(Effect.flatMap(decodeGrants), unavailable),
+
+    deleteEnded: (before, limit) =>
+      sql`DELETE FROM oidc_grants WHERE grant_id IN (
+          SELECT grant_id FROM oidc_grants
+          WHERE (revoked_at IS NOT NULL AND revoked_at < ${before.epochMillis}) OR expires_at < ${before.epochMillis}
+          LIMIT ${limit})
+        RETURNING grant_id`.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      )
+  })
+})
+
+export const layer = Layer.effect(OidcGrants, make)

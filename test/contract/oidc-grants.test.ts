@@ -1,0 +1,144 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Effect, Option } from "effect"
+import { OidcClients } from "../../application/ports/OidcClients.js"
+import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { ClientId } from "../../domain/oidc/Client.js"
+import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
+import type { Email } from "../../domain/User.js"
+import { databases } from "../support/databases.js"
+
+const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
+const later = (seconds: number) => DateTime.add(now, { seconds })
+
+const setUp = Effect.gen(function* () {
+  const users = yield* UserRepo
+  const ids: Array<string> = []
+  for (const email of ["ada@example.com", "bob@example.com"]) {
+    const user = yield* users.create({
+      email: email as Email,
+      hashed_password: Option.none(),
+      is_active: true,
+      is_verified: true,
+      is_superuser: false
+    })
+    ids.push(user.id)
+  }
+  for (const id of ["app", "tool"]) {
+    yield* (yield* OidcClients).add({
+      client_id: ClientId.make(id),
+      name: id,
+      public: false,
+      first_party: false,
+      self_registered: false,
+      redirect_uris: ["https://app.example.com/cb"],
+      post_logout_redirect_uris: [],
+      scopes: [],
+      grants: ["authorization_code"],
+      secret_digest: "a".repeat(64),
+      created_at: now
+    })
+  }
+  return { ada: ids[0] ?? "", bob: ids[1] ?? "" }
+})
+
+const grant = (grantId: string, userId: string, clientId = "app", overrides: Partial<Grant> = {}): Grant => ({
+  grant_id: grantId,
+  client_id: clientId,
+  user_id: userId,
+  scopes: ["openid", "offline_access"],
+  auth_time: 1_764_590_000,
+  amr: ["pwd"],
+  created_at: now,
+  last_used_at: now,
+  expires_at: later(3600),
+  revoked_at: null,
+  ...overrides
+})
+
+const token = (digest: string, grantId: string, expiresIn = 3600): GrantToken => ({
+  digest,
+  grant_id: grantId,
+  issued_at: now,
+  expires_at: later(expiresIn),
+  rotated_at: null
+})
+
+for (const backend of databases) {
+  const run = <A, E>(effect: Effect.Effect<A, E, OidcGrants | OidcClients | UserRepo>) =>
+    effect.pipe(Effect.provide(backend.repositories()))
+
+  describe.skipIf(backend.skip)(`OidcGrants contract (${backend.name})`, () => {
+    it.effect("starts a grant with its first token; rotates a token once; a revoked grant rotates nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const { ada } = yield* setUp
+          yield* grants.start(grant("g1", ada), Option.some(token("t1", "g1")))
+          expect(yield* grants.presented("t1")).toEqual(
+            Option.some({ grant: grant("g1", ada), token: token("t1", "g1") })
+          )
+          expect(yield* grants.presented("nothing")).toEqual(Option.none())
+
+          const successor = { ...token("t2", "g1", 7200), issued_at: later(60) }
+          expect(yield* grants.rotate("t1", successor, later(60))).toBe(true)
+          expect(yield* grants.rotate("t1", { ...successor, digest: "t2b" }, later(61))).toBe(false)
+          expect(Option.map(yield* grants.presented("t1"), ({ token }) => token.rotated_at)).toEqual(
+            Option.some(later(60))
+          )
+          expect(yield* grants.find("g1")).toEqual(
+            Option.some(grant("g1", ada, "app", { last_used_at: later(60), expires_at: later(7260 - 60) }))
+          )
+
+          expect(yield* grants.revoke("g1", later(90))).toBe(true)
+          expect(yield* grants.revoke("g1", later(91))).toBe(false)
+          expect(yield* grants.rotate("t2", { ...token("t3", "g1"), issued_at: later(95) }, later(95))).toBe(false)
+          expect(Option.map(yield* grants.presented("t2"), ({ grant }) => grant.revoked_at)).toEqual(
+            Option.some(later(90))
+          )
+        })
+      )
+    )
+
+    it.effect("two rotations racing over one token: exactly one wins", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const { ada } = yield* setUp
+          yield* grants.start(grant("g2", ada), Option.some(token("r1", "g2")))
+          const wins = yield* Effect.all(
+            [grants.rotate("r1", token("r2", "g2"), later(1)), grants.rotate("r1", token("r3", "g2"), later(1))],
+            { concurrency: "unbounded" }
+          )
+          expect(wins.filter(Boolean)).toHaveLength(1)
+        })
+      )
+    )
+
+    it.effect("ends a user's grants, or those of one client; lists the live ones; sweeps the ended", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const { ada, bob } = yield* setUp
+          yield* grants.start(grant("a1", ada, "app", { last_used_at: later(1) }), Option.none())
+          yield* grants.start(grant("a2", ada, "tool", { last_used_at: later(2) }), Option.some(token("a2t", "a2")))
+          yield* grants.start(grant("a3", ada, "app", { expires_at: now }), Option.none())
+          yield* grants.start(grant("b1", bob), Option.none())
+          expect((yield* grants.liveOfUser(ada, later(10))).map((live) => live.grant_id)).toEqual(["a2", "a1"])
+
+          expect(yield* grants.revokeOfUser(ada, later(20), "app")).toBe(2)
+          expect((yield* grants.liveOfUser(ada, later(30))).map((live) => live.grant_id)).toEqual(["a2"])
+          expect(yield* grants.revokeOfUser(ada, later(40))).toBe(1)
+          expect(yield* grants.liveOfUser(ada, later(50))).toEqual([])
+          expect((yield* grants.liveOfUser(bob, later(50))).map((live) => live.grant_id)).toEqual(["b1"])
+
+          expect(yield* grants.deleteEnded(later(30), 10)).toBe(2)
+          expect(yield* grants.deleteEnded(later(100), 1)).toBe(1)
+          expect(yield* grants.deleteEnded(later(100), 10)).toBe(0)
+          expect(yield* grants.presented("a2t")).toEqual(Option.none())
+          expect(Option.isSome(yield* grants.find("b1"))).toBe(true)
+        })
+      )
+    )
+  })
+}
