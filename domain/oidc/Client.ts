@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Data, Schema } from "effect"
+import { constantTimeEqual } from "../OAuth.js"
 
 /**
  * A relying party of the OpenID Provider: an app, a tool or an agent that signs users in through
@@ -85,4 +86,54 @@ export const redirectUriProblem = (uri: string): string | undefined => {
   // A private-use scheme is a reversed domain name (RFC 8252 §7.1): at least one dot.
   if (/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)) return undefined
   return "must be https, loopback http, or a private-use scheme such as com.example.app:/callback"
+}
+
+/** How a client presented itself at the token, revocation or introspection endpoint. */
+export interface PresentedClient {
+  /** From `Authorization: Basic` (client_secret_basic), both parts form-decoded (RFC 6749 §2.3.1). */
+  readonly basic: { readonly client_id: string; readonly client_secret: string } | undefined
+  /** From the form body: `client_id`, and `client_secret` for client_secret_post. */
+  readonly client_id: string | undefined
+  readonly client_secret: string | undefined
+}
+
+export type ClientAuthentication = Data.TaggedEnum<{
+  /** The client, proven: a confidential one by its secret, a public one by its id alone (`none`). */
+  Authenticated: { readonly client: Client; readonly method: ClientAuthMethod }
+  /** invalid_client (401): unknown, a wrong secret, a confidential client without one, two methods at once. */
+  Refused: { readonly reason: string }
+}>
+export const ClientAuthentication = Data.taggedEnum<ClientAuthentication>()
+
+/** Which client a request names, by whichever way it used; undefined when it names none or two. */
+export const presentedClientId = (presented: PresentedClient): string | undefined => {
+  if (presented.basic !== undefined)
+    return presented.client_id === undefined || presented.client_id === presented.basic.client_id
+      ? presented.basic.client_id
+      : undefined
+  return presented.client_id
+}
+
+/**
+ * Whether the request proves the client it names (RFC 6749 §2.3, OAuth 2.1 §2.4): one method
+ * only (a secret in the header and in the body both is refused), a confidential client by the
+ * digest of its secret (`digestOfPresented`, computed by the caller), a public one by its id with
+ * no secret. Every refusal reads the same to the caller.
+ */
+export const authenticateClient = (
+  presented: PresentedClient,
+  client: Client | undefined,
+  digestOfPresented: string | undefined
+): ClientAuthentication => {
+  const refused = ClientAuthentication.Refused({ reason: "client authentication failed" })
+  if (client === undefined || presentedClientId(presented) !== client.client_id) return refused
+  if (presented.basic !== undefined && presented.client_secret !== undefined) return refused
+  const secretGiven = presented.basic !== undefined || presented.client_secret !== undefined
+  if (client.public) return secretGiven ? refused : ClientAuthentication.Authenticated({ client, method: "none" })
+  if (!secretGiven || client.secret_digest === null || digestOfPresented === undefined) return refused
+  if (!constantTimeEqual(client.secret_digest, digestOfPresented)) return refused
+  return ClientAuthentication.Authenticated({
+    client,
+    method: presented.basic !== undefined ? "client_secret_basic" : "client_secret_post"
+  })
 }

@@ -1,4 +1,5 @@
 import { Data, DateTime } from "effect"
+import { constantTimeEqual } from "../OAuth.js"
 
 /**
  * An authorization code as stored: only its digest, and what it was issued for, so that only that
@@ -40,14 +41,6 @@ export type RedemptionDecision = Data.TaggedEnum<{
 }>
 export const RedemptionDecision = Data.taggedEnum<RedemptionDecision>()
 
-/** Equal strings, compared in time that does not depend on where they differ. */
-const sameText = (a: string, b: string) => {
-  if (a.length !== b.length) return false
-  let difference = 0
-  for (let at = 0; at < a.length; at++) difference |= a.charCodeAt(at) ^ b.charCodeAt(at)
-  return difference === 0
-}
-
 /**
  * Whether a code may be redeemed. A replay is told first, whoever presents it: the code leaked,
  * so what it gave ends. Another client's code is refused without a word about the code, so that
@@ -66,7 +59,7 @@ export const decideRedemption = (
     return RedemptionDecision.Refuse({ reason: "redirect_uri differs from the authorization request's" })
   if (presented.challenge_of_verifier === undefined)
     return RedemptionDecision.Refuse({ reason: "code_verifier is missing or malformed" })
-  if (!sameText(presented.challenge_of_verifier, code.code_challenge))
+  if (!constantTimeEqual(code.code_challenge, presented.challenge_of_verifier))
     return RedemptionDecision.Refuse({ reason: "code_verifier does not match the code_challenge" })
   return RedemptionDecision.Redeem({ code })
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest"
-import { redirectUriMatches, redirectUriProblem } from "../../domain/oidc/Client.js"
+import {
+  authenticateClient,
+  type Client,
+  ClientId,
+  type PresentedClient,
+  redirectUriMatches,
+  redirectUriProblem
+} from "../../domain/oidc/Client.js"
 
 const registered = ["https://app.example.com/callback", "http://127.0.0.1/cb", "http://[::1]:8080/cb?x=1"]
 
@@ -56,4 +63,58 @@ describe("redirectUriProblem: what may be registered", () => {
     ["plain http to a remote host", "http://app.example.com/cb", "https"],
     ["a scheme that is not private-use", "javascript:alert(1)", "private-use"]
   ])("refuses %s", (_, uri, said) => expect(redirectUriProblem(uri)).toContain(said))
+})
+
+describe("authenticateClient (RFC 6749 §2.3)", () => {
+  const confidential: Client = {
+    client_id: ClientId.make("app"),
+    name: "App",
+    public: false,
+    first_party: false,
+    self_registered: false,
+    redirect_uris: [],
+    post_logout_redirect_uris: [],
+    scopes: [],
+    grants: ["authorization_code"],
+    secret_digest: "d".repeat(64)
+  }
+  const native: Client = { ...confidential, client_id: ClientId.make("native"), public: true, secret_digest: null }
+  const none = { basic: undefined, client_id: undefined, client_secret: undefined }
+  const right = "d".repeat(64)
+
+  it("proves a confidential client by its secret in the header or the body, and a public one by its id", () => {
+    expect(
+      authenticateClient({ ...none, basic: { client_id: "app", client_secret: "s" } }, confidential, right)
+    ).toMatchObject({ _tag: "Authenticated", method: "client_secret_basic" })
+    expect(authenticateClient({ ...none, client_id: "app", client_secret: "s" }, confidential, right)).toMatchObject({
+      _tag: "Authenticated",
+      method: "client_secret_post"
+    })
+    expect(authenticateClient({ ...none, client_id: "native" }, native, undefined)).toMatchObject({
+      _tag: "Authenticated",
+      method: "none"
+    })
+  })
+
+  it.each<[string, PresentedClient, Client | undefined, string | undefined]>([
+    ["an unknown client", { ...none, client_id: "app", client_secret: "s" }, undefined, right],
+    ["a wrong secret", { ...none, client_id: "app", client_secret: "s" }, confidential, "e".repeat(64)],
+    ["a confidential client without a secret", { ...none, client_id: "app" }, confidential, undefined],
+    [
+      "a secret in the header and the body",
+      { basic: { client_id: "app", client_secret: "s" }, client_id: "app", client_secret: "s" },
+      confidential,
+      right
+    ],
+    [
+      "a header naming another client than the body",
+      { ...none, basic: { client_id: "app", client_secret: "s" }, client_id: "other" },
+      confidential,
+      right
+    ],
+    ["a public client sending a secret", { ...none, client_id: "native", client_secret: "s" }, native, right],
+    ["another client's id", { ...none, client_id: "native" }, confidential, undefined]
+  ])("refuses %s as invalid_client", (_, presented, client, digest) => {
+    expect(authenticateClient(presented, client, digest)._tag).toBe("Refused")
+  })
 })
