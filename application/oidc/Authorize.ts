@@ -1,4 +1,4 @@
-import { Context, Data, DateTime, Effect, Option } from "effect"
+import { Data, DateTime, Effect, Option } from "effect"
 import {
   type AuthorizationRequest,
   decideAuthorization,
@@ -15,18 +15,7 @@ import { Cryptography } from "../ports/Cryptography.js"
 import { OidcClients } from "../ports/OidcClients.js"
 import { ParkedRequests } from "../ports/ParkedRequests.js"
 import { Transaction } from "../ports/Transaction.js"
-
-/** What the provider's flow is configured with (OIDC_ settings). */
-export class OidcPolicy extends Context.Tag("app/OidcPolicy")<
-  OidcPolicy,
-  {
-    /** The issuer, as every response names it (`iss`, RFC 9207). */
-    readonly issuer: string
-    readonly codeTtlSeconds: number
-    /** How long a request waits for its sign-in or consent: as long as a mailed sign-in link. */
-    readonly requestTtlSeconds: number
-  }
->() {}
+import { OidcPolicy } from "./OidcPolicy.js"
 
 /** The user the browser is signed in as, by the provider's session cookie. */
 export interface BrowserSession {

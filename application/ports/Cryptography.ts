@@ -6,6 +6,8 @@ export class Cryptography extends Context.Tag("app/Cryptography")<
   {
     /** SHA-256 of a token, hex: what is stored in place of the token. */
     readonly digest: (token: string) => string
+    /** The S256 challenge of a PKCE code verifier: its SHA-256, base64url (RFC 7636 §4.2). */
+    readonly s256: (verifier: string) => string
     /** A random identifier from a cryptographic source (UUID v4). */
     readonly randomId: Effect.Effect<string>
     /** 256 random bits from a cryptographic source, base64url: a secret a client keeps. */

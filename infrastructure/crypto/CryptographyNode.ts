@@ -30,6 +30,7 @@ export const make = (secretKey: Redacted.Redacted<string>) => {
   }
   return Cryptography.of({
     digest: (token) => createHash("sha256").update(token).digest("hex"),
+    s256: (verifier) => createHash("sha256").update(verifier).digest("base64url"),
     randomId: Effect.sync(() => randomUUID()),
     randomSecret: Effect.sync(() => randomBytes(32).toString("base64url")),
     randomDigits: (length) => Effect.sync(() => Array.from({ length }, () => String(randomInt(10))).join("")),

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, Option, TestClock } from "effect"
 import { Audit } from "../../application/Audit.js"
-import { Authorize, type AuthorizeOutcome, OidcPolicy } from "../../application/oidc/Authorize.js"
+import { Authorize, type AuthorizeOutcome } from "../../application/oidc/Authorize.js"
+import { OidcPolicy } from "../../application/oidc/OidcPolicy.js"
 import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import { Consents } from "../../application/ports/Consents.js"
 import { OidcClients } from "../../application/ports/OidcClients.js"
@@ -17,7 +18,12 @@ const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 const challenge = createHash("sha256").update(verifier).digest("base64url")
 const START = Date.UTC(2026, 11, 1, 12, 0, 0)
 
-const policy = Layer.succeed(OidcPolicy, { issuer, codeTtlSeconds: 60, requestTtlSeconds: 900 })
+const policy = Layer.succeed(OidcPolicy, {
+  issuer,
+  codeTtlSeconds: 60,
+  requestTtlSeconds: 900,
+  lifetimes: { accessSeconds: 900, refreshSeconds: 86_400, idTokenSeconds: 300 }
+})
 const world = Authorize.Default.pipe(Layer.provideMerge(useCases), Layer.provideMerge(memoryPorts(Layer.empty).layer))
 
 /** The body over the memory store, on the TestClock set to START first (the layers are built after it). */

@@ -239,12 +239,18 @@ describe("ending thousands of sessions keeps the process answering (sqlite file)
           let deleting = true
           // Each probe on a connection of its own: one kept alive since the seeding may be closed by
           // the server's keep-alive timeout just as it is reused, failing the probe for no fault of the route.
+          const failures: Array<string> = []
           const probing = Effect.promise(async () => {
             while (deleting) {
               const started = performance.now()
-              const reply = await fetch(`${app.url}/healthz`, { headers: { connection: "close" } })
-              await reply.arrayBuffer()
-              probes.push(performance.now() - started)
+              try {
+                const reply = await fetch(`${app.url}/healthz`, { headers: { connection: "close" } })
+                await reply.arrayBuffer()
+                probes.push(performance.now() - started)
+              } catch (error) {
+                const cause = (error as { cause?: unknown }).cause
+                failures.push(`${String(error)}${cause === undefined ? "" : `: ${String(cause)}`}`)
+              }
               await new Promise((resolve) => setTimeout(resolve, 20))
             }
           })
@@ -252,8 +258,8 @@ describe("ending thousands of sessions keeps the process answering (sqlite file)
           yield* Effect.sleep("100 millis")
           const deleted = yield* call("DELETE", "/me", { token: caller.access })
           deleting = false
-          const probed = yield* fiber.await
-          expect(probed._tag, String(probed)).toBe("Success")
+          yield* fiber.await
+          expect(failures).toEqual([])
           expect(deleted.status).toBe(204)
           expect(probes.length).toBeGreaterThan(3)
           expect(Math.max(...probes)).toBeLessThan(100)
