@@ -9,6 +9,7 @@ import { defineConfig } from "vitest/config"
 export const extraSuites = {
   soak: "test/e2e/soak.test.ts",
   timing: "test/e2e/timing.test.ts",
+  answering: "test/http/ending-sessions-answering.test.ts",
   package: "test/e2e/package.test.ts",
   clientPackage: "test/package/client-package.test.ts"
 } as const

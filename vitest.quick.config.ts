@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import { shared, sharedProcesses } from "./vitest.config.js"
+import { extraSuites, shared, sharedProcesses } from "./vitest.config.js"
 
 /**
  * `npm run test:quick`, the edit loop: the unit suites, every port's contract suite on memory and
@@ -17,6 +17,7 @@ export default defineConfig({
     // The fuzz suite shares its requests among its servers: this many gives each of memory's two
     // 1,250 (each of `npm test`'s six gets about 1,700).
     env: { TEST_BACKENDS: "memory", FUZZ_RUNS: "2500" },
-    include: ["test/{domain,application,config,infrastructure,contract,http}/**/*.test.ts"]
+    include: ["test/{domain,application,config,infrastructure,contract,http}/**/*.test.ts"],
+    exclude: Object.values(extraSuites)
   }
 })

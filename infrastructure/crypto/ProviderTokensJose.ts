@@ -1,5 +1,5 @@
-import type { KeyObject } from "node:crypto"
-import { Effect, Layer } from "effect"
+import { createPublicKey, type KeyObject } from "node:crypto"
+import { Effect, Layer, Option, Schema } from "effect"
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from "jose"
 import { ProviderTokens, type VerifiedAccessToken } from "../../application/ports/ProviderTokens.js"
 import { TokenError, TokenExpiredError } from "../../domain/errors.js"
@@ -14,6 +14,21 @@ export interface ProviderKey {
 const AT_JWT = "at+jwt"
 const refused = new TokenError({ message: "The token is not valid." })
 
+/** What a verified access token must carry to be one of ours (RFC 9068 §2.2). */
+const AccessPayload = Schema.Struct({
+  iss: Schema.String,
+  sub: Schema.String,
+  aud: Schema.String,
+  client_id: Schema.String,
+  scope: Schema.String,
+  jti: Schema.String,
+  iat: Schema.Number,
+  exp: Schema.Number,
+  auth_time: Schema.optionalWith(Schema.Number, { exact: true }),
+  grant_id: Schema.optionalWith(Schema.String, { exact: true })
+})
+const decodeAccess = Schema.decodeUnknownOption(AccessPayload)
+
 /**
  * The provider's JWTs on `jose`, RS256 under one key. Access tokens are typed `at+jwt` and ID
  * tokens `JWT`, so that one is never taken for the other; both carry `kid`.
@@ -22,6 +37,7 @@ export const make = (issuer: string, signing: ProviderKey, now: () => number = D
   const seconds = () => Math.floor(now() / 1000)
   const header = (typ: string) => ({ alg: "RS256", typ, kid: signing.kid })
   const verifyOptions = { issuer, algorithms: ["RS256"] }
+  const publicKey = createPublicKey(signing.key)
 
   return ProviderTokens.of({
     issuer,
@@ -52,13 +68,14 @@ export const make = (issuer: string, signing: ProviderKey, now: () => number = D
     verifyAccessToken: (token) =>
       Effect.tryPromise({
         try: async () => {
-          const { payload } = await jwtVerify(token, signing.key, {
+          const { payload } = await jwtVerify(token, publicKey, {
             ...verifyOptions,
             typ: AT_JWT,
             currentDate: new Date(now())
           })
-          if (typeof payload.sub !== "string" || typeof payload.client_id !== "string") throw refused
-          return payload as unknown as VerifiedAccessToken
+          const claims: Option.Option<VerifiedAccessToken> = decodeAccess(payload)
+          if (Option.isNone(claims)) throw refused
+          return claims.value
         },
         catch: (error) => (error instanceof errors.JWTExpired ? new TokenExpiredError() : refused)
       }),
@@ -68,7 +85,7 @@ export const make = (issuer: string, signing: ProviderKey, now: () => number = D
         try: async () => {
           if (decodeProtectedHeader(token).typ === AT_JWT) throw refused
           // Expired hints are taken: the user may come back to sign out long after signing in.
-          const { payload } = await jwtVerify(token, signing.key, {
+          const { payload } = await jwtVerify(token, publicKey, {
             ...verifyOptions,
             currentDate: new Date(now()),
             clockTolerance: Number.MAX_SAFE_INTEGER

@@ -1,17 +1,15 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { DateTime, Effect, Option } from "effect"
+import { Effect } from "effect"
 import { AuditLog } from "../../application/ports/AuditLog.js"
-import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
-import { Transaction } from "../../application/ports/Transaction.js"
-import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { UserId } from "../../domain/User.js"
-import { call, expectProblem, me, refresh, type Session, signIn, signUp } from "../support/flows.js"
+import { call, expectProblem, me, refresh, signIn, signUp } from "../support/flows.js"
+import { MINUTE, seedSessions } from "../support/seedSessions.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
  * Data over time for sessions (docs/operating.md): GET /sessions a page at a time with its Link
- * header, the cap of live sessions a user holds, and the bulk endings that must not hold the
- * process while they run.
+ * header, the cap of live sessions a user holds, and the bulk endings (that they do not hold the
+ * process while they run is ending-sessions-answering.test.ts's, in `npm run test:timing`).
  */
 
 interface SessionInfoBody {
@@ -20,50 +18,6 @@ interface SessionInfoBody {
   readonly last_used_at: string
   readonly current: boolean
 }
-
-const MINUTE = 60_000
-
-/**
- * `count` sessions of the signed-in user stored as a sign-in would store them (in one transaction:
- * a commit each would take a sync of the disk each), each last used a minute before the one after
- * it (the first the oldest); their ids answered newest first.
- */
-const seedSessions = (owner: Session, count: number, label = "seeded") =>
-  Effect.flatMap(Transaction, (tx) => tx.transaction(seedInOne(owner, count, label)))
-
-const seedInOne = (owner: Session, count: number, label: string) =>
-  Effect.gen(function* () {
-    const repo = yield* RefreshTokenRepo
-    const start = Date.now() - (count + 10) * MINUTE
-    const ids: Array<string> = []
-    for (let i = 0; i < count; i++) {
-      const usedAt = DateTime.unsafeMake(start + i * MINUTE)
-      const expiresAt = DateTime.unsafeMake(Date.now() + 30 * 24 * 60 * MINUTE)
-      const familyId = FamilyId.make(`${label}-${owner.userId}-${String(i).padStart(5, "0")}`)
-      yield* repo.startFamily(
-        new TokenFamily({
-          family_id: familyId,
-          user_id: UserId.make(owner.userId),
-          ip_address: "192.0.2.1",
-          user_agent: `${label} ${i}`,
-          created_at: usedAt,
-          last_used_at: usedAt,
-          expires_at: expiresAt,
-          revoked_at: Option.none()
-        }),
-        new StoredRefreshToken({
-          digest: `digest-${familyId}`,
-          family_id: familyId,
-          issued_at: usedAt,
-          expires_at: expiresAt,
-          rotated_at: Option.none(),
-          sealed_successor: Option.none()
-        })
-      )
-      ids.push(familyId)
-    }
-    return ids.reverse()
-  })
 
 const familyOf = (accessToken: string): string => {
   const payload = accessToken.split(".")[1] ?? ""
@@ -225,49 +179,3 @@ for (const backend of TestApp.backendsWithFile()) {
     })
   })
 }
-
-describe("ending thousands of sessions keeps the process answering (sqlite file)", () => {
-  layer(TestApp.layer(TestApp.sqliteFileBackend()), { excludeTestServices: true })((it) => {
-    it.effect(
-      "DELETE /me of a user with 5,000 sessions: no /healthz probe every 20 ms waits 100 ms, and nothing of theirs is left",
-      () =>
-        Effect.gen(function* () {
-          const app = yield* TestApp.TestApp
-          const caller = yield* signUp("delete-many")
-          yield* seedSessions(caller, 5_000, "delete-many")
-          const probes: Array<number> = []
-          let deleting = true
-          // Each probe on a connection of its own: one kept alive since the seeding may be closed by
-          // the server's keep-alive timeout just as it is reused, failing the probe for no fault of the route.
-          const failures: Array<string> = []
-          const probing = Effect.promise(async () => {
-            while (deleting) {
-              const started = performance.now()
-              try {
-                const reply = await fetch(`${app.url}/healthz`, { headers: { connection: "close" } })
-                await reply.arrayBuffer()
-                probes.push(performance.now() - started)
-              } catch (error) {
-                const cause = (error as { cause?: unknown }).cause
-                failures.push(`${String(error)}${cause === undefined ? "" : `: ${String(cause)}`}`)
-              }
-              await new Promise((resolve) => setTimeout(resolve, 20))
-            }
-          })
-          const fiber = yield* Effect.fork(probing)
-          yield* Effect.sleep("100 millis")
-          const deleted = yield* call("DELETE", "/me", { token: caller.access })
-          deleting = false
-          yield* fiber.await
-          expect(failures).toEqual([])
-          expect(deleted.status).toBe(204)
-          expect(probes.length).toBeGreaterThan(3)
-          expect(Math.max(...probes)).toBeLessThan(100)
-
-          const repo = yield* RefreshTokenRepo
-          expect(yield* repo.findByDigest(`digest-delete-many-${caller.userId}-00000`)).toEqual(Option.none())
-          expectProblem(yield* me(caller.access), 401, "TokenError")
-        })
-    )
-  })
-})
