@@ -161,7 +161,7 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
           case "RedirectError":
             return redirect(decision, { error: decision.error, error_description: decision.error_description })
           case "Accepted":
-            return yield* proceed(decision.request, client as Client, session, undefined)
+            return yield* proceed(decision.request, decision.client, session, undefined)
         }
       })
 

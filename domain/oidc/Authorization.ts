@@ -43,7 +43,7 @@ export type AuthorizationDecision = Data.TaggedEnum<{
   ErrorPage: OAuthError
   /** Told to the client at its redirect URI, with the request's state and the issuer. */
   RedirectError: OAuthError & { readonly redirect_uri: string; readonly state: string | null }
-  Accepted: { readonly request: AuthorizationRequest }
+  Accepted: { readonly request: AuthorizationRequest; readonly client: Client }
 }>
 export const AuthorizationDecision = Data.taggedEnum<AuthorizationDecision>()
 
@@ -110,6 +110,7 @@ export const decideAuthorization = (
   const allowed = new Set<string>([...standardScopes, ...client.scopes])
   const scopes = [...new Set(asked.filter((scope) => allowed.has(scope)))]
   return AuthorizationDecision.Accepted({
+    client,
     request: {
       client_id: client.client_id,
       redirect_uri: redirectUri,
