@@ -1,0 +1,114 @@
+import { describe, expect, it } from "@effect/vitest"
+import { DateTime, Effect, Layer, Option, TestClock } from "effect"
+import { Audit } from "../../application/Audit.js"
+import { Apps } from "../../application/oidc/Apps.js"
+import { Consents } from "../../application/ports/Consents.js"
+import { OidcClients } from "../../application/ports/OidcClients.js"
+import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import { UserRepo } from "../../application/ports/UserRepo.js"
+import { useCases } from "../../composition/application.js"
+import { ClientId } from "../../domain/oidc/Client.js"
+import type { Email } from "../../domain/User.js"
+import { memoryPorts } from "../support/memoryPorts.js"
+
+const START = Date.UTC(2026, 11, 1, 12, 0, 0)
+const at = (seconds: number) => DateTime.unsafeMake(START + seconds * 1000)
+const world = Apps.Default.pipe(Layer.provideMerge(useCases), Layer.provideMerge(memoryPorts(Layer.empty).layer))
+
+const run = <A, E>(body: Effect.Effect<A, E, Layer.Layer.Success<typeof world>>) =>
+  Effect.gen(function* () {
+    yield* TestClock.setTime(START)
+    return yield* body.pipe(Effect.provide(world))
+  })
+
+/** Ada, who let in App (two grants) and Tool (none live); Bob, who let in App. */
+const setUp = Effect.gen(function* () {
+  const users = yield* UserRepo
+  const [ada, bob] = yield* Effect.forEach(["ada@example.com", "bob@example.com"], (email) =>
+    Effect.map(
+      users.create({
+        email: email as Email,
+        hashed_password: Option.none(),
+        is_active: true,
+        is_verified: true,
+        is_superuser: false
+      }),
+      (user) => user.id as string
+    )
+  )
+  for (const [id, name] of [
+    ["app", "App"],
+    ["tool", "Tool"]
+  ] as const) {
+    yield* (yield* OidcClients).add({
+      client_id: ClientId.make(id),
+      name,
+      public: false,
+      first_party: false,
+      self_registered: false,
+      redirect_uris: ["https://app.example.com/cb"],
+      post_logout_redirect_uris: [],
+      scopes: [],
+      grants: ["authorization_code"],
+      secret_digest: "a".repeat(64),
+      created_at: at(0)
+    })
+  }
+  const consents = yield* Consents
+  yield* consents.grant(ada ?? "", "app", ["openid", "email"], at(1))
+  yield* consents.grant(ada ?? "", "tool", ["openid"], at(2))
+  yield* consents.grant(bob ?? "", "app", ["openid"], at(3))
+  const grants = yield* OidcGrants
+  const grant = (grantId: string, userId: string, lastUsed: number) =>
+    grants.start(
+      {
+        grant_id: grantId,
+        client_id: "app",
+        user_id: userId,
+        scopes: ["openid", "email"],
+        auth_time: 1,
+        amr: ["pwd"],
+        created_at: at(1),
+        last_used_at: at(lastUsed),
+        expires_at: at(86_400),
+        revoked_at: null
+      },
+      Option.none()
+    )
+  yield* grant("g1", ada ?? "", 10)
+  yield* grant("g2", ada ?? "", 20)
+  yield* grant("g3", bob ?? "", 30)
+  return { ada: ada ?? "", bob: bob ?? "" }
+})
+
+describe("Apps (GET and DELETE /me/apps)", () => {
+  it.effect("lists the apps the user let in, with their scopes, when granted and when last used", () =>
+    run(
+      Effect.gen(function* () {
+        const { ada } = yield* setUp
+        expect(yield* (yield* Apps).list(ada)).toEqual([
+          { client_id: "app", name: "App", scopes: ["openid", "email"], granted_at: at(1), last_used_at: at(20) },
+          { client_id: "tool", name: "Tool", scopes: ["openid"], granted_at: at(2), last_used_at: null }
+        ])
+      })
+    )
+  )
+
+  it.effect("a withdrawal ends every grant of that app, the user's only, and is audited", () =>
+    run(
+      Effect.gen(function* () {
+        const { ada, bob } = yield* setUp
+        const apps = yield* Apps
+        expect(yield* apps.withdraw(ada, "app")).toBe(true)
+        expect((yield* apps.list(ada)).map((app) => app.client_id)).toEqual(["tool"])
+        const grants = yield* OidcGrants
+        expect(yield* grants.liveOfUser(ada, at(100))).toEqual([])
+        expect((yield* grants.liveOfUser(bob, at(100))).map((grant) => grant.grant_id)).toEqual(["g3"])
+        expect(yield* apps.withdraw(ada, "app")).toBe(false)
+        expect(yield* apps.withdraw(ada, "nobody")).toBe(false)
+        const audited = yield* (yield* Audit).list({ type: "oidc.consent_withdrawn", limit: 5 })
+        expect(audited.events.map((event) => event.details)).toEqual([{ client_id: "app", grants_ended: 2 }])
+      })
+    )
+  )
+})
