@@ -2,6 +2,7 @@ import { DateTime, Effect, Option } from "effect"
 import { Actor, type AuditDetails, type AuditEventType } from "../domain/Audit.js"
 import type { AuthEvent } from "../domain/Events.js"
 import { CredentialsChangedError, LastSignInMethodError, ReauthenticationRequiredError } from "../domain/errors.js"
+import { endsGrants } from "../domain/oidc/Grant.js"
 import { PasskeyId } from "../domain/Passkey.js"
 import type { FamilyId } from "../domain/Session.js"
 import type { User, UserId } from "../domain/User.js"
@@ -22,6 +23,7 @@ import {
 import { Audit } from "./Audit.js"
 import { AuthPolicy } from "./AuthPolicy.js"
 import { OAuthAccountRepo } from "./ports/OAuthAccountRepo.js"
+import { OidcGrants } from "./ports/OidcGrants.js"
 import { PasskeyRepo } from "./ports/PasskeyRepo.js"
 import type { StoreUnavailableError } from "./ports/StoreUnavailableError.js"
 import { Transaction } from "./ports/Transaction.js"
@@ -65,6 +67,7 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
     const passkeys = yield* PasskeyRepo
     const accounts = yield* OAuthAccountRepo
     const sessions = yield* Sessions
+    const grants = yield* OidcGrants
     const tx = yield* Transaction
     const audit = yield* Audit
     const webhooks = yield* Webhooks
@@ -115,6 +118,8 @@ export class WaysIn extends Effect.Service<WaysIn>()("app/WaysIn", {
         const done = yield* writes
         const ending = sessionsEndedBy(change)
         const ended = yield* endSessions(user.id, ending, options.caller ?? Option.none())
+        // The apps the user let in lose their grants too when the account may have been another's.
+        if (endsGrants(change)) yield* grants.revokeOfUser(user.id, yield* DateTime.now)
         const endedEntry = sessionsEndedEntryOf(change)
         const counted = ending !== "none" && endedEntry === null ? { sessions_ended: ended.ended } : {}
         yield* audit.append({

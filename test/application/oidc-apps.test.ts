@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Option, TestClock } from "effect"
+import { DateTime, Effect, Layer, Option, Redacted, TestClock } from "effect"
+import { Accounts } from "../../application/Accounts.js"
 import { Audit } from "../../application/Audit.js"
 import { Apps } from "../../application/oidc/Apps.js"
 import { Consents } from "../../application/ports/Consents.js"
@@ -8,7 +9,7 @@ import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { useCases } from "../../composition/application.js"
 import { ClientId } from "../../domain/oidc/Client.js"
-import type { Email } from "../../domain/User.js"
+import { type Email, UserId } from "../../domain/User.js"
 import { memoryPorts } from "../support/memoryPorts.js"
 
 const START = Date.UTC(2026, 11, 1, 12, 0, 0)
@@ -110,5 +111,23 @@ describe("Apps (GET and DELETE /me/apps)", () => {
         expect(audited.events.map((event) => event.details)).toEqual([{ client_id: "app", grants_ended: 2 }])
       })
     )
+  )
+
+  it.effect(
+    "a reset and a deactivation end every grant of the user; an operator's flag change that keeps them active does not",
+    () =>
+      run(
+        Effect.gen(function* () {
+          const { ada, bob } = yield* setUp
+          const accounts = yield* Accounts
+          const grants = yield* OidcGrants
+          yield* accounts.setFlags("ada@example.com" as Email, { is_verified: true })
+          expect((yield* grants.liveOfUser(ada, at(100))).map((grant) => grant.grant_id)).toEqual(["g2", "g1"])
+          yield* accounts.setPassword(UserId.make(ada), Redacted.make("a new password, long enough"))
+          expect(yield* grants.liveOfUser(ada, at(100))).toEqual([])
+          yield* accounts.setFlags("bob@example.com" as Email, { is_active: false })
+          expect(yield* grants.liveOfUser(bob, at(100))).toEqual([])
+        })
+      )
   )
 })
