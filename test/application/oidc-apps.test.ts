@@ -4,13 +4,11 @@ import { Accounts } from "../../application/Accounts.js"
 import { Audit } from "../../application/Audit.js"
 import { Apps } from "../../application/oidc/Apps.js"
 import { Consents } from "../../application/ports/Consents.js"
-import { OidcClients } from "../../application/ports/OidcClients.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
-import { UserRepo } from "../../application/ports/UserRepo.js"
 import { useCases } from "../../composition/application.js"
-import { ClientId } from "../../domain/oidc/Client.js"
 import { type Email, UserId } from "../../domain/User.js"
 import { memoryPorts } from "../support/memoryPorts.js"
+import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const START = Date.UTC(2026, 11, 1, 12, 0, 0)
 const at = (seconds: number) => DateTime.unsafeMake(START + seconds * 1000)
@@ -24,41 +22,14 @@ const run = <A, E>(body: Effect.Effect<A, E, Layer.Layer.Success<typeof world>>)
 
 /** Ada, who let in App (two grants) and Tool (none live); Bob, who let in App. */
 const setUp = Effect.gen(function* () {
-  const users = yield* UserRepo
-  const [ada, bob] = yield* Effect.forEach(["ada@example.com", "bob@example.com"], (email) =>
-    Effect.map(
-      users.create({
-        email: email as Email,
-        hashed_password: Option.none(),
-        is_active: true,
-        is_verified: true,
-        is_superuser: false
-      }),
-      (user) => user.id as string
-    )
-  )
-  for (const [id, name] of [
-    ["app", "App"],
-    ["tool", "Tool"]
-  ] as const) {
-    yield* (yield* OidcClients).add({
-      client_id: ClientId.make(id),
-      name,
-      public: false,
-      first_party: false,
-      self_registered: false,
-      redirect_uris: ["https://app.example.com/cb"],
-      post_logout_redirect_uris: [],
-      scopes: [],
-      grants: ["authorization_code"],
-      secret_digest: "a".repeat(64),
-      created_at: at(0)
-    })
-  }
+  const ada = yield* addUser("ada@example.com")
+  const bob = yield* addUser("bob@example.com")
+  yield* addClient("app", { name: "App" })
+  yield* addClient("tool", { name: "Tool" })
   const consents = yield* Consents
-  yield* consents.grant(ada ?? "", "app", ["openid", "email"], at(1))
-  yield* consents.grant(ada ?? "", "tool", ["openid"], at(2))
-  yield* consents.grant(bob ?? "", "app", ["openid"], at(3))
+  yield* consents.grant(ada, "app", ["openid", "email"], at(1))
+  yield* consents.grant(ada, "tool", ["openid"], at(2))
+  yield* consents.grant(bob, "app", ["openid"], at(3))
   const grants = yield* OidcGrants
   const grant = (grantId: string, userId: string, lastUsed: number) =>
     grants.start(
@@ -76,10 +47,10 @@ const setUp = Effect.gen(function* () {
       },
       Option.none()
     )
-  yield* grant("g1", ada ?? "", 10)
-  yield* grant("g2", ada ?? "", 20)
-  yield* grant("g3", bob ?? "", 30)
-  return { ada: ada ?? "", bob: bob ?? "" }
+  yield* grant("g1", ada, 10)
+  yield* grant("g2", ada, 20)
+  yield* grant("g3", bob, 30)
+  return { ada: ada, bob: bob }
 })
 
 describe("Apps (GET and DELETE /me/apps)", () => {

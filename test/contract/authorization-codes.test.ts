@@ -2,37 +2,17 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import { OidcClients } from "../../application/ports/OidcClients.js"
-import { UserRepo } from "../../application/ports/UserRepo.js"
-import { ClientId } from "../../domain/oidc/Client.js"
+import type { UserRepo } from "../../application/ports/UserRepo.js"
 import type { StoredCode } from "../../domain/oidc/Code.js"
-import type { Email } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
+import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
 
 /** A user and a client for the codes to be issued to. */
 const issuedTo = Effect.gen(function* () {
-  const user = yield* (yield* UserRepo).create({
-    email: "ada@example.com" as Email,
-    hashed_password: Option.none(),
-    is_active: true,
-    is_verified: true,
-    is_superuser: false
-  })
-  yield* (yield* OidcClients).add({
-    client_id: ClientId.make("app"),
-    name: "App",
-    public: true,
-    first_party: false,
-    self_registered: false,
-    redirect_uris: ["http://127.0.0.1/cb"],
-    post_logout_redirect_uris: [],
-    scopes: [],
-    grants: ["authorization_code"],
-    secret_digest: null,
-    created_at: now
-  })
-  return user.id
+  yield* addClient("app", { public: true, secret_digest: null, redirect_uris: ["http://127.0.0.1/cb"] })
+  return yield* addUser("ada@example.com")
 })
 
 const codeOf = (digest: string, userId: string, overrides: Partial<StoredCode> = {}): StoredCode => ({

@@ -1,44 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { Consents } from "../../application/ports/Consents.js"
-import { OidcClients } from "../../application/ports/OidcClients.js"
-import { UserRepo } from "../../application/ports/UserRepo.js"
-import { ClientId } from "../../domain/oidc/Client.js"
-import type { Email } from "../../domain/User.js"
+import type { OidcClients } from "../../application/ports/OidcClients.js"
+import type { UserRepo } from "../../application/ports/UserRepo.js"
 import { databases } from "../support/databases.js"
+import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
-
-const user = (email: string) =>
-  Effect.map(
-    Effect.flatMap(UserRepo, (users) =>
-      users.create({
-        email: email as Email,
-        hashed_password: Option.none(),
-        is_active: true,
-        is_verified: true,
-        is_superuser: false
-      })
-    ),
-    (created) => created.id as string
-  )
-
-const client = (id: string) =>
-  Effect.flatMap(OidcClients, (clients) =>
-    clients.add({
-      client_id: ClientId.make(id),
-      name: id,
-      public: false,
-      first_party: false,
-      self_registered: false,
-      redirect_uris: ["https://app.example.com/cb"],
-      post_logout_redirect_uris: [],
-      scopes: [],
-      grants: ["authorization_code"],
-      secret_digest: "a".repeat(64),
-      created_at: now
-    })
-  )
 
 for (const backend of databases) {
   const run = <A, E>(effect: Effect.Effect<A, E, Consents | OidcClients | UserRepo>) =>
@@ -49,10 +17,10 @@ for (const backend of databases) {
       run(
         Effect.gen(function* () {
           const consents = yield* Consents
-          const ada = yield* user("ada@example.com")
-          const bob = yield* user("bob@example.com")
-          yield* client("a")
-          yield* client("b")
+          const ada = yield* addUser("ada@example.com")
+          const bob = yield* addUser("bob@example.com")
+          yield* addClient("a")
+          yield* addClient("b")
           expect(yield* consents.grant(ada, "a", ["openid", "email"], now)).toBe(true)
           expect(yield* consents.grant(ada, "a", ["openid", "profile"], DateTime.add(now, { hours: 1 }))).toBe(false)
           expect(yield* consents.grant(ada, "b", ["openid"], DateTime.add(now, { hours: 2 }))).toBe(true)
@@ -73,8 +41,8 @@ for (const backend of databases) {
       run(
         Effect.gen(function* () {
           const consents = yield* Consents
-          const ada = yield* user("race@example.com")
-          yield* client("r")
+          const ada = yield* addUser("race@example.com")
+          yield* addClient("r")
           const firsts = yield* Effect.all(
             [consents.grant(ada, "r", ["openid", "email"], now), consents.grant(ada, "r", ["profile"], now)],
             { concurrency: "unbounded" }

@@ -1,45 +1,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
-import { OidcClients } from "../../application/ports/OidcClients.js"
+import type { OidcClients } from "../../application/ports/OidcClients.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
-import { UserRepo } from "../../application/ports/UserRepo.js"
-import { ClientId } from "../../domain/oidc/Client.js"
+import type { UserRepo } from "../../application/ports/UserRepo.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
-import type { Email } from "../../domain/User.js"
 import { databases } from "../support/databases.js"
+import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
 const later = (seconds: number) => DateTime.add(now, { seconds })
 
 const setUp = Effect.gen(function* () {
-  const users = yield* UserRepo
-  const ids: Array<string> = []
-  for (const email of ["ada@example.com", "bob@example.com"]) {
-    const user = yield* users.create({
-      email: email as Email,
-      hashed_password: Option.none(),
-      is_active: true,
-      is_verified: true,
-      is_superuser: false
-    })
-    ids.push(user.id)
-  }
-  for (const id of ["app", "tool"]) {
-    yield* (yield* OidcClients).add({
-      client_id: ClientId.make(id),
-      name: id,
-      public: false,
-      first_party: false,
-      self_registered: false,
-      redirect_uris: ["https://app.example.com/cb"],
-      post_logout_redirect_uris: [],
-      scopes: [],
-      grants: ["authorization_code"],
-      secret_digest: "a".repeat(64),
-      created_at: now
-    })
-  }
-  return { ada: ids[0] ?? "", bob: ids[1] ?? "" }
+  const ada = yield* addUser("ada@example.com")
+  const bob = yield* addUser("bob@example.com")
+  yield* addClient("app")
+  yield* addClient("tool")
+  return { ada, bob }
 })
 
 const grant = (grantId: string, userId: string, clientId = "app", overrides: Partial<Grant> = {}): Grant => ({

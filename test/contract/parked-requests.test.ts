@@ -2,8 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { OidcClients } from "../../application/ports/OidcClients.js"
 import { type ParkedRequest, ParkedRequests } from "../../application/ports/ParkedRequests.js"
-import { ClientId } from "../../domain/oidc/Client.js"
 import { databases } from "../support/databases.js"
+import { addClient } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
 
@@ -24,21 +24,7 @@ const parked = (digest: string, expiresIn: number): ParkedRequest => ({
   expires_at: DateTime.add(now, { seconds: expiresIn })
 })
 
-const withClient = Effect.flatMap(OidcClients, (clients) =>
-  clients.add({
-    client_id: ClientId.make("app"),
-    name: "App",
-    public: false,
-    first_party: false,
-    self_registered: false,
-    redirect_uris: ["https://app.example.com/cb"],
-    post_logout_redirect_uris: [],
-    scopes: [],
-    grants: ["authorization_code"],
-    secret_digest: "a".repeat(64),
-    created_at: now
-  })
-)
+const withClient = addClient("app")
 
 for (const backend of databases) {
   const run = <A, E>(effect: Effect.Effect<A, E, ParkedRequests | OidcClients>) =>
