@@ -26,6 +26,7 @@ import * as WebhookEndpointsStored from "../infrastructure/webhooks/WebhookEndpo
 import * as WebhookTransportHttp from "../infrastructure/webhooks/WebhookTransportHttp.js"
 import { imported } from "./imported.js"
 import { authPolicy, uniqueFields } from "./policy.js"
+import { providerPorts } from "./provider.js"
 import { database } from "./stores.js"
 
 /** SECRET_KEY, or a random key for this run when none is set. */
@@ -202,7 +203,7 @@ export const ports = (settings: Settings, deployment: Deployment = {}) => {
     webhookTransport(settings),
     Layer.succeed(AuthPolicy, authPolicy(settings, deployment))
   )
-  return Layer.provideMerge(webhookEndpoints(settings), adapters)
+  return Layer.provideMerge(providerPorts(settings), Layer.provideMerge(webhookEndpoints(settings), adapters))
 }
 
 /** The transport that reaches webhook endpoints. */

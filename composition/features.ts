@@ -7,6 +7,11 @@ import { OAuthFlow } from "../application/OAuthFlow.js"
 import { OAuthLinking } from "../application/OAuthLinking.js"
 import { OAuthSignIn } from "../application/OAuthSignIn.js"
 import { OAuthStates } from "../application/OAuthStates.js"
+import { Apps } from "../application/oidc/Apps.js"
+import { Authorize } from "../application/oidc/Authorize.js"
+import { BrowserSessions } from "../application/oidc/BrowserSessions.js"
+import { GrantTokens } from "../application/oidc/GrantTokens.js"
+import { Token } from "../application/oidc/Token.js"
 import { Passkeys } from "../application/Passkeys.js"
 import { PasswordReset } from "../application/PasswordReset.js"
 import { type Deployment as DeploymentOf, deploymentProblems as problemsOf } from "../config/Deployment.js"
@@ -17,6 +22,7 @@ import { emailChange } from "../interfaces/http/features/email-change/handlers.j
 import { emailSignIn } from "../interfaces/http/features/email-sign-in/handlers.js"
 import { jwks } from "../interfaces/http/features/jwks/handlers.js"
 import { oauth } from "../interfaces/http/features/oauth/handlers.js"
+import { oidc } from "../interfaces/http/features/oidc/handlers.js"
 import { passkey } from "../interfaces/http/features/passkey/handlers.js"
 import { profile } from "../interfaces/http/features/profile/handlers.js"
 import { sessions } from "../interfaces/http/features/sessions/handlers.js"
@@ -27,6 +33,15 @@ const oauthUseCases = Layer.merge(OAuthSignIn.Default, OAuthLinking.Default).pip
   Layer.provide(OAuthFlow.Default),
   Layer.provide(OAuthStates.Default)
 )
+
+/** The provider's flow, its tokens where they are used, its browser sessions and the user's apps. */
+const oidcUseCases = Layer.mergeAll(
+  Authorize.Default,
+  GrantTokens.Default,
+  BrowserSessions.Default,
+  Apps.Default,
+  EmailSignIn.Default
+).pipe(Layer.provideMerge(Token.Default))
 
 /**
  * Every feature of the service, in one table: each brings its route group and handlers, its
@@ -45,6 +60,7 @@ export const features = [
   withUseCases(passkey, Passkeys.Default),
   withUseCases(emailSignIn, EmailSignIn.Default),
   withUseCases(emailChange, Layer.merge(AddressChange.Default, AddressChangeUndo.Default)),
+  withUseCases(oidc, oidcUseCases),
   jwks
 ] as const
 

@@ -7,6 +7,7 @@ import { readLogging } from "./sections/logging.js"
 import { readMail } from "./sections/mail.js"
 import { readOAuth } from "./sections/oauth.js"
 import { readObservability } from "./sections/observability.js"
+import { readOidc } from "./sections/oidc.js"
 import { readPasskeys } from "./sections/passkeys.js"
 import { readServer } from "./sections/server.js"
 import { readStorage } from "./sections/storage.js"
@@ -26,6 +27,7 @@ export interface Settings {
   readonly accounts: ReturnType<typeof readAccounts>
   readonly mail: ReturnType<typeof readMail>
   readonly oauth: ReturnType<typeof readOAuth>
+  readonly oidc: ReturnType<typeof readOidc>
   readonly passkeys: ReturnType<typeof readPasskeys>
   readonly logging: ReturnType<typeof readLogging>
   readonly observability: ReturnType<typeof readObservability>
@@ -61,15 +63,17 @@ const readAll = (env: Readonly<Record<string, string | undefined>>) => {
   const { problems, warnings, variables, unknownVariables, described, section } = makeReader(env)
   const storage = section("Storage", readStorage)
   const server = section("Server", (reader) => readServer(reader, storage))
+  const tokens = section("Tokens", readTokens)
   const settings: Settings = {
     server,
     storage,
-    tokens: section("Tokens", readTokens),
+    tokens,
     cookies: section("Cookies", readCookies),
     limits: section("Lockout and rate limits", readLimits),
     accounts: section("Accounts", readAccounts),
     mail: section("Mail", readMail),
     oauth: section("Social sign-in (OAuth)", readOAuth),
+    oidc: section("OpenID Provider", (reader) => readOidc(reader, server, tokens)),
     passkeys: section("Passkeys", (reader) => readPasskeys(reader, storage)),
     logging: section("Logging", readLogging),
     observability: section("Metrics and tracing", (reader) => readObservability(reader, server.port)),

@@ -15,7 +15,8 @@ export const TokenPurpose = Schema.Literal(
   "password_reset",
   "oauth_state",
   "oauth_link_state",
-  "email_change"
+  "email_change",
+  "provider_session"
 )
 export type TokenPurpose = typeof TokenPurpose.Type
 
@@ -56,6 +57,8 @@ export const TokenPayload = Schema.Struct({
   provider: Schema.optional(Schema.String),
   /** OAuth states: the callback URL the authorization request named, which the code exchange repeats. */
   redirect_uri: Schema.optional(Schema.String),
+  /** provider_session: how the browser's user signed in (RFC 8176), for the provider's ID tokens. */
+  amr: Schema.optional(Schema.Array(Schema.String)),
   /** OAuth link states: the user who started the link; never the subject, so it is never a sign-in. */
   link_user_id: Schema.optional(Schema.String)
 })

@@ -144,6 +144,15 @@ export class LinkedAccountNotFoundError extends Schema.TaggedError<LinkedAccount
 /** Removing this way to sign in (a linked provider, a passkey) would leave the user none. */
 export class LastSignInMethodError extends Schema.TaggedError<LastSignInMethodError>()("LastSignInMethodError", {}) {}
 
+/**
+ * The OpenID Provider's parked authorization request is unknown, expired or answered already:
+ * the app must start its sign-in again.
+ */
+export class AuthorizationRequestGoneError extends Schema.TaggedError<AuthorizationRequestGoneError>()(
+  "AuthorizationRequestGoneError",
+  {}
+) {}
+
 /** No passkey of the caller's has this id: unknown and another user's alike. */
 export class PasskeyNotFoundError extends Schema.TaggedError<PasskeyNotFoundError>()("PasskeyNotFoundError", {}) {}
 
@@ -187,6 +196,7 @@ export type FullAuthError =
   | LastSignInMethodError
   | PasskeyNotFoundError
   | PasskeyRegistrationError
+  | AuthorizationRequestGoneError
 
 /** A wait in whole seconds, rounded up so that a client retrying then is never early. */
 export const wholeSeconds = (duration: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(duration) / 1000))

@@ -277,6 +277,6 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         }
       })
 
-    return { exchange, authenticate } as const
+    return { exchange, authenticate, userClaims } as const
   })
 }) {}

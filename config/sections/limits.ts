@@ -19,7 +19,9 @@ export const rateLimitBuckets = {
   change_password: { count: 5, windowSeconds: 60 },
   passkey_register: { count: 10, windowSeconds: 60 },
   email_sign_in: { count: 3, windowSeconds: 60 },
-  email_sign_in_confirm: { count: 10, windowSeconds: 60 }
+  email_sign_in_confirm: { count: 10, windowSeconds: 60 },
+  oidc_token: { count: 60, windowSeconds: 60 },
+  oidc_authorize: { count: 30, windowSeconds: 60 }
 } satisfies Record<string, F.RateLimit>
 export type RateLimitBucket = keyof typeof rateLimitBuckets
 
@@ -42,7 +44,7 @@ export const readLimits = (read: SettingsReader) => ({
   authRateLimits: read.setting("AUTH_RATE_LIMITS", bucketLimits, rateLimitBuckets, {
     doc: 'A JSON object of `"<count>/<window>"` per bucket, window `second`, `minute`, `hour`, `day` or `<n>s`; a partial object keeps the other defaults. Counted per client address, change_password and passkey_register per signed-in user.',
     shownDefault:
-      "login 5, register 3, password_reset 3, verify_email 3, passkey_auth 10, refresh 30, oauth_callback 10, oauth_authorize 30, change_password 5, passkey_register 10, email_sign_in 3, email_sign_in_confirm 10 per minute"
+      "login 5, register 3, password_reset 3, verify_email 3, passkey_auth 10, refresh 30, oauth_callback 10, oauth_authorize 30, change_password 5, passkey_register 10, email_sign_in 3, email_sign_in_confirm 10, oidc_token 60, oidc_authorize 30 per minute"
   }),
   /** Requests that may wait to hash a password (sign-in, registration) per process; past it, 503. */
   hashingQueueLimit: read.setting("HASHING_QUEUE_LIMIT", F.int(1, 100_000), 64, {

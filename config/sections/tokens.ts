@@ -29,7 +29,12 @@ interface KeyText {
  * The text of `NAME`, or of the file `NAME_FILE` names: one of them, not both. `refused` when
  * what was set cannot be used (the fault is recorded).
  */
-const keyText = (read: SettingsReader, name: string, expected: string, doc: string): KeyText | "unset" | "refused" => {
+export const keyText = (
+  read: SettingsReader,
+  name: string,
+  expected: string,
+  doc: string
+): KeyText | "unset" | "refused" => {
   const value = read.secret(name, { doc })
   const file = read.optional(`${name}_FILE`, F.text, { doc: `A file holding ${name}, instead of the value.` })
   if (Option.isSome(value) && Option.isSome(file)) {

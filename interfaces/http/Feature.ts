@@ -11,7 +11,7 @@ import { type ApiShape, baseApi, defaultShape, HashingRoute, type PortcullisApi,
 import { type DocumentOptions, documentProblems } from "./openapi.js"
 import { problemSchema } from "./problemSchemas.js"
 import { type ProblemCode, requestProblems } from "./problems.js"
-import type { LimitedRoute } from "./routes.js"
+import type { LimitedRoute, RouteKind } from "./routes.js"
 
 const requestProblemCodes = Object.keys(requestProblems) as Array<ProblemCode>
 
@@ -83,6 +83,8 @@ export const limitedRoutes = <Group extends HttpApiGroup.HttpApiGroup.Any>(
 export interface FeatureApi<R> {
   readonly group: HttpApiGroup.HttpApiGroup.Any
   readonly handlers: Layer.Layer<never, never, R>
+  /** Routes served beside the API that answer in their own way (the provider's), by path. */
+  readonly kinds?: ReadonlyMap<string, RouteKind>
 }
 
 type ApiError = typeof baseApi extends HttpApi.HttpApi<string, never, infer E> ? E : never
@@ -177,6 +179,6 @@ export const withUseCases = <Name extends string, R, A, RU>(
   ...definition,
   api: (context) => {
     const part = definition.api(context)
-    return { group: part.group, handlers: Layer.provide(part.handlers, useCases) }
+    return { ...part, handlers: Layer.provide(part.handlers, useCases) }
   }
 })

@@ -68,6 +68,8 @@ export const cors = (origins: ReadonlyArray<string>): Step => {
   })
   return (next) => (routed) => {
     const { request, route } = routed
+    // The provider's routes any page may call answer CORS `*` without credentials (oauthAnswers.ts).
+    if (route.kind === "oauth-open") return next(routed)
     const origin = request.headers.origin
     const isAllowed = origin !== undefined && allowed.has(origin)
     if (!isAllowed) {

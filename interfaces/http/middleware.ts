@@ -150,6 +150,10 @@ export const problemResponses: Step = (next) => {
     // their length, and an oversized one is refused before a byte of it is read.
     if (request.headers["transfer-encoding"] !== undefined) return Effect.succeed(respond(lengthRequired))
     if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return Effect.succeed(respond(payloadTooLarge))
+    // The provider's protocol routes take forms (OAuth 2.1 §3.2) and read their bodies themselves.
+    if (route.kind === "oauth" || route.kind === "oauth-open") {
+      return Effect.catchAllCause(next(routed), answer(route))
+    }
     if (hasBody(request) && !isJson(request.headers["content-type"])) {
       return Effect.succeed(respond(unsupportedMediaType))
     }

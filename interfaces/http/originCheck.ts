@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { CsrfError } from "./errors.js"
 import { respond } from "./middleware.js"
 import { problemOf } from "./problems.js"
-import { pass, type Step } from "./step.js"
+import type { Step } from "./step.js"
 
 /** The methods that change nothing (RFC 9110 safe methods): any page may send them. */
 const safeMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "TRACE"])
@@ -30,8 +30,10 @@ export interface OriginOptions {
  * whose `Origin` is present and is neither PUBLIC_URL's origin nor one of CORS_ORIGINS (`null`,
  * which sandboxed frames and some redirects send, included) is refused with 403 CsrfError, on
  * every route. A request without Origin is no browser's cross-site request (browsers send it on
- * every unsafe one), so non-browser clients are not affected. In bearer mode this step is off: a
- * browser attaches no bearer token by itself.
+ * every unsafe one), so non-browser clients are not affected. In bearer mode it guards only the
+ * OpenID Provider's session and consent routes (their cookie is the browser's): a browser attaches
+ * no bearer token by itself. The provider's token, revoke and introspect routes are never checked:
+ * they rely on no cookie, and any page may call them (CORS `*`).
  *
  * It runs before anything else the request meets but the response headers and the access log:
  * a refused request reads no body, waits for no hashing slot, touches no store and is not counted
@@ -39,12 +41,16 @@ export interface OriginOptions {
  * signing in) by sending requests in their name.
  */
 export const originCheck = (options: OriginOptions): Step => {
-  if (options.tokenTransport !== "cookie") return pass
   const allowed: ReadonlySet<string> = new Set([options.publicUrl.origin, ...options.corsOrigins])
+  const everyRoute = options.tokenTransport === "cookie"
   return (next) => (routed) => {
     const { method, headers } = routed.request
     const origin = headers.origin
-    if (origin === undefined || safeMethods.has(method) || allowed.has(origin)) return next(routed)
+    // The provider's session and consent routes rely on its cookie in every transport; the routes
+    // any page may call (token, revoke, introspect) rely on no cookie.
+    const kind = routed.route.kind
+    const checked = kind === "browser-bound" || (everyRoute && kind !== "oauth-open")
+    if (!checked || origin === undefined || safeMethods.has(method) || allowed.has(origin)) return next(routed)
     return Effect.succeed(respond(foreignOrigin))
   }
 }

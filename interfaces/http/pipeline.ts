@@ -9,6 +9,7 @@ import { cacheableDocuments } from "./documents.js"
 import { hashingQueue } from "./hashingQueue.js"
 import { requestObserver } from "./metrics.js"
 import { problemResponses, responseHeaders } from "./middleware.js"
+import { oauthAnswers } from "./oauthAnswers.js"
 import { originCheck } from "./originCheck.js"
 import { rateLimits } from "./rateLimits.js"
 import type { RouteCatalog } from "./routes.js"
@@ -64,6 +65,8 @@ export const servicePipeline = (settings: Settings, options: PipelineOptions) =>
         proxies: { headers: server.trustedProxyHeaders, count: server.trustedProxyCount },
         observe: options.metrics ? requestObserver() : undefined
       }),
+      // The provider's protocol routes: refusals in OAuth's shapes, and CORS for any page where they take it.
+      oauthAnswers,
       // With spans exported: the query's values out of the request's span.
       Option.isSome(observability.otlpEndpoint) ? redactSpanQuery : pass,
       cacheableDocuments(options.documents),

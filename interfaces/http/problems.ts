@@ -146,6 +146,11 @@ const rules: { readonly [K in Tag]: KindRule<Extract<ErrorKind, { readonly _tag:
     headers: () => invalidToken,
     fields: fromDetail
   },
+  AuthorizationRequestGoneError: {
+    status: 410,
+    title: "Authorization request gone",
+    detail: () => "The authorization request is unknown, expired or answered; start again from the app."
+  },
   SignInCodeError: {
     status: 400,
     title: "Sign-in code refused",

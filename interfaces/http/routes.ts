@@ -21,6 +21,15 @@ export interface LimitedRoute {
 }
 
 /**
+ * How a route answers beside the API's JSON and problem+json: the OpenID Provider's protocol
+ * routes take form bodies and answer in OAuth's own shapes (`oauth`); those a client calls from
+ * any page (token, revoke, introspect) answer CORS `*` without credentials and skip the Origin
+ * check (`oauth-open`); the provider's session and consent routes keep the Origin check in every
+ * token transport (`browser-bound`), since its cookie is sent by the browser by itself.
+ */
+export type RouteKind = "oauth" | "oauth-open" | "browser-bound"
+
+/**
  * A request's route, as the platform's router resolved it (every request resolves to one: see
  * `completeRouter`), handed to every step of the pipeline: CORS, the Origin check, the hashing
  * queue, the rate limits, the body checks, the access log and the metrics.
@@ -38,6 +47,8 @@ export interface ResolvedRoute {
   readonly hashes: boolean
   /** The methods its path is served under: a 405's Allow, a CORS preflight's methods. */
   readonly allowed: ReadonlyArray<string>
+  /** How it answers beside the API's own, if it does (the provider's routes). */
+  readonly kind: RouteKind | undefined
 }
 
 /** The methods a path may be asked for that the router would not find; HEAD is GET's. */
@@ -56,6 +67,8 @@ export interface RouteSources {
    * that a route answers the same 429 whether its feature's settings turn it on or not.
    */
   readonly limits?: { readonly prefix: string; readonly routes: ReadonlyArray<LimitedRoute> }
+  /** The routes that answer otherwise than the API's, by their path as served. */
+  readonly kinds?: ReadonlyMap<string, RouteKind>
 }
 
 /** What the pipeline reads of the routes, and how the router is completed: built once, at start-up. */
@@ -100,6 +113,7 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
       })
   })
   const { prefix = "", routes: limited = [] } = sources.limits ?? {}
+  const kinds: ReadonlyMap<string, RouteKind> = sources.kinds ?? new Map()
   const unserved = limited.filter((route) => !declared.has(keyOf(route.method, prefix + route.path)))
   for (const route of unserved) {
     declared.set(keyOf(route.method, prefix + route.path), { bucket: route.bucket, hashes: route.hashes === true })
@@ -118,7 +132,15 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
   return {
     resolve: (method, url, route) => {
       if (route === undefined)
-        return { method, target: targetPath(url), id: UNMATCHED, bucket: undefined, hashes: false, allowed: none }
+        return {
+          method,
+          target: targetPath(url),
+          id: UNMATCHED,
+          bucket: undefined,
+          hashes: false,
+          allowed: none,
+          kind: undefined
+        }
       // HEAD is served by GET's handler, so it counts as GET's route (its bucket, its hashing).
       const key = keyOf(route.method === "HEAD" ? "GET" : route.method, route.path)
       const found = declared.get(key)
@@ -128,7 +150,8 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
         id: unmatched.has(key) ? UNMATCHED : route.path,
         bucket: found?.bucket,
         hashes: found?.hashes ?? false,
-        allowed: served.get(route.path) ?? none
+        allowed: served.get(route.path) ?? none,
+        kind: kinds.get(route.path)
       }
     },
     complete: <E2, R2>(router: HttpRouter.HttpRouter<E2, R2>) => {
@@ -140,6 +163,11 @@ export const routeCatalog = <Id extends string, Groups extends HttpApiGroup.Http
         byPath.set(route.path, held)
       }
       for (const [path, held] of byPath) served.set(path, [...held])
+      // A limited route the router serves beside the API (the provider's protocol routes) is a route.
+      for (const route of unserved) {
+        if (byPath.get(prefix + route.path)?.has(route.method.toUpperCase()) === true)
+          unmatched.delete(keyOf(route.method, prefix + route.path))
+      }
       const parametric = Chunk.toReadonlyArray(router.routes).filter((route) => route.path.includes(":"))
       /** Whether the router already finds a route of `method` for `path`, by a parameter's pattern. */
       const reached = (method: string, path: string) =>

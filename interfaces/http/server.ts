@@ -104,7 +104,10 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     ...(hostedPages ? hostedPaths.map((path) => [path, hostedPolicy] as const) : []),
     ...(metricsHere ? [[METRICS_PATH] as const] : [])
   ]
-  const routes = routeCatalog(api, { limits: { prefix: authPrefix, routes: served.limits } })
+  const routes = routeCatalog(api, {
+    limits: { prefix: authPrefix, routes: served.limits },
+    kinds: new Map(served.parts.flatMap((part) => [...(part.kinds ?? [])]))
+  })
   const ApiLive = HttpApiBuilder.api(api).pipe(
     Layer.provide(handlers),
     Layer.provide(AccessGuardsLive),

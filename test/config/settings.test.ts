@@ -48,7 +48,9 @@ const rateLimitDefaults = {
   change_password: { count: 5, windowSeconds: 60 },
   passkey_register: { count: 10, windowSeconds: 60 },
   email_sign_in: { count: 3, windowSeconds: 60 },
-  email_sign_in_confirm: { count: 10, windowSeconds: 60 }
+  email_sign_in_confirm: { count: 10, windowSeconds: 60 },
+  oidc_token: { count: 60, windowSeconds: 60 },
+  oidc_authorize: { count: 30, windowSeconds: 60 }
 }
 
 const goodKey = "k".repeat(32)

@@ -7,6 +7,7 @@ import { Effect, Option, Schema } from "effect"
 import { features } from "../../composition/features.js"
 import { openApiDocument } from "../../composition/service.js"
 import type { Settings } from "../../config/Settings.js"
+import { protocolLimits } from "../../interfaces/http/features/oidc/handlers.js"
 import { problemCodes } from "../../interfaces/http/problems.js"
 import { servedApi, servedFeatures } from "../../interfaces/http/server.js"
 import { everyGroupEnv } from "../support/everyGroup.js"
@@ -35,6 +36,8 @@ const storeless = new Set(["get /healthz", `get ${prefix}/.well-known/jwks.json`
 const limitedOperations = new Set([
   ...features
     .flatMap((feature) => feature.limits)
+    // The provider's protocol routes are served beside the API: discovery describes them.
+    .filter((route) => !protocolLimits.includes(route))
     .map((route) => `${route.method.toLowerCase()} ${prefix}${route.path.replace(/:(\w+)/g, "{$1}")}`),
   `post ${prefix}/change-password`,
   `post ${prefix}/passkeys/register/begin`,

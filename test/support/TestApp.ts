@@ -1,5 +1,6 @@
 import { mkdtempSync } from "node:fs"
 import { createServer } from "node:http"
+import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -69,6 +70,17 @@ export interface RequestOptions {
   readonly headers?: Record<string, string>
 }
 
+/** A port of 127.0.0.1 free now, for a server whose PUBLIC_URL must be known before it listens. */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createNetServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
 /** A running Portcullis on a random port, its settings and a small HTTP client for it. */
 export class TestApp extends Context.Tag("test/TestApp")<
   TestApp,
@@ -116,6 +128,8 @@ export interface Variation<A, E, R = never> {
    * adapter on its SqlClient.
    */
   readonly overrides?: Layer.Layer<A, E, R>
+  /** Listen on this port rather than a random one (a suite whose PUBLIC_URL must name the server). */
+  readonly port?: number
 }
 
 /**
@@ -125,9 +139,9 @@ export interface Variation<A, E, R = never> {
  */
 export const serve = <A = never, E = never, R = never>(
   settings: Settings,
-  { deployment = {}, overrides }: Variation<A, E, R> = {}
+  { deployment = {}, overrides, port = 0 }: Variation<A, E, R> = {}
 ) => {
-  const Server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
+  const Server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })
   const Client = Layer.effect(
     TestApp,
     Effect.map(HttpServer.HttpServer, (server) => {

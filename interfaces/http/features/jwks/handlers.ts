@@ -8,11 +8,14 @@ import { jwksGroup } from "./group.js"
 /** Apps fetch the keys once and again when a token names an unknown `kid` (a rotation): five minutes keeps that cheap. */
 const cacheControl = "public, max-age=300"
 
-/** The jwks group's handler; not served with an HMAC algorithm (404): its key is the shared secret. */
+/**
+ * The jwks group's handler; not served with an HMAC algorithm (404), whose key is the shared
+ * secret, unless the OpenID Provider publishes its own key.
+ */
 export const jwks = feature({
   name: "jwks",
   limits: [],
-  enabled: (settings) => isAsymmetric(settings.tokens.jwtAlgorithm),
+  enabled: (settings) => isAsymmetric(settings.tokens.jwtAlgorithm) || settings.oidc.providerEnabled,
   api: (context) =>
     featureApi(jwksGroup(shapeOf(context)), (handlers) =>
       Effect.map(PublishedKeys, ({ jwks: keys }) => {

@@ -1,0 +1,143 @@
+import * as HttpApp from "@effect/platform/HttpApp"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { EmailSignIn } from "../../../../application/EmailSignIn.js"
+import { Apps } from "../../../../application/oidc/Apps.js"
+import { Authorize, type AuthorizeOutcome } from "../../../../application/oidc/Authorize.js"
+import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
+import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
+import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
+import { AuthenticationError, AuthorizationRequestGoneError } from "../../../../domain/errors.js"
+import { amrOf } from "../../../../domain/oidc/Claims.js"
+import type { Email } from "../../../../domain/User.js"
+import { CurrentPrincipal } from "../../Authentication.js"
+import { clientInfo } from "../../clientInfo.js"
+import { CSRF_HEADER } from "../../cookies.js"
+import { CsrfError } from "../../errors.js"
+import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
+import type { LimitedRoute } from "../../routes.js"
+import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
+import { oidcGroup } from "./group.js"
+import { type ProviderPlaces, providerPaths, providerRouteKinds } from "./places.js"
+import { protocolRoutes } from "./protocol.js"
+
+/** The protocol routes a bucket counts (they are served beside the API, so no endpoint declares them). */
+export const protocolLimits: ReadonlyArray<LimitedRoute> = [
+  { bucket: "oidc_token", method: "POST", path: "/oauth2/token" },
+  { bucket: "oidc_authorize", method: "GET", path: "/oauth2/authorize" },
+  { bucket: "oidc_authorize", method: "POST", path: "/oauth2/authorize" }
+]
+
+const gone = new AuthorizationRequestGoneError()
+
+/**
+ * The OpenID Provider (OIDC_PROVIDER_ENABLED): its protocol routes beside the API, and its JSON
+ * routes (the browser session's sign-in, the consent answer, the user's apps) in the API.
+ */
+export const oidc = feature({
+  name: "oidc",
+  limits: [...limitedRoutes(oidcGroup), ...protocolLimits],
+  enabled: (settings) => settings.oidc.providerEnabled,
+  api: (context) => {
+    const { settings } = context
+    const places: ProviderPlaces = {
+      issuer: settings.oidc.issuer,
+      base: settings.server.publicUrl.href.replace(/\/+$/, ""),
+      product: settings.server.productName,
+      authPrefix: settings.server.authPrefix,
+      secure: settings.server.publicUrl.protocol === "https:",
+      maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400
+    }
+    const paths = providerPaths(places)
+    const continueTo = (outcome: AuthorizeOutcome) => {
+      switch (outcome._tag) {
+        case "Redirect":
+          return { continue: outcome.location }
+        case "SignIn":
+          return { continue: `${places.base}${paths.signIn}?${new URLSearchParams({ request: outcome.request })}` }
+        case "Consent":
+          return { continue: `${places.base}${paths.consent}?${new URLSearchParams({ request: outcome.request })}` }
+        case "ErrorPage":
+          return { continue: `${places.base}${paths.authorize}` }
+      }
+    }
+    const part = featureApi(oidcGroup(shapeOf(context)), (handlers) =>
+      Effect.gen(function* () {
+        const authorize = yield* Authorize
+        const browser = yield* BrowserSessions
+        const apps = yield* Apps
+        const password = yield* PasswordSignIn
+        const mailed = yield* EmailSignIn
+        const csrf = yield* CsrfTokens
+        const loginField = settings.accounts.loginField
+        return handlers
+          .handle("session", ({ payload, request }) =>
+            Effect.gen(function* () {
+              // The request must be waiting before anyone is signed in for it.
+              yield* authorize.consentPrompt(payload.request)
+              const client = clientInfo(request)
+              const identifier = payload[loginField]
+              const signedIn =
+                payload.password !== undefined && identifier !== undefined
+                  ? Effect.map(password.login(identifier, Redacted.make(payload.password), client), (login) => ({
+                      login,
+                      amr: amrOf({ kind: "password" })
+                    }))
+                  : payload.token !== undefined
+                    ? Effect.map(mailed.confirmLink(payload.token, client), (login) => ({
+                        login,
+                        amr: amrOf({ kind: "mailed" })
+                      }))
+                    : payload.code !== undefined && payload.email !== undefined
+                      ? Effect.map(mailed.confirmCode(payload.email as Email, payload.code, client), (login) => ({
+                          login,
+                          amr: amrOf({ kind: "mailed" })
+                        }))
+                      : Effect.fail(new AuthenticationError())
+              const { login, amr } = yield* signedIn
+              const cookie = yield* browser.start(login.access_token, amr)
+              const token = yield* csrf.issue(cookie)
+              yield* HttpApp.appendPreResponseHandler((_request, response) =>
+                withSessionCookies(response, places, cookie, token)
+              )
+              const session = yield* browser.find(cookie)
+              if (Option.isNone(session)) return yield* new AuthenticationError()
+              return continueTo(yield* authorize.resume(payload.request, session.value))
+            }).pipe(Effect.catchTag("ParkedRequestGone", () => Effect.fail(gone)))
+          )
+          .handle("consent", ({ payload, request }) =>
+            Effect.gen(function* () {
+              const cookie = sessionCookie(request)
+              const session = yield* browser.find(cookie)
+              if (Option.isNone(session)) return yield* new AuthenticationError()
+              const header = request.headers[CSRF_HEADER] ?? ""
+              const bound = csrf.verify({
+                header,
+                cookie: request.cookies[SESSION_CSRF_COOKIE] ?? "",
+                refreshToken: cookie ?? ""
+              })
+              if (!bound)
+                return yield* new CsrfError({
+                  message: "The X-CSRF-Token header must equal the portcullis_op_csrf cookie of this browser's session."
+                })
+              return continueTo(yield* authorize.answerConsent(payload.request, session.value, payload.approve))
+            }).pipe(Effect.catchTag("ParkedRequestGone", () => Effect.fail(gone)))
+          )
+          .handle("apps", () =>
+            Effect.flatMap(CurrentPrincipal, (principal) => apps.list(principal.user.id)).pipe(
+              Effect.map((listed) => listed.map((app) => ({ ...app, scopes: [...app.scopes] })))
+            )
+          )
+          .handle("withdraw", ({ path }) =>
+            Effect.flatMap(CurrentPrincipal, (principal) => apps.withdraw(principal.user.id, path.client_id)).pipe(
+              Effect.asVoid
+            )
+          )
+      })
+    )
+    return {
+      group: part.group,
+      handlers: Layer.merge(part.handlers, protocolRoutes(places)),
+      kinds: providerRouteKinds(paths)
+    }
+  }
+})

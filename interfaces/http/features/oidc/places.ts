@@ -1,0 +1,91 @@
+import { standardScopes } from "../../../../domain/oidc/Authorization.js"
+import type { RouteKind } from "../../routes.js"
+import type { BrowserOptions } from "./browser.js"
+
+/** Where the provider lives, as its routes and discovery name it. */
+export interface ProviderPlaces extends BrowserOptions {
+  /** The issuer, without a trailing slash. */
+  readonly issuer: string
+  /** PUBLIC_URL without a trailing slash: the routes' absolute base. */
+  readonly base: string
+  readonly product: string
+}
+
+/** The provider's protocol routes' paths, under the auth prefix, and the discovery paths (RFC 8414 §3.1). */
+export const providerPaths = (places: Pick<ProviderPlaces, "authPrefix" | "issuer">) => {
+  const at = `${places.authPrefix}/oauth2`
+  const issuerPath = new URL(places.issuer).pathname.replace(/\/+$/, "")
+  return {
+    authorize: `${at}/authorize`,
+    token: `${at}/token`,
+    userinfo: `${at}/userinfo`,
+    revoke: `${at}/revoke`,
+    introspect: `${at}/introspect`,
+    endSession: `${at}/end-session`,
+    signIn: `${at}/sign-in`,
+    consent: `${at}/consent`,
+    openidConfiguration: `${issuerPath}/.well-known/openid-configuration`,
+    authorizationServer: `/.well-known/oauth-authorization-server${issuerPath}`
+  }
+}
+
+/** How each protocol route answers (routes.ts): forms and OAuth shapes; token, revoke and introspect for any page. */
+export const providerRouteKinds = (paths: ReturnType<typeof providerPaths>): ReadonlyMap<string, RouteKind> =>
+  new Map<string, RouteKind>([
+    [paths.authorize, "oauth"],
+    [paths.userinfo, "oauth"],
+    [paths.endSession, "oauth"],
+    [paths.token, "oauth-open"],
+    [paths.revoke, "oauth-open"],
+    [paths.introspect, "oauth-open"],
+    [paths.consent, "browser-bound"],
+    [`${paths.signIn.replace(/\/sign-in$/, "")}/session`, "browser-bound"]
+  ])
+
+export const noStore = { "cache-control": "no-store", pragma: "no-cache" }
+
+/** The discovery document (OIDC Discovery §3, RFC 8414 §2): what is really supported. */
+export const discoveryDocument = (places: ProviderPlaces) => {
+  const paths = providerPaths(places)
+  const url = (path: string) => `${places.base}${path}`
+  return {
+    issuer: places.issuer,
+    authorization_endpoint: url(paths.authorize),
+    token_endpoint: url(paths.token),
+    userinfo_endpoint: url(paths.userinfo),
+    jwks_uri: url(`${places.authPrefix}/.well-known/jwks.json`),
+    revocation_endpoint: url(paths.revoke),
+    introspection_endpoint: url(paths.introspect),
+    end_session_endpoint: url(paths.endSession),
+    scopes_supported: standardScopes,
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["RS256"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+    code_challenge_methods_supported: ["S256"],
+    claims_supported: [
+      "iss",
+      "sub",
+      "aud",
+      "exp",
+      "iat",
+      "auth_time",
+      "nonce",
+      "amr",
+      "azp",
+      "email",
+      "email_verified",
+      "roles",
+      "permissions"
+    ],
+    prompt_values_supported: ["none", "login", "consent"],
+    authorization_response_iss_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    claims_parameter_supported: false
+  }
+}

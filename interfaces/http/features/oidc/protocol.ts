@@ -1,0 +1,287 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Option } from "effect"
+import { Authorize, type AuthorizeOutcome, withParameters } from "../../../../application/oidc/Authorize.js"
+import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
+import { GrantTokens } from "../../../../application/oidc/GrantTokens.js"
+import { Token, type TokenEndpointError } from "../../../../application/oidc/Token.js"
+import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
+import { OidcClients } from "../../../../application/ports/OidcClients.js"
+import { ProviderTokens } from "../../../../application/ports/ProviderTokens.js"
+import type { PresentedClient } from "../../../../domain/oidc/Client.js"
+import { oauthError } from "../../oauthAnswers.js"
+import { escapeHtml, firstValues, plainPage, queryOf, sessionCookie, withoutSessionCookies } from "./browser.js"
+import { bearerChallenge, bearerOf, formOf, notAForm, presentedClient, tokenError, unavailable } from "./forms.js"
+import { discoveryDocument, noStore, type ProviderPlaces, providerPaths } from "./places.js"
+
+/**
+ * The provider's protocol routes, served beside the API: they take forms and query strings and
+ * answer in OAuth's own shapes, each with `Cache-Control: no-store`.
+ */
+export const protocolRoutes = (places: ProviderPlaces) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function* () {
+      const authorize = yield* Authorize
+      const token = yield* Token
+      const grantTokens = yield* GrantTokens
+      const browser = yield* BrowserSessions
+      const providerTokens = yield* ProviderTokens
+      const clients = yield* OidcClients
+      const csrf = yield* CsrfTokens
+      const paths = providerPaths(places)
+      const url = (path: string, query: Record<string, string>) =>
+        `${places.base}${path}?${new URLSearchParams(query).toString()}`
+
+      const discovery = HttpServerResponse.unsafeJson(discoveryDocument(places), {
+        headers: { "cache-control": "public, max-age=3600" }
+      })
+      yield* router.get(paths.openidConfiguration as `/${string}`, Effect.succeed(discovery))
+      yield* router.get(paths.authorizationServer as `/${string}`, Effect.succeed(discovery))
+
+      const answer = (outcome: AuthorizeOutcome) => {
+        switch (outcome._tag) {
+          case "ErrorPage":
+            return plainPage(
+              400,
+              places.product,
+              "This sign-in cannot go on",
+              `<p>${escapeHtml(outcome.error_description ?? outcome.error)}</p><p>Go back to the app and try again.</p>`
+            )
+          case "Redirect":
+            return HttpServerResponse.redirect(outcome.location, { status: 303, headers: noStore })
+          case "SignIn":
+            return HttpServerResponse.redirect(url(paths.signIn, { request: outcome.request }), { status: 303 })
+          case "Consent":
+            return HttpServerResponse.redirect(url(paths.consent, { request: outcome.request }), { status: 303 })
+        }
+      }
+
+      const storeDown = plainPage(503, places.product, "Try again in a moment", "<p>The service is busy.</p>")
+
+      yield* router.get(
+        paths.authorize as `/${string}`,
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const session = yield* browser.find(sessionCookie(request))
+          const outcome = yield* authorize.authorize(firstValues(queryOf(request)), Option.getOrUndefined(session))
+          return answer(outcome)
+        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(storeDown)))
+      )
+      // A POST is answered with the same request as a GET, so that the browser's session cookie
+      // (SameSite=Lax) is sent with it.
+      yield* router.post(
+        paths.authorize as `/${string}`,
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const form = yield* formOf(request)
+          if (form === undefined) return notAForm
+          const query = new URLSearchParams()
+          for (const [name, value] of Object.entries(form)) if (value !== undefined) query.append(name, value)
+          return HttpServerResponse.redirect(`${places.base}${paths.authorize}?${query.toString()}`, { status: 303 })
+        })
+      )
+
+      yield* router.post(
+        paths.token as `/${string}`,
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const form = yield* formOf(request)
+          if (form === undefined) return notAForm
+          const presented = presentedClient(request, form)
+          if (presented === undefined) return oauthError(401, "invalid_client", "the Authorization header is malformed")
+          return yield* token.exchange(form, presented).pipe(
+            Effect.map((answered) => HttpServerResponse.unsafeJson(answered, { headers: noStore })),
+            Effect.catchTag("TokenEndpointError", (error) =>
+              Effect.succeed(tokenError(error, presented.basic !== undefined))
+            )
+          )
+        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+      )
+
+      const userinfo = (form: Readonly<Record<string, string | undefined>>) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* grantTokens.userinfo(bearerOf(request, form)).pipe(
+            Effect.map((claims) => HttpServerResponse.unsafeJson(claims, { headers: noStore })),
+            Effect.catchTag("BearerTokenError", (error) =>
+              Effect.succeed(
+                HttpServerResponse.unsafeJson(
+                  { error: error.error, error_description: error.error_description },
+                  {
+                    status: error.error === "insufficient_scope" ? 403 : 401,
+                    headers: { ...noStore, "www-authenticate": bearerChallenge(error.error, error.error_description) }
+                  }
+                )
+              )
+            )
+          )
+        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+      yield* router.get(paths.userinfo as `/${string}`, userinfo({}))
+      yield* router.post(
+        paths.userinfo as `/${string}`,
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          Effect.flatMap(formOf(request), (form) => userinfo(form ?? {}))
+        )
+      )
+
+      /** A client-authenticated form route (revoke, introspect). */
+      const authenticated = <A, E, R>(
+        run: (
+          form: Readonly<Record<string, string | undefined>>,
+          presented: PresentedClient
+        ) => Effect.Effect<A, E | TokenEndpointError, R>,
+        respond: (value: A) => HttpServerResponse.HttpServerResponse
+      ) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const form = yield* formOf(request)
+          if (form === undefined) return notAForm
+          const presented = presentedClient(request, form)
+          if (presented === undefined) return oauthError(401, "invalid_client", "the Authorization header is malformed")
+          return yield* run(form, presented).pipe(
+            Effect.map(respond),
+            Effect.catchIf(
+              (error): error is TokenEndpointError =>
+                typeof error === "object" && error !== null && "_tag" in error && error._tag === "TokenEndpointError",
+              (error) => Effect.succeed(tokenError(error, presented.basic !== undefined))
+            )
+          )
+        })
+
+      yield* router.post(
+        paths.revoke as `/${string}`,
+        authenticated(grantTokens.revoke, () => HttpServerResponse.empty({ status: 200, headers: noStore })).pipe(
+          Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable))
+        )
+      )
+      yield* router.post(
+        paths.introspect as `/${string}`,
+        authenticated(grantTokens.introspect, (answer) =>
+          HttpServerResponse.unsafeJson(answer, { headers: noStore })
+        ).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+      )
+      // Preflights of the routes any page may call are answered by the pipeline (oauthAnswers.ts);
+      // these routes only make OPTIONS one of their methods.
+      for (const path of [paths.token, paths.revoke, paths.introspect]) {
+        yield* router.options(path as `/${string}`, Effect.succeed(HttpServerResponse.empty({ status: 204 })))
+      }
+
+      /**
+       * RP-Initiated Logout: a hint (even expired) for the browser's own user signs out at once;
+       * without one, or for another user, the user is asked first. The browser goes back only to
+       * a post-logout URI registered for the hint's client.
+       */
+      const endSession = (params: Readonly<Record<string, string | undefined>>, confirmed: boolean) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const cookie = sessionCookie(request)
+          const session = yield* browser.find(cookie)
+          const hint =
+            params.id_token_hint === undefined
+              ? undefined
+              : Option.getOrUndefined(yield* Effect.option(providerTokens.verifyIdTokenHint(params.id_token_hint)))
+          if (params.id_token_hint !== undefined && hint === undefined)
+            return plainPage(
+              400,
+              places.product,
+              "This sign-out cannot go on",
+              "<p>The sign-out request is not valid.</p>"
+            )
+          const clientId = params.client_id ?? hint?.aud[0]
+          if (hint !== undefined && params.client_id !== undefined && !hint.aud.includes(params.client_id))
+            return plainPage(
+              400,
+              places.product,
+              "This sign-out cannot go on",
+              "<p>The sign-out request is not valid.</p>"
+            )
+          const client = clientId === undefined ? Option.none() : yield* clients.find(clientId)
+          const back = params.post_logout_redirect_uri
+          if (back !== undefined && !Option.exists(client, (found) => found.post_logout_redirect_uris.includes(back)))
+            return plainPage(
+              400,
+              places.product,
+              "This sign-out cannot go on",
+              "<p>The app's return address is not registered.</p>"
+            )
+          const sameUser = Option.isSome(session) && hint !== undefined && hint.sub === session.value.user_id
+          if (Option.isSome(session) && !sameUser && !confirmed) {
+            const fields = { ...params, csrf: yield* csrf.issue(cookie ?? "") }
+            const hidden = Object.entries(fields)
+              .filter(([name, value]) => value !== undefined && name !== "confirm")
+              .map(
+                ([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value ?? "")}">`
+              )
+              .join("")
+            return plainPage(
+              200,
+              places.product,
+              `Sign out of ${places.product}?`,
+              `<form method="post" action="${escapeHtml(`${places.base}${paths.endSession}`)}">${hidden}<button type="submit" name="confirm" value="yes">Sign out</button></form>`
+            )
+          }
+          if (Option.isSome(session) && !sameUser) {
+            const ok = csrf.verify({ header: params.csrf ?? "", cookie: params.csrf ?? "", refreshToken: cookie ?? "" })
+            if (!ok)
+              return plainPage(403, places.product, "This sign-out cannot go on", "<p>Start again from the app.</p>")
+          }
+          yield* browser.end(cookie)
+          const done =
+            back === undefined
+              ? plainPage(
+                  200,
+                  places.product,
+                  "You are signed out",
+                  `<p>You have signed out of ${escapeHtml(places.product)}.</p>`
+                )
+              : HttpServerResponse.redirect(
+                  params.state === undefined ? back : withParameters(back, { state: params.state }),
+                  { status: 303 }
+                )
+          return withoutSessionCookies(done, places)
+        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(storeDown)))
+
+      yield* router.get(
+        paths.endSession as `/${string}`,
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          endSession(firstValues(queryOf(request)), false)
+        )
+      )
+      yield* router.post(
+        paths.endSession as `/${string}`,
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const form = yield* formOf(request)
+          if (form === undefined) return notAForm
+          return yield* endSession(form, form.confirm === "yes")
+        })
+      )
+
+      /** The consent prompt of a parked request, for the browser signed in (JSON; the hosted page comes next). */
+      yield* router.get(
+        paths.consent as `/${string}`,
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const id = queryOf(request).get("request") ?? ""
+          const session = yield* browser.find(sessionCookie(request))
+          if (Option.isNone(session))
+            return HttpServerResponse.unsafeJson(
+              { error: "login_required", error_description: "sign in first" },
+              { status: 401, headers: noStore }
+            )
+          return yield* authorize.consentPrompt(id).pipe(
+            Effect.map((prompt) => HttpServerResponse.unsafeJson(prompt, { headers: noStore })),
+            Effect.catchTag("ParkedRequestGone", () =>
+              Effect.succeed(
+                HttpServerResponse.unsafeJson(
+                  { error: "invalid_request", error_description: "the authorization request is gone" },
+                  { status: 410, headers: noStore }
+                )
+              )
+            )
+          )
+        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+      )
+    })
+  )

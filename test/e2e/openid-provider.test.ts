@@ -1,0 +1,289 @@
+import { generateKeyPairSync } from "node:crypto"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, type Layer, ManagedRuntime } from "effect"
+import * as oidc from "openid-client"
+import { afterAll, beforeAll } from "vitest"
+import { Cryptography } from "../../application/ports/Cryptography.js"
+import type { OidcClients } from "../../application/ports/OidcClients.js"
+import { password, register, uniqueEmail } from "../support/flows.js"
+import { addClient } from "../support/oidcFixtures.js"
+import * as TestApp from "../support/TestApp.js"
+
+/**
+ * Portcullis as an OpenID Provider driven by openid-client (the certified relying-party library)
+ * over real HTTP: discovery, code + PKCE with a confidential and a public client, the ID token
+ * validated by the library (signature by the JWKS, nonce, iss), userinfo by GET and POST, refresh
+ * with rotation and reuse detection, revocation, introspection and end-session. The browser's part
+ * (sign-in, consent) is played over HTTP against the JSON routes the hosted pages call.
+ */
+
+const providerKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
+  format: "pem",
+  type: "pkcs8"
+}) as string
+
+const confidential = { id: "wiki", secret: "wiki-secret-for-the-provider-e2e" }
+const publicClient = { id: "cli-tool" }
+const redirectUri = "https://app.example.com/cb"
+const loggedOut = "https://app.example.com/signed-out"
+
+/** A browser's cookies for the provider's routes: just what a jar keeps. */
+class Jar {
+  readonly cookies = new Map<string, string>()
+  take(headers: Headers) {
+    for (const line of headers.getSetCookie()) {
+      const [pair] = line.split(";")
+      const at = pair?.indexOf("=") ?? -1
+      if (pair === undefined || at === -1) continue
+      const name = pair.slice(0, at)
+      const value = pair.slice(at + 1)
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || value === "") this.cookies.delete(name)
+      else this.cookies.set(name, value)
+    }
+  }
+  get header() {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ")
+  }
+}
+
+for (const backend of TestApp.backends) {
+  describe(`the OpenID Provider with openid-client (${backend.name})`, () => {
+    let runtime: ManagedRuntime.ManagedRuntime<TestApp.TestApp | Cryptography | OidcClients, unknown>
+    let base = ""
+    let issuer = ""
+    let authPrefix = ""
+
+    beforeAll(async () => {
+      const port = await TestApp.freePort()
+      base = `http://127.0.0.1:${port}`
+      const app = TestApp.layer(
+        backend,
+        {
+          SERVICE_PUBLIC_URL: base,
+          SERVICE_OIDC_PROVIDER_ENABLED: "true",
+          SERVICE_OIDC_PRIVATE_KEY: providerKey
+        },
+        { port }
+      )
+      runtime = ManagedRuntime.make(app as Layer.Layer<TestApp.TestApp | Cryptography | OidcClients, unknown>)
+      const settings = await runtime.runPromise(Effect.map(TestApp.TestApp, (running) => running.settings))
+      issuer = settings.oidc.issuer
+      authPrefix = settings.server.authPrefix
+      await runtime.runPromise(
+        Effect.gen(function* () {
+          const crypto = yield* Cryptography
+          yield* addClient(confidential.id, {
+            name: "Team wiki",
+            secret_digest: crypto.digest(confidential.secret),
+            post_logout_redirect_uris: [loggedOut]
+          })
+          yield* addClient(publicClient.id, { name: "A CLI", public: true, secret_digest: null })
+        })
+      )
+    }, 60_000)
+    afterAll(() => runtime?.dispose())
+
+    const run = <A, E>(effect: Effect.Effect<A, E, TestApp.TestApp>) => runtime.runPromise(effect)
+
+    const newUser = async () => {
+      const email = uniqueEmail("op")
+      await run(register(email))
+      return email
+    }
+
+    const configFor = (client: { id: string; secret?: string }) =>
+      oidc.discovery(
+        new URL(issuer),
+        client.id,
+        client.secret === undefined ? undefined : { client_secret: client.secret },
+        client.secret === undefined ? oidc.None() : oidc.ClientSecretBasic(client.secret),
+        { execute: [oidc.allowInsecureRequests] }
+      )
+
+    /** The browser's part: the authorization URL followed, the sign-in and consent done through the JSON routes. */
+    const browse = async (authorizationUrl: URL, email: string, jar = new Jar()) => {
+      const first = await fetch(authorizationUrl, { redirect: "manual", headers: { cookie: jar.header } })
+      expect(first.status).toBe(303)
+      let location = new URL(first.headers.get("location") ?? "")
+      if (location.pathname.endsWith("/oauth2/sign-in")) {
+        const request = location.searchParams.get("request") ?? ""
+        const signedIn = await fetch(`${base}${authPrefix}/oauth2/session`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email, password, request })
+        })
+        expect(signedIn.status).toBe(200)
+        jar.take(signedIn.headers)
+        location = new URL(((await signedIn.json()) as { continue: string }).continue)
+      }
+      if (location.pathname.endsWith("/oauth2/consent")) {
+        const request = location.searchParams.get("request") ?? ""
+        const prompt = await fetch(location, { headers: { cookie: jar.header, accept: "application/json" } })
+        expect(prompt.status).toBe(200)
+        expect(await prompt.json()).toMatchObject({ client_id: expect.any(String), scopes: expect.any(Array) })
+        const answered = await fetch(`${base}${authPrefix}/oauth2/consent`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            cookie: jar.header,
+            "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
+          },
+          body: JSON.stringify({ request, approve: true })
+        })
+        expect(answered.status).toBe(200)
+        location = new URL(((await answered.json()) as { continue: string }).continue)
+      }
+      return { callback: location, jar }
+    }
+
+    const start = async (config: oidc.Configuration, scope: string) => {
+      const verifier = oidc.randomPKCECodeVerifier()
+      const nonce = oidc.randomNonce()
+      const state = oidc.randomState()
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+        nonce,
+        state
+      })
+      return { url, checks: { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state } }
+    }
+
+    it("publishes discovery at both paths, naming what it supports", async () => {
+      const config = await configFor(confidential)
+      const metadata = config.serverMetadata()
+      expect(metadata.issuer).toBe(issuer)
+      expect(metadata.code_challenge_methods_supported).toEqual(["S256"])
+      expect(metadata.authorization_response_iss_parameter_supported).toBe(true)
+      const rfc8414 = await fetch(`${base}/.well-known/oauth-authorization-server`)
+      expect(await rfc8414.json()).toEqual(metadata)
+      const jwks = (await (await fetch(metadata.jwks_uri ?? "")).json()) as { keys: Array<{ kty: string }> }
+      expect(jwks.keys.some((key) => key.kty === "RSA")).toBe(true)
+    })
+
+    it("signs a user in with code + PKCE for a confidential client, then userinfo, refresh, reuse and introspection", async () => {
+      const config = await configFor(confidential)
+      const email = await newUser()
+      const { url, checks } = await start(config, "openid email offline_access")
+      const { callback } = await browse(url, email)
+      expect(callback.searchParams.get("iss")).toBe(issuer)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { ...checks, idTokenExpected: true })
+      const claims = tokens.claims()
+      expect(claims?.email).toBe(email)
+      expect(claims?.amr).toEqual(["pwd"])
+      expect(tokens.refresh_token).toBeDefined()
+      const sub = claims?.sub ?? ""
+
+      const byGet = await oidc.fetchUserInfo(config, tokens.access_token, sub)
+      expect(byGet.email).toBe(email)
+      const byPost = await fetch(`${base}${authPrefix}/oauth2/userinfo`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens.access_token}` }
+      })
+      expect(((await byPost.json()) as { email: string }).email).toBe(email)
+
+      const introspected = await oidc.tokenIntrospection(config, tokens.access_token)
+      expect(introspected).toMatchObject({ active: true, sub, client_id: confidential.id })
+
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token ?? "")
+      expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
+      // The first refresh token again: reuse, and the grant ends with every token of it.
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token ?? "")).rejects.toMatchObject({
+        error: "invalid_grant"
+      })
+      await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token ?? "")).rejects.toMatchObject({
+        error: "invalid_grant"
+      })
+      await expect(oidc.fetchUserInfo(config, refreshed.access_token, sub)).rejects.toBeDefined()
+      expect(await oidc.tokenIntrospection(config, refreshed.access_token)).toEqual({ active: false })
+    })
+
+    it("serves a public client with PKCE and no secret; a code is good once", async () => {
+      const config = await configFor(publicClient)
+      const email = await newUser()
+      const { url, checks } = await start(config, "openid email")
+      const { callback } = await browse(url, email)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
+      expect(tokens.claims()?.email).toBe(email)
+      // openid without offline_access: no refresh token (OIDC Core §11).
+      expect(tokens.refresh_token).toBeUndefined()
+      await expect(oidc.authorizationCodeGrant(config, callback, checks)).rejects.toMatchObject({
+        error: "invalid_grant"
+      })
+      // The replayed code ended what its first use issued.
+      await expect(oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()?.sub ?? "")).rejects.toBeDefined()
+    })
+
+    it("revokes a refresh token: its grant's tokens are refused from then on", async () => {
+      const config = await configFor(confidential)
+      const email = await newUser()
+      const { url, checks } = await start(config, "openid offline_access")
+      const { callback } = await browse(url, email)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
+      await oidc.tokenRevocation(config, tokens.refresh_token ?? "")
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token ?? "")).rejects.toMatchObject({
+        error: "invalid_grant"
+      })
+      expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false })
+    })
+
+    it("asks a confidential client's consent once, and signs out through end-session to a registered URI only", async () => {
+      const config = await configFor(confidential)
+      const email = await newUser()
+      const first = await start(config, "openid email")
+      const { callback, jar } = await browse(first.url, email)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, first.checks)
+      // Signed in and consented: the next authorization goes straight back with a code.
+      const again = await start(config, "openid email")
+      const straight = await fetch(again.url, { redirect: "manual", headers: { cookie: jar.header } })
+      expect(straight.status).toBe(303)
+      const back = new URL(straight.headers.get("location") ?? "")
+      expect(`${back.origin}${back.pathname}`).toBe(redirectUri)
+      expect(back.searchParams.get("code")).not.toBeNull()
+
+      const unregistered = oidc.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? "",
+        post_logout_redirect_uri: "https://evil.example.com/"
+      })
+      const refused = await fetch(unregistered, { redirect: "manual", headers: { cookie: jar.header } })
+      expect(refused.status).toBe(400)
+      expect(refused.headers.get("location")).toBeNull()
+
+      const endUrl = oidc.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? "",
+        post_logout_redirect_uri: loggedOut,
+        state: "bye"
+      })
+      const ended = await fetch(endUrl, { redirect: "manual", headers: { cookie: jar.header } })
+      expect(ended.status).toBe(303)
+      expect(ended.headers.get("location")).toBe(`${loggedOut}?state=bye`)
+      // The browser's session ended: an authorization now asks for a sign-in again.
+      const after = await start(config, "openid email")
+      const signIn = await fetch(after.url, { redirect: "manual", headers: { cookie: jar.header } })
+      expect(new URL(signIn.headers.get("location") ?? "").pathname).toBe(`${authPrefix}/oauth2/sign-in`)
+    })
+
+    it("answers token errors in OAuth's shape with no-store, and CORS * for any page", async () => {
+      const reply = await fetch(`${base}${authPrefix}/oauth2/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://any.example" },
+        body: "grant_type=authorization_code&code=nope&client_id=wiki&client_secret=wrong"
+      })
+      expect(reply.status).toBe(401)
+      expect(reply.headers.get("cache-control")).toBe("no-store")
+      expect(reply.headers.get("access-control-allow-origin")).toBe("*")
+      expect(reply.headers.get("access-control-allow-credentials")).toBeNull()
+      expect(await reply.json()).toMatchObject({ error: "invalid_client" })
+      const json = await fetch(`${base}${authPrefix}/oauth2/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}"
+      })
+      expect(json.status).toBe(400)
+      expect(json.headers.get("content-type")).toMatch(/^application\/json/)
+      expect(await json.json()).toMatchObject({ error: "invalid_request" })
+    })
+  })
+}
