@@ -11,6 +11,7 @@ import { emailSignInGroup } from "./features/email-sign-in/group.js"
 import { healthGroup } from "./features/health/group.js"
 import { jwksGroup } from "./features/jwks/group.js"
 import { oauthGroup } from "./features/oauth/group.js"
+import { oidcGroup } from "./features/oidc/group.js"
 import { passkeyGroup } from "./features/passkey/group.js"
 import { profileGroup } from "./features/profile/group.js"
 import { sessionsGroup } from "./features/sessions/group.js"
@@ -58,6 +59,7 @@ export const portcullisApi = (shape: ApiShape = defaultShape) =>
     .add(adminGroup(shape))
     .add(oauthGroup(shape))
     .add(passkeyGroup(shape))
+    .add(oidcGroup(shape))
     .add(emailSignInGroup(shape))
     .add(emailChangeGroup(shape))
     .add(jwksGroup(shape))

@@ -24,7 +24,11 @@ const policy = Layer.succeed(OidcPolicy, {
   requestTtlSeconds: 900,
   lifetimes: { accessSeconds: 900, refreshSeconds: 86_400, idTokenSeconds: 300 }
 })
-const world = Authorize.Default.pipe(Layer.provideMerge(useCases), Layer.provideMerge(memoryPorts(Layer.empty).layer))
+const world = Authorize.Default.pipe(
+  Layer.provide(policy),
+  Layer.provideMerge(useCases),
+  Layer.provideMerge(memoryPorts(Layer.empty).layer)
+)
 
 /** The body over the memory store, on the TestClock set to START first (the layers are built after it). */
 const run = <A, E>(

@@ -14,18 +14,10 @@ import { clientInfo } from "../../clientInfo.js"
 import { CSRF_HEADER } from "../../cookies.js"
 import { CsrfError } from "../../errors.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
-import type { LimitedRoute } from "../../routes.js"
 import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
 import { oidcGroup } from "./group.js"
-import { type ProviderPlaces, providerPaths, providerRouteKinds } from "./places.js"
+import { type ProviderPlaces, protocolLimits, providerPaths, providerRouteKinds } from "./places.js"
 import { protocolRoutes } from "./protocol.js"
-
-/** The protocol routes a bucket counts (they are served beside the API, so no endpoint declares them). */
-export const protocolLimits: ReadonlyArray<LimitedRoute> = [
-  { bucket: "oidc_token", method: "POST", path: "/oauth2/token" },
-  { bucket: "oidc_authorize", method: "GET", path: "/oauth2/authorize" },
-  { bucket: "oidc_authorize", method: "POST", path: "/oauth2/authorize" }
-]
 
 const gone = new AuthorizationRequestGoneError()
 

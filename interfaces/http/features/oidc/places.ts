@@ -1,5 +1,5 @@
 import { standardScopes } from "../../../../domain/oidc/Authorization.js"
-import type { RouteKind } from "../../routes.js"
+import type { LimitedRoute, RouteKind } from "../../routes.js"
 import type { BrowserOptions } from "./browser.js"
 
 /** Where the provider lives, as its routes and discovery name it. */
@@ -89,3 +89,10 @@ export const discoveryDocument = (places: ProviderPlaces) => {
     claims_parameter_supported: false
   }
 }
+
+/** The protocol routes a bucket counts (they are served beside the API, so no endpoint declares them). */
+export const protocolLimits: ReadonlyArray<LimitedRoute> = [
+  { bucket: "oidc_token", method: "POST", path: "/oauth2/token" },
+  { bucket: "oidc_authorize", method: "GET", path: "/oauth2/authorize" },
+  { bucket: "oidc_authorize", method: "POST", path: "/oauth2/authorize" }
+]
