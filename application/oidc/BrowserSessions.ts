@@ -29,15 +29,15 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("app/Brow
     const { lifetimes } = yield* OidcPolicy
 
     /**
-     * The cookie's value for a sign-in that just happened: the access token it answered (its user,
-     * session and sign-in time), and how the user proved themselves.
+     * The cookie for a sign-in that just happened, and the session it names: from the access token
+     * the sign-in answered (its user, session and sign-in time), and how the user proved themselves.
      */
     const start = (accessToken: string, amr: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         const claims = yield* signer.verify(accessToken, "access")
         const iat = Math.floor(DateTime.toEpochMillis(yield* DateTime.now) / 1000)
-        return yield* signer.sign({
-          type: "provider_session",
+        const payload = {
+          type: "provider_session" as const,
           sub: claims.sub,
           family_id: claims.family_id,
           auth_time: claims.auth_time ?? iat,
@@ -45,7 +45,8 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("app/Brow
           jti: yield* crypto.randomId,
           iat,
           exp: iat + lifetimes.refreshSeconds
-        })
+        }
+        return { cookie: yield* signer.sign(payload), session: sessionOf(payload) }
       })
 
     /** The user and claims of a cookie whose session is live, the user active. */
@@ -80,7 +81,9 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("app/Brow
   })
 }) {}
 
-const sessionOf = (claims: TokenPayload): FoundBrowserSession => ({
+const sessionOf = (
+  claims: Pick<TokenPayload, "sub" | "auth_time" | "iat" | "amr" | "family_id">
+): FoundBrowserSession => ({
   user_id: claims.sub,
   auth_time: claims.auth_time ?? claims.iat,
   amr: claims.amr ?? [],

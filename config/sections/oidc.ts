@@ -23,6 +23,10 @@ export const readOidc = (
     doc: "The provider's issuer (`iss`), an https URL in production; PUBLIC_URL by default. Must differ from JWT_ISSUER, so that neither kind of token is taken for the other."
   })
   const issuerText = issuer.href.replace(/\/+$/, "")
+  // OIDC Discovery §3 and RFC 8414 §2: an issuer has no query and no fragment.
+  if (issuer.search !== "" || issuer.hash !== "") {
+    read.problem(`${PREFIX}OIDC_ISSUER has a query or a fragment; expected an http(s) URL without either`)
+  }
   const privateText = keyText(
     read,
     "OIDC_PRIVATE_KEY",

@@ -66,9 +66,9 @@ export const oauthAnswers: Step = (next) => (routed) => {
     )
   }
   return Effect.map(next(routed), (response) => {
+    // Every problem is made by `respond` (middleware.ts), its type on the body.
     const shaped =
-      response.headers["content-type"] === problemContentType ||
-      (response.body._tag === "Uint8Array" && response.body.contentType === problemContentType)
+      response.body._tag === "Uint8Array" && response.body.contentType === problemContentType
         ? HttpServerResponse.setHeaders(
             oauthError(response.status, codeOf(response.status), detailOf(response)),
             withoutBodyHeaders(response.headers)

@@ -5,10 +5,7 @@ import type { CsrfError, HashingQueueFullError } from "./errors.js"
 export type ErrorKind = FullAuthError | StoreUnavailableError | CsrfError | RateLimitedError | HashingQueueFullError
 export type Tag = ErrorKind["_tag"]
 
-/**
- * The problems the HTTP interface answers about the request itself, before any route runs: they
- * are no error kind of a use case.
- */
+/** The problems answered about the request itself, before any route runs: no use case's error kind. */
 export const requestProblems = {
   LengthRequiredError: { status: 411, title: "Length required" },
   PayloadTooLargeError: { status: 413, title: "Payload too large" },

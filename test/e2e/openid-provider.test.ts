@@ -276,6 +276,13 @@ for (const backend of TestApp.backends) {
       expect(reply.headers.get("access-control-allow-origin")).toBe("*")
       expect(reply.headers.get("access-control-allow-credentials")).toBeNull()
       expect(await reply.json()).toMatchObject({ error: "invalid_client" })
+      const preflight = await fetch(`${base}${authPrefix}/oauth2/token`, {
+        method: "OPTIONS",
+        headers: { origin: "https://any.example", "access-control-request-method": "POST" }
+      })
+      expect(preflight.status).toBe(204)
+      expect(preflight.headers.get("access-control-allow-origin")).toBe("*")
+      expect(preflight.headers.get("access-control-allow-methods")).toBe("POST")
       const json = await fetch(`${base}${authPrefix}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -1,6 +1,7 @@
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
+import { escapeHtml } from "../../../../domain/Text.js"
 
 /** The provider's browser session: HttpOnly, sent to the provider's routes only. */
 export const SESSION_COOKIE = "portcullis_op"
@@ -57,10 +58,6 @@ export const queryOf = (request: HttpServerRequest.HttpServerRequest) => {
   const at = request.url.indexOf("?")
   return new URLSearchParams(at === -1 ? "" : request.url.slice(at + 1).split("#")[0])
 }
-
-const escapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
-/** Text safe in HTML, in content and in quoted attributes. */
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => escapes[character] ?? character)
 
 /** A small page of the provider's (an error, a sign-out), no script, its status given. */
 export const plainPage = (status: number, product: string, title: string, body: string) =>

@@ -12,6 +12,7 @@ import {
   TokenError,
   TokenExpiredError
 } from "../../../../domain/errors.js"
+import { Email } from "../../../../domain/User.js"
 import { type ApiShape, hashing, limited, listOf, placed, strict } from "../../Api.js"
 import { CsrfError } from "../../errors.js"
 import { declared } from "../../problemSchemas.js"
@@ -33,7 +34,8 @@ const sessionPayload = (loginField: string) => {
       request: RequestId,
       password: Schema.optional(Schema.String.pipe(Schema.maxLength(4096))),
       token: Schema.optional(Schema.String.pipe(Schema.maxLength(4096))),
-      code: Schema.optional(Schema.String.pipe(Schema.maxLength(16)))
+      code: Schema.optional(Schema.String.pipe(Schema.maxLength(16))),
+      email: Schema.optional(Email)
     },
     Schema.Record({ key: Schema.String, value: Schema.String.pipe(Schema.maxLength(320)) })
   )
@@ -44,6 +46,9 @@ const sessionPayload = (loginField: string) => {
     )
     .annotations({ identifier: "ProviderSignIn" })
 }
+
+/** The body of POST /oauth2/session, as decoded. */
+export type ProviderSignIn = Schema.Schema.Type<ReturnType<typeof sessionPayload>>
 
 const Continue = Schema.Struct({
   continue: Schema.String.annotations({ description: "Where the browser goes next." })

@@ -8,15 +8,16 @@ import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
 import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
 import { AuthenticationError, AuthorizationRequestGoneError } from "../../../../domain/errors.js"
 import { amrOf } from "../../../../domain/oidc/Claims.js"
-import type { Email } from "../../../../domain/User.js"
+import type { ClientInfo } from "../../../../domain/Session.js"
+import type { LoginResponse } from "../../../../domain/Token.js"
 import { CurrentPrincipal } from "../../Authentication.js"
 import { clientInfo } from "../../clientInfo.js"
 import { CSRF_HEADER } from "../../cookies.js"
 import { CsrfError } from "../../errors.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
 import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
-import { oidcGroup } from "./group.js"
-import { type ProviderPlaces, protocolLimits, providerPaths, providerRouteKinds } from "./places.js"
+import { oidcGroup, type ProviderSignIn } from "./group.js"
+import { locationOf, type ProviderPlaces, protocolLimits, providerPaths, providerRouteKinds } from "./places.js"
 import { protocolRoutes } from "./protocol.js"
 
 const gone = new AuthorizationRequestGoneError()
@@ -40,17 +41,10 @@ export const oidc = feature({
       maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400
     }
     const paths = providerPaths(places)
+    /** Where the browser goes next; an outcome with nowhere to go means the request cannot go on. */
     const continueTo = (outcome: AuthorizeOutcome) => {
-      switch (outcome._tag) {
-        case "Redirect":
-          return { continue: outcome.location }
-        case "SignIn":
-          return { continue: `${places.base}${paths.signIn}?${new URLSearchParams({ request: outcome.request })}` }
-        case "Consent":
-          return { continue: `${places.base}${paths.consent}?${new URLSearchParams({ request: outcome.request })}` }
-        case "ErrorPage":
-          return { continue: `${places.base}${paths.authorize}` }
-      }
+      const location = locationOf(places, outcome)
+      return location === undefined ? Effect.fail(gone) : Effect.succeed({ continue: location })
     }
     const part = featureApi(oidcGroup(shapeOf(context)), (handlers) =>
       Effect.gen(function* () {
@@ -61,39 +55,30 @@ export const oidc = feature({
         const mailed = yield* EmailSignIn
         const csrf = yield* CsrfTokens
         const loginField = settings.accounts.loginField
+        const withAmr = (kind: "password" | "mailed") => (login: LoginResponse) => ({ login, amr: amrOf({ kind }) })
+        /** The sign-in the body asks for, under that sign-in's own rules, and how it proved the user (RFC 8176). */
+        const signIn = (payload: ProviderSignIn, client: ClientInfo) => {
+          const identifier = payload[loginField]
+          if (payload.password !== undefined && identifier !== undefined)
+            return Effect.map(password.login(identifier, Redacted.make(payload.password), client), withAmr("password"))
+          if (payload.token !== undefined)
+            return Effect.map(mailed.confirmLink(payload.token, client), withAmr("mailed"))
+          if (payload.code !== undefined && payload.email !== undefined)
+            return Effect.map(mailed.confirmCode(payload.email, payload.code, client), withAmr("mailed"))
+          return Effect.fail(new AuthenticationError())
+        }
         return handlers
           .handle("session", ({ payload, request }) =>
             Effect.gen(function* () {
               // The request must be waiting before anyone is signed in for it.
               yield* authorize.consentPrompt(payload.request)
-              const client = clientInfo(request)
-              const identifier = payload[loginField]
-              const signedIn =
-                payload.password !== undefined && identifier !== undefined
-                  ? Effect.map(password.login(identifier, Redacted.make(payload.password), client), (login) => ({
-                      login,
-                      amr: amrOf({ kind: "password" })
-                    }))
-                  : payload.token !== undefined
-                    ? Effect.map(mailed.confirmLink(payload.token, client), (login) => ({
-                        login,
-                        amr: amrOf({ kind: "mailed" })
-                      }))
-                    : payload.code !== undefined && payload.email !== undefined
-                      ? Effect.map(mailed.confirmCode(payload.email as Email, payload.code, client), (login) => ({
-                          login,
-                          amr: amrOf({ kind: "mailed" })
-                        }))
-                      : Effect.fail(new AuthenticationError())
-              const { login, amr } = yield* signedIn
-              const cookie = yield* browser.start(login.access_token, amr)
+              const { login, amr } = yield* signIn(payload, clientInfo(request))
+              const { cookie, session } = yield* browser.start(login.access_token, amr)
               const token = yield* csrf.issue(cookie)
               yield* HttpApp.appendPreResponseHandler((_request, response) =>
                 withSessionCookies(response, places, cookie, token)
               )
-              const session = yield* browser.find(cookie)
-              if (Option.isNone(session)) return yield* new AuthenticationError()
-              return continueTo(yield* authorize.resume(payload.request, session.value))
+              return yield* continueTo(yield* authorize.resume(payload.request, session))
             }).pipe(Effect.catchTag("ParkedRequestGone", () => Effect.fail(gone)))
           )
           .handle("consent", ({ payload, request }) =>
@@ -111,7 +96,7 @@ export const oidc = feature({
                 return yield* new CsrfError({
                   message: "The X-CSRF-Token header must equal the portcullis_op_csrf cookie of this browser's session."
                 })
-              return continueTo(yield* authorize.answerConsent(payload.request, session.value, payload.approve))
+              return yield* continueTo(yield* authorize.answerConsent(payload.request, session.value, payload.approve))
             }).pipe(Effect.catchTag("ParkedRequestGone", () => Effect.fail(gone)))
           )
           .handle("apps", () =>

@@ -1,3 +1,4 @@
+import type { AuthorizeOutcome } from "../../../../application/oidc/Authorize.js"
 import { standardScopes } from "../../../../domain/oidc/Authorization.js"
 import type { LimitedRoute, RouteKind } from "../../routes.js"
 import type { BrowserOptions } from "./browser.js"
@@ -24,8 +25,28 @@ export const providerPaths = (places: Pick<ProviderPlaces, "authPrefix" | "issue
     endSession: `${at}/end-session`,
     signIn: `${at}/sign-in`,
     consent: `${at}/consent`,
+    session: `${at}/session`,
     openidConfiguration: `${issuerPath}/.well-known/openid-configuration`,
     authorizationServer: `/.well-known/oauth-authorization-server${issuerPath}`
+  }
+}
+
+/**
+ * Where an authorization's outcome sends the browser: back to the app, or to the sign-in or
+ * consent page with the parked request's id. An error page goes nowhere.
+ */
+export const locationOf = (places: ProviderPlaces, outcome: AuthorizeOutcome): string | undefined => {
+  const paths = providerPaths(places)
+  const page = (path: string, request: string) => `${places.base}${path}?${new URLSearchParams({ request })}`
+  switch (outcome._tag) {
+    case "Redirect":
+      return outcome.location
+    case "SignIn":
+      return page(paths.signIn, outcome.request)
+    case "Consent":
+      return page(paths.consent, outcome.request)
+    case "ErrorPage":
+      return undefined
   }
 }
 
@@ -39,7 +60,7 @@ export const providerRouteKinds = (paths: ReturnType<typeof providerPaths>): Rea
     [paths.revoke, "oauth-open"],
     [paths.introspect, "oauth-open"],
     [paths.consent, "browser-bound"],
-    [`${paths.signIn.replace(/\/sign-in$/, "")}/session`, "browser-bound"]
+    [paths.session, "browser-bound"]
   ])
 
 export const noStore = { "cache-control": "no-store", pragma: "no-cache" }

@@ -9,11 +9,13 @@ import { Token, type TokenEndpointError } from "../../../../application/oidc/Tok
 import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
 import { OidcClients } from "../../../../application/ports/OidcClients.js"
 import { ProviderTokens } from "../../../../application/ports/ProviderTokens.js"
+import type { StoreUnavailableError } from "../../../../application/ports/StoreUnavailableError.js"
 import type { PresentedClient } from "../../../../domain/oidc/Client.js"
+import { escapeHtml } from "../../../../domain/Text.js"
 import { oauthError } from "../../oauthAnswers.js"
-import { escapeHtml, firstValues, plainPage, queryOf, sessionCookie, withoutSessionCookies } from "./browser.js"
+import { firstValues, plainPage, queryOf, sessionCookie, withoutSessionCookies } from "./browser.js"
 import { bearerChallenge, bearerOf, formOf, notAForm, presentedClient, tokenError, unavailable } from "./forms.js"
-import { discoveryDocument, noStore, type ProviderPlaces, providerPaths } from "./places.js"
+import { discoveryDocument, locationOf, noStore, type ProviderPlaces, providerPaths } from "./places.js"
 
 /**
  * The provider's protocol routes, served beside the API: they take forms and query strings and
@@ -30,8 +32,6 @@ export const protocolRoutes = (places: ProviderPlaces) =>
       const clients = yield* OidcClients
       const csrf = yield* CsrfTokens
       const paths = providerPaths(places)
-      const url = (path: string, query: Record<string, string>) =>
-        `${places.base}${path}?${new URLSearchParams(query).toString()}`
 
       const discovery = HttpServerResponse.unsafeJson(discoveryDocument(places), {
         headers: { "cache-control": "public, max-age=3600" }
@@ -40,21 +40,15 @@ export const protocolRoutes = (places: ProviderPlaces) =>
       yield* router.get(paths.authorizationServer as `/${string}`, Effect.succeed(discovery))
 
       const answer = (outcome: AuthorizeOutcome) => {
-        switch (outcome._tag) {
-          case "ErrorPage":
-            return plainPage(
-              400,
-              places.product,
-              "This sign-in cannot go on",
-              `<p>${escapeHtml(outcome.error_description ?? outcome.error)}</p><p>Go back to the app and try again.</p>`
-            )
-          case "Redirect":
-            return HttpServerResponse.redirect(outcome.location, { status: 303, headers: noStore })
-          case "SignIn":
-            return HttpServerResponse.redirect(url(paths.signIn, { request: outcome.request }), { status: 303 })
-          case "Consent":
-            return HttpServerResponse.redirect(url(paths.consent, { request: outcome.request }), { status: 303 })
-        }
+        const location = locationOf(places, outcome)
+        if (location !== undefined) return HttpServerResponse.redirect(location, { status: 303, headers: noStore })
+        const why = outcome._tag === "ErrorPage" ? (outcome.error_description ?? outcome.error) : ""
+        return plainPage(
+          400,
+          places.product,
+          "This sign-in cannot go on",
+          `<p>${escapeHtml(why)}</p><p>Go back to the app and try again.</p>`
+        )
       }
 
       const storeDown = plainPage(503, places.product, "Try again in a moment", "<p>The service is busy.</p>")
@@ -80,23 +74,6 @@ export const protocolRoutes = (places: ProviderPlaces) =>
           for (const [name, value] of Object.entries(form)) if (value !== undefined) query.append(name, value)
           return HttpServerResponse.redirect(`${places.base}${paths.authorize}?${query.toString()}`, { status: 303 })
         })
-      )
-
-      yield* router.post(
-        paths.token as `/${string}`,
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const form = yield* formOf(request)
-          if (form === undefined) return notAForm
-          const presented = presentedClient(request, form)
-          if (presented === undefined) return oauthError(401, "invalid_client", "the Authorization header is malformed")
-          return yield* token.exchange(form, presented).pipe(
-            Effect.map((answered) => HttpServerResponse.unsafeJson(answered, { headers: noStore })),
-            Effect.catchTag("TokenEndpointError", (error) =>
-              Effect.succeed(tokenError(error, presented.basic !== undefined))
-            )
-          )
-        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
       )
 
       const userinfo = (form: Readonly<Record<string, string | undefined>>) =>
@@ -125,12 +102,16 @@ export const protocolRoutes = (places: ProviderPlaces) =>
         )
       )
 
-      /** A client-authenticated form route (revoke, introspect). */
-      const authenticated = <A, E, R>(
+      /**
+       * A route of a client authenticating itself in a form (token, revoke, introspect): the form
+       * read, the client's credentials taken from the Basic header and the form, its refusals in
+       * RFC 6749 §5.2's shape.
+       */
+      const clientRoute = <A>(
         run: (
           form: Readonly<Record<string, string | undefined>>,
           presented: PresentedClient
-        ) => Effect.Effect<A, E | TokenEndpointError, R>,
+        ) => Effect.Effect<A, TokenEndpointError | StoreUnavailableError>,
         respond: (value: A) => HttpServerResponse.HttpServerResponse
       ) =>
         Effect.gen(function* () {
@@ -141,31 +122,28 @@ export const protocolRoutes = (places: ProviderPlaces) =>
           if (presented === undefined) return oauthError(401, "invalid_client", "the Authorization header is malformed")
           return yield* run(form, presented).pipe(
             Effect.map(respond),
-            Effect.catchIf(
-              (error): error is TokenEndpointError =>
-                typeof error === "object" && error !== null && "_tag" in error && error._tag === "TokenEndpointError",
-              (error) => Effect.succeed(tokenError(error, presented.basic !== undefined))
+            Effect.catchTag("TokenEndpointError", (error) =>
+              Effect.succeed(tokenError(error, presented.basic !== undefined))
             )
           )
-        })
+        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
 
       yield* router.post(
+        paths.token as `/${string}`,
+        clientRoute(token.exchange, (answered) => HttpServerResponse.unsafeJson(answered, { headers: noStore }))
+      )
+      yield* router.post(
         paths.revoke as `/${string}`,
-        authenticated(grantTokens.revoke, () => HttpServerResponse.empty({ status: 200, headers: noStore })).pipe(
-          Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable))
-        )
+        clientRoute(grantTokens.revoke, () => HttpServerResponse.empty({ status: 200, headers: noStore }))
       )
       yield* router.post(
         paths.introspect as `/${string}`,
-        authenticated(grantTokens.introspect, (answer) =>
-          HttpServerResponse.unsafeJson(answer, { headers: noStore })
-        ).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+        clientRoute(grantTokens.introspect, (answered) => HttpServerResponse.unsafeJson(answered, { headers: noStore }))
       )
-      // Preflights of the routes any page may call are answered by the pipeline (oauthAnswers.ts);
-      // these routes only make OPTIONS one of their methods.
-      for (const path of [paths.token, paths.revoke, paths.introspect]) {
-        yield* router.options(path as `/${string}`, Effect.succeed(HttpServerResponse.empty({ status: 204 })))
-      }
+
+      const invalidSignOut = "The sign-out request is not valid."
+      const signOutRefused = (why: string, status = 400) =>
+        plainPage(status, places.product, "This sign-out cannot go on", `<p>${escapeHtml(why)}</p>`)
 
       /**
        * RP-Initiated Logout: a hint (even expired) for the browser's own user signs out at once;
@@ -181,30 +159,14 @@ export const protocolRoutes = (places: ProviderPlaces) =>
             params.id_token_hint === undefined
               ? undefined
               : Option.getOrUndefined(yield* Effect.option(providerTokens.verifyIdTokenHint(params.id_token_hint)))
-          if (params.id_token_hint !== undefined && hint === undefined)
-            return plainPage(
-              400,
-              places.product,
-              "This sign-out cannot go on",
-              "<p>The sign-out request is not valid.</p>"
-            )
+          if (params.id_token_hint !== undefined && hint === undefined) return signOutRefused(invalidSignOut)
           const clientId = params.client_id ?? hint?.aud[0]
           if (hint !== undefined && params.client_id !== undefined && !hint.aud.includes(params.client_id))
-            return plainPage(
-              400,
-              places.product,
-              "This sign-out cannot go on",
-              "<p>The sign-out request is not valid.</p>"
-            )
+            return signOutRefused(invalidSignOut)
           const client = clientId === undefined ? Option.none() : yield* clients.find(clientId)
           const back = params.post_logout_redirect_uri
           if (back !== undefined && !Option.exists(client, (found) => found.post_logout_redirect_uris.includes(back)))
-            return plainPage(
-              400,
-              places.product,
-              "This sign-out cannot go on",
-              "<p>The app's return address is not registered.</p>"
-            )
+            return signOutRefused("The app's return address is not registered.")
           const sameUser = Option.isSome(session) && hint !== undefined && hint.sub === session.value.user_id
           if (Option.isSome(session) && !sameUser && !confirmed) {
             const fields = { ...params, csrf: yield* csrf.issue(cookie ?? "") }
@@ -222,9 +184,10 @@ export const protocolRoutes = (places: ProviderPlaces) =>
             )
           }
           if (Option.isSome(session) && !sameUser) {
-            const ok = csrf.verify({ header: params.csrf ?? "", cookie: params.csrf ?? "", refreshToken: cookie ?? "" })
-            if (!ok)
-              return plainPage(403, places.product, "This sign-out cannot go on", "<p>Start again from the app.</p>")
+            // The form's field is the CSRF token of this browser's session: a MAC of its cookie.
+            const bound = params.csrf ?? ""
+            if (!csrf.verify({ header: bound, cookie: bound, refreshToken: cookie ?? "" }))
+              return signOutRefused("Start again from the app.", 403)
           }
           yield* browser.end(cookie)
           const done =
