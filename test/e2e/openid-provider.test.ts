@@ -1,12 +1,6 @@
-import { generateKeyPairSync } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, type Layer, ManagedRuntime } from "effect"
 import * as oidc from "openid-client"
-import { afterAll, beforeAll } from "vitest"
-import { Cryptography } from "../../application/ports/Cryptography.js"
-import type { OidcClients } from "../../application/ports/OidcClients.js"
-import { password, register, uniqueEmail } from "../support/flows.js"
-import { addClient } from "../support/oidcFixtures.js"
+import { confidential, loggedOut, publicClient, redirectUri, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
@@ -17,147 +11,18 @@ import * as TestApp from "../support/TestApp.js"
  * (sign-in, consent) is played over HTTP against the JSON routes the hosted pages call.
  */
 
-const providerKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
-  format: "pem",
-  type: "pkcs8"
-}) as string
-
-const confidential = { id: "wiki", secret: "wiki-secret-for-the-provider-e2e" }
-const publicClient = { id: "cli-tool" }
-const redirectUri = "https://app.example.com/cb"
-const loggedOut = "https://app.example.com/signed-out"
-
-/** A browser's cookies for the provider's routes: just what a jar keeps. */
-class Jar {
-  readonly cookies = new Map<string, string>()
-  take(headers: Headers) {
-    for (const line of headers.getSetCookie()) {
-      const [pair] = line.split(";")
-      const at = pair?.indexOf("=") ?? -1
-      if (pair === undefined || at === -1) continue
-      const name = pair.slice(0, at)
-      const value = pair.slice(at + 1)
-      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || value === "") this.cookies.delete(name)
-      else this.cookies.set(name, value)
-    }
-  }
-  get header() {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ")
-  }
-}
-
 for (const backend of TestApp.backends) {
   describe(`the OpenID Provider with openid-client (${backend.name})`, () => {
-    let runtime: ManagedRuntime.ManagedRuntime<TestApp.TestApp | Cryptography | OidcClients, unknown>
-    let base = ""
-    let issuer = ""
-    let authPrefix = ""
-
-    beforeAll(async () => {
-      const port = await TestApp.freePort()
-      base = `http://127.0.0.1:${port}`
-      const app = TestApp.layer(
-        backend,
-        {
-          SERVICE_PUBLIC_URL: base,
-          SERVICE_OIDC_PROVIDER_ENABLED: "true",
-          SERVICE_OIDC_PRIVATE_KEY: providerKey
-        },
-        { port }
-      )
-      runtime = ManagedRuntime.make(app as Layer.Layer<TestApp.TestApp | Cryptography | OidcClients, unknown>)
-      const settings = await runtime.runPromise(Effect.map(TestApp.TestApp, (running) => running.settings))
-      issuer = settings.oidc.issuer
-      authPrefix = settings.server.authPrefix
-      await runtime.runPromise(
-        Effect.gen(function* () {
-          const crypto = yield* Cryptography
-          yield* addClient(confidential.id, {
-            name: "Team wiki",
-            secret_digest: crypto.digest(confidential.secret),
-            post_logout_redirect_uris: [loggedOut]
-          })
-          yield* addClient(publicClient.id, { name: "A CLI", public: true, secret_digest: null })
-        })
-      )
-    }, 60_000)
-    afterAll(() => runtime?.dispose())
-
-    const run = <A, E>(effect: Effect.Effect<A, E, TestApp.TestApp>) => runtime.runPromise(effect)
-
-    const newUser = async () => {
-      const email = uniqueEmail("op")
-      await run(register(email))
-      return email
-    }
-
-    const configFor = (client: { id: string; secret?: string }) =>
-      oidc.discovery(
-        new URL(issuer),
-        client.id,
-        client.secret === undefined ? undefined : { client_secret: client.secret },
-        client.secret === undefined ? oidc.None() : oidc.ClientSecretBasic(client.secret),
-        { execute: [oidc.allowInsecureRequests] }
-      )
-
-    /** The browser's part: the authorization URL followed, the sign-in and consent done through the JSON routes. */
-    const browse = async (authorizationUrl: URL, email: string, jar = new Jar()) => {
-      const first = await fetch(authorizationUrl, { redirect: "manual", headers: { cookie: jar.header } })
-      expect(first.status).toBe(303)
-      let location = new URL(first.headers.get("location") ?? "")
-      if (location.pathname.endsWith("/oauth2/sign-in")) {
-        const request = location.searchParams.get("request") ?? ""
-        const signedIn = await fetch(`${base}${authPrefix}/oauth2/session`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ email, password, request })
-        })
-        expect(signedIn.status).toBe(200)
-        jar.take(signedIn.headers)
-        location = new URL(((await signedIn.json()) as { continue: string }).continue)
-      }
-      if (location.pathname.endsWith("/oauth2/consent")) {
-        const request = location.searchParams.get("request") ?? ""
-        const prompt = await fetch(location, { headers: { cookie: jar.header, accept: "application/json" } })
-        expect(prompt.status).toBe(200)
-        expect(await prompt.json()).toMatchObject({ client_id: expect.any(String), scopes: expect.any(Array) })
-        const answered = await fetch(`${base}${authPrefix}/oauth2/consent`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            cookie: jar.header,
-            "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-          },
-          body: JSON.stringify({ request, approve: true })
-        })
-        expect(answered.status).toBe(200)
-        location = new URL(((await answered.json()) as { continue: string }).continue)
-      }
-      return { callback: location, jar }
-    }
-
-    const start = async (config: oidc.Configuration, scope: string) => {
-      const verifier = oidc.randomPKCECodeVerifier()
-      const nonce = oidc.randomNonce()
-      const state = oidc.randomState()
-      const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: redirectUri,
-        scope,
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-        nonce,
-        state
-      })
-      return { url, checks: { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state } }
-    }
+    const provider = useProvider(backend)
+    const { configFor, newUser, browse, start } = provider
 
     it("publishes discovery at both paths, naming what it supports", async () => {
       const config = await configFor(confidential)
       const metadata = config.serverMetadata()
-      expect(metadata.issuer).toBe(issuer)
+      expect(metadata.issuer).toBe(provider.issuer)
       expect(metadata.code_challenge_methods_supported).toEqual(["S256"])
       expect(metadata.authorization_response_iss_parameter_supported).toBe(true)
-      const rfc8414 = await fetch(`${base}/.well-known/oauth-authorization-server`)
+      const rfc8414 = await fetch(`${provider.base}/.well-known/oauth-authorization-server`)
       expect(await rfc8414.json()).toEqual(metadata)
       const jwks = (await (await fetch(metadata.jwks_uri ?? "")).json()) as { keys: Array<{ kty: string }> }
       expect(jwks.keys.some((key) => key.kty === "RSA")).toBe(true)
@@ -168,7 +33,7 @@ for (const backend of TestApp.backends) {
       const email = await newUser()
       const { url, checks } = await start(config, "openid email offline_access")
       const { callback } = await browse(url, email)
-      expect(callback.searchParams.get("iss")).toBe(issuer)
+      expect(callback.searchParams.get("iss")).toBe(provider.issuer)
       const tokens = await oidc.authorizationCodeGrant(config, callback, { ...checks, idTokenExpected: true })
       const claims = tokens.claims()
       expect(claims?.email).toBe(email)
@@ -178,7 +43,7 @@ for (const backend of TestApp.backends) {
 
       const byGet = await oidc.fetchUserInfo(config, tokens.access_token, sub)
       expect(byGet.email).toBe(email)
-      const byPost = await fetch(`${base}${authPrefix}/oauth2/userinfo`, {
+      const byPost = await fetch(`${provider.base}${provider.authPrefix}/oauth2/userinfo`, {
         method: "POST",
         headers: { authorization: `Bearer ${tokens.access_token}` }
       })
@@ -262,11 +127,11 @@ for (const backend of TestApp.backends) {
       // The browser's session ended: an authorization now asks for a sign-in again.
       const after = await start(config, "openid email")
       const signIn = await fetch(after.url, { redirect: "manual", headers: { cookie: jar.header } })
-      expect(new URL(signIn.headers.get("location") ?? "").pathname).toBe(`${authPrefix}/oauth2/sign-in`)
+      expect(new URL(signIn.headers.get("location") ?? "").pathname).toBe(`${provider.authPrefix}/oauth2/sign-in`)
     })
 
     it("answers token errors in OAuth's shape with no-store, and CORS * for any page", async () => {
-      const reply = await fetch(`${base}${authPrefix}/oauth2/token`, {
+      const reply = await fetch(`${provider.base}${provider.authPrefix}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://any.example" },
         body: "grant_type=authorization_code&code=nope&client_id=wiki&client_secret=wrong"
@@ -276,14 +141,14 @@ for (const backend of TestApp.backends) {
       expect(reply.headers.get("access-control-allow-origin")).toBe("*")
       expect(reply.headers.get("access-control-allow-credentials")).toBeNull()
       expect(await reply.json()).toMatchObject({ error: "invalid_client" })
-      const preflight = await fetch(`${base}${authPrefix}/oauth2/token`, {
+      const preflight = await fetch(`${provider.base}${provider.authPrefix}/oauth2/token`, {
         method: "OPTIONS",
         headers: { origin: "https://any.example", "access-control-request-method": "POST" }
       })
       expect(preflight.status).toBe(204)
       expect(preflight.headers.get("access-control-allow-origin")).toBe("*")
       expect(preflight.headers.get("access-control-allow-methods")).toBe("POST")
-      const json = await fetch(`${base}${authPrefix}/oauth2/token`, {
+      const json = await fetch(`${provider.base}${provider.authPrefix}/oauth2/token`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: "{}"
