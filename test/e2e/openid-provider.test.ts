@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as oidc from "openid-client"
+import { signIn } from "../support/flows.js"
 import { confidential, loggedOut, publicClient, redirectUri, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -157,5 +158,90 @@ for (const backend of TestApp.backends) {
       expect(json.headers.get("content-type")).toMatch(/^application\/json/)
       expect(await json.json()).toMatchObject({ error: "invalid_request" })
     })
+
+    it("lists the apps a user let in, and a withdrawal ends the app's grant", async () => {
+      const config = await configFor(confidential)
+      const email = await newUser()
+      const { url, checks } = await start(config, "openid email offline_access")
+      const { callback } = await browse(url, email)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
+      const own = await provider.run(signIn(email))
+      const listed = await fetch(provider.route("/me/apps"), { headers: { authorization: `Bearer ${own.access}` } })
+      expect(await listed.json()).toEqual([
+        expect.objectContaining({
+          client_id: confidential.id,
+          name: "Team wiki",
+          scopes: ["openid", "email", "offline_access"]
+        })
+      ])
+      const withdrawn = await fetch(provider.route(`/me/apps/${confidential.id}`), {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${own.access}` }
+      })
+      expect(withdrawn.status).toBe(204)
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token ?? "")).rejects.toMatchObject({
+        error: "invalid_grant"
+      })
+      const after = await fetch(provider.route("/me/apps"), { headers: { authorization: `Bearer ${own.access}` } })
+      expect(await after.json()).toEqual([])
+    })
+
+    it("asks before signing out without a hint, the confirmation bound to the browser's session", async () => {
+      const config = await configFor(confidential)
+      const { url, checks } = await start(config, "openid")
+      const { callback, jar } = await browse(url, await newUser())
+      await oidc.authorizationCodeGrant(config, callback, checks)
+      const asked = await fetch(provider.route("/oauth2/end-session"), { headers: { cookie: jar.header } })
+      expect(asked.status).toBe(200)
+      const page = await asked.text()
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ""
+      expect(csrf).not.toBe("")
+      const post = (fields: Record<string, string>) =>
+        fetch(provider.route("/oauth2/end-session"), {
+          method: "POST",
+          redirect: "manual",
+          headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.header },
+          body: new URLSearchParams(fields)
+        })
+      expect((await post({ confirm: "yes", csrf: "forged.value" })).status).toBe(403)
+      const confirmed = await post({ confirm: "yes", csrf })
+      expect(confirmed.status).toBe(200)
+      jar.take(confirmed.headers)
+      expect(jar.cookies.has("portcullis_op")).toBe(false)
+      const again = await start(config, "openid")
+      const reply = await fetch(again.url, { redirect: "manual", headers: { cookie: jar.header } })
+      expect(new URL(reply.headers.get("location") ?? "").pathname).toBe(`${provider.authPrefix}/oauth2/sign-in`)
+    })
   })
 }
+
+describe("the provider's refusals by the pipeline, in OAuth's shape", () => {
+  const provider = useProvider(
+    { name: "memory", databaseUrl: "memory:" },
+    {
+      SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
+      SERVICE_AUTH_RATE_LIMITS: JSON.stringify({ oidc_token: "2/minute" })
+    }
+  )
+
+  it("answers a rate limit and an oversized body as {error, error_description}, never problem+json", async () => {
+    const send = (body: string) =>
+      fetch(provider.route("/oauth2/token"), {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body
+      })
+    const tooLarge = await send(`grant_type=client_credentials&pad=${"x".repeat(70 * 1024)}`)
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(await tooLarge.json()).toMatchObject({ error: "invalid_request", error_description: expect.any(String) })
+    let limited: Response | undefined
+    for (let attempt = 0; attempt < 4 && limited === undefined; attempt++) {
+      const reply = await send("grant_type=client_credentials&client_id=wiki&client_secret=wrong")
+      if (reply.status === 429) limited = reply
+    }
+    expect(limited?.headers.get("retry-after")).not.toBeNull()
+    expect(limited?.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(await limited?.json()).toMatchObject({ error: "temporarily_unavailable" })
+  })
+})

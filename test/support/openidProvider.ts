@@ -47,7 +47,7 @@ export class Jar {
 type Services = TestApp.TestApp | Cryptography | OidcClients
 
 /** Registers the provider's server around the suite (beforeAll, afterAll) and answers its handle. */
-export const useProvider = (backend: TestApp.Backend) => {
+export const useProvider = (backend: TestApp.Backend, env: Record<string, string> = {}) => {
   let runtime: ManagedRuntime.ManagedRuntime<Services, unknown> | undefined
   const place = { base: "", issuer: "", authPrefix: "" }
 
@@ -59,7 +59,8 @@ export const useProvider = (backend: TestApp.Backend) => {
       {
         SERVICE_PUBLIC_URL: place.base,
         SERVICE_OIDC_PROVIDER_ENABLED: "true",
-        SERVICE_OIDC_PRIVATE_KEY: providerKey
+        SERVICE_OIDC_PRIVATE_KEY: providerKey,
+        ...env
       },
       { port }
     )
