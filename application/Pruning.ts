@@ -4,8 +4,11 @@ import { AuthPolicy } from "./AuthPolicy.js"
 import { restAsLong, untilNoneFound, untilNoneLeft } from "./batches.js"
 import { AddressChanges } from "./ports/AddressChanges.js"
 import { AuditLog } from "./ports/AuditLog.js"
+import { AuthorizationCodes } from "./ports/AuthorizationCodes.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
+import { OidcGrants } from "./ports/OidcGrants.js"
 import { Outbox, type OutboxPruneStep } from "./ports/Outbox.js"
+import { ParkedRequests } from "./ports/ParkedRequests.js"
 import { RefreshTokenRepo, type SessionPruneStep } from "./ports/RefreshTokenRepo.js"
 import { StoreSpace } from "./ports/StoreSpace.js"
 
@@ -22,6 +25,9 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
     const addressChanges = yield* AddressChanges
     const outbox = yield* Outbox
     const space = yield* StoreSpace
+    const codes = yield* AuthorizationCodes
+    const parked = yield* ParkedRequests
+    const grants = yield* OidcGrants
     const policy = yield* AuthPolicy
     const cutoffsAt = (now: DateTime.Utc): PruneCutoffs =>
       pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
@@ -60,7 +66,16 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         ),
         webhookMessages:
           (yield* settled("delivered", cutoffs.webhookMessagesSettledBefore)) +
-          (yield* settled("dead", cutoffs.webhookMessagesSettledBefore))
+          (yield* settled("dead", cutoffs.webhookMessagesSettledBefore)),
+        // A code's replay ends what it issued until no access token of it can be alive.
+        providerCodes: yield* untilNoneLeft((size) => codes.deleteExpired(ended, size), PRUNE_BATCH, restAsLong),
+        parkedRequests: yield* untilNoneLeft(
+          (size) => parked.deleteExpired(cutoffs.signInRequestsExpiredBefore, size),
+          PRUNE_BATCH,
+          restAsLong
+        ),
+        // A grant's access tokens are refused once its row is gone, as when it ended: the same cutoff as sessions.
+        providerGrants: yield* untilNoneLeft((size) => grants.deleteEnded(ended, size), PRUNE_BATCH, restAsLong)
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")
       return report
@@ -75,7 +90,10 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         auditEvents: yield* log.countBefore(cutoffs.auditBefore),
         signInRequests: yield* signIns.countExpired(cutoffs.signInRequestsExpiredBefore),
         addressChanges: yield* addressChanges.countExpired(cutoffs.signInRequestsExpiredBefore),
-        webhookMessages: yield* outbox.countSettledBefore(cutoffs.webhookMessagesSettledBefore)
+        webhookMessages: yield* outbox.countSettledBefore(cutoffs.webhookMessagesSettledBefore),
+        providerCodes: yield* codes.countExpired(cutoffs.sessionsEndedBefore),
+        parkedRequests: yield* parked.countExpired(cutoffs.signInRequestsExpiredBefore),
+        providerGrants: yield* grants.countEnded(cutoffs.sessionsEndedBefore)
       } satisfies PruneReport
     })
 

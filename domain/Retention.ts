@@ -98,6 +98,14 @@ export interface PruneReport {
   readonly addressChanges: number
   /** Webhook messages delivered, or dead, a week ago. */
   readonly webhookMessages: number
+  /**
+   * The OpenID Provider's authorization codes past their life (kept an access token's lifetime
+   * more, so that a late replay still ends what the code issued), its parked requests that
+   * expired, and its grants that ended.
+   */
+  readonly providerCodes: number
+  readonly parkedRequests: number
+  readonly providerGrants: number
 }
 
 export const emptyReport: PruneReport = {
@@ -107,7 +115,10 @@ export const emptyReport: PruneReport = {
   auditEvents: 0,
   signInRequests: 0,
   addressChanges: 0,
-  webhookMessages: 0
+  webhookMessages: 0,
+  providerCodes: 0,
+  parkedRequests: 0,
+  providerGrants: 0
 }
 
 /** True when a sweep found nothing to delete. */
@@ -118,5 +129,8 @@ export const isEmptyReport = (report: PruneReport): boolean =>
     report.auditEvents +
     report.signInRequests +
     report.addressChanges +
-    report.webhookMessages ===
+    report.webhookMessages +
+    report.providerCodes +
+    report.parkedRequests +
+    report.providerGrants ===
   0

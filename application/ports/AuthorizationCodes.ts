@@ -31,5 +31,7 @@ export class AuthorizationCodes extends Context.Tag("app/AuthorizationCodes")<
     ) => Effect.Effect<Option.Option<string>, StoreUnavailableError>
     /** Deletes at most `limit` codes that expired before `before` (the sweep); answers how many. */
     readonly deleteExpired: (before: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+    /** How many codes expired before `before` (a dry run of the sweep). */
+    readonly countExpired: (before: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
   }
 >() {}

@@ -41,5 +41,7 @@ export class OidcGrants extends Context.Tag("app/OidcGrants")<
     ) => Effect.Effect<ReadonlyArray<Grant>, StoreUnavailableError>
     /** Deletes at most `limit` grants (and their tokens) that ended before `before`; answers how many. */
     readonly deleteEnded: (before: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+    /** How many grants ended before `before` (a dry run of the sweep). */
+    readonly countEnded: (before: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
   }
 >() {}

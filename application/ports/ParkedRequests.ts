@@ -26,5 +26,7 @@ export class ParkedRequests extends Context.Tag("app/ParkedRequests")<
     readonly remove: (digest: string) => Effect.Effect<boolean, StoreUnavailableError>
     /** Deletes at most `limit` requests that expired before `before` (the sweep); answers how many. */
     readonly deleteExpired: (before: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+    /** How many requests expired before `before` (a dry run of the sweep). */
+    readonly countExpired: (before: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
   }
 >() {}

@@ -164,7 +164,16 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
     readonly pending: (
       cutoffs: PruneCutoffs
     ) => Effect.Effect<
-      Omit<PruneReport, "auditEvents" | "signInRequests" | "addressChanges" | "webhookMessages">,
+      Omit<
+        PruneReport,
+        | "auditEvents"
+        | "signInRequests"
+        | "addressChanges"
+        | "webhookMessages"
+        | "providerCodes"
+        | "parkedRequests"
+        | "providerGrants"
+      >,
       StoreUnavailableError
     >
   }

@@ -3,7 +3,7 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { AddressChanges } from "../../application/ports/AddressChanges.js"
 import { type AddressChangeUndo, linkOf, type PendingAddressChange } from "../../domain/AddressChange.js"
 import { UserId } from "../../domain/User.js"
-import { SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
+import { countOf, SqlBoolean, SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 /** An email_changes row: times as epoch milliseconds. */
@@ -30,7 +30,6 @@ const UndoRow = Schema.Struct({
 const decodePending = Schema.decodeUnknown(Schema.Array(PendingRow))
 const decodeUndos = Schema.decodeUnknown(Schema.Array(UndoRow))
 const decodeUsers = Schema.decodeUnknown(Schema.Array(Schema.Struct({ user_id: UserId })))
-const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: SqlInt })))
 
 const firstPending = (rows: ReadonlyArray<unknown>) =>
   Effect.map(decodePending(rows), (decoded): Option.Option<PendingAddressChange> => Option.fromNullable(decoded[0]))
@@ -106,8 +105,7 @@ export const make = Effect.gen(function* () {
     countExpired: (before) =>
       sql`SELECT (SELECT COUNT(*) FROM email_changes WHERE expires_at < ${before.epochMillis})
           + (SELECT COUNT(*) FROM email_change_undos WHERE expires_at < ${before.epochMillis}) AS n`.pipe(
-        Effect.flatMap(decodeCount),
-        Effect.map((rows) => rows[0]?.n ?? 0),
+        Effect.flatMap(countOf),
         unavailable
       ),
     deleteExpired: (before, limit) =>

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { type DateTime, Effect, Layer, Option, Schema } from "effect"
 import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import type { StoredCode } from "../../domain/oidc/Code.js"
-import { SqlInt, SqlMillis } from "./columns.js"
+import { countOf, SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 const Texts = Schema.parseJson(Schema.Array(Schema.String))
@@ -77,6 +77,11 @@ export const make = Effect.gen(function* () {
           SELECT digest FROM oidc_codes WHERE expires_at < ${before.epochMillis} LIMIT ${limit})
         RETURNING digest`.pipe(
         Effect.map((rows) => rows.length),
+        unavailable
+      ),
+    countExpired: (before: DateTime.Utc) =>
+      sql`SELECT COUNT(*) AS n FROM oidc_codes WHERE expires_at < ${before.epochMillis}`.pipe(
+        Effect.flatMap(countOf),
         unavailable
       )
   })

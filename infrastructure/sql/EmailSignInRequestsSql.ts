@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { type DateTime, Effect, Layer, Option, Schema } from "effect"
 import { EmailSignInRequests } from "../../application/ports/EmailSignInRequests.js"
 import { afterWrongCode, type EmailSignInRequest, WrongCodeCount } from "../../domain/EmailSignIn.js"
-import { SqlInt, SqlMillis } from "./columns.js"
+import { countOf, SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 /** An email_sign_in_requests row: times as epoch milliseconds, the fields as JSON text. */
@@ -16,7 +16,6 @@ const RequestRow = Schema.Struct({
   expires_at: SqlMillis
 })
 const decodeRequests = Schema.decodeUnknown(Schema.Array(RequestRow))
-const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: SqlInt })))
 const decodeAttempts = Schema.decodeUnknown(Schema.Array(Schema.Struct({ attempts: SqlInt })))
 
 /**
@@ -72,8 +71,7 @@ export const make = Effect.gen(function* () {
       }).pipe(unavailable),
     countExpired: (before) =>
       sql`SELECT COUNT(*) AS n FROM email_sign_in_requests WHERE expires_at < ${before.epochMillis}`.pipe(
-        Effect.flatMap(decodeCount),
-        Effect.map((rows) => rows[0]?.n ?? 0),
+        Effect.flatMap(countOf),
         unavailable
       ),
     deleteExpired: (before, limit) =>

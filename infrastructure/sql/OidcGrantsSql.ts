@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
-import { SqlInt, SqlMillis } from "./columns.js"
+import { countOf, SqlInt, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 const Texts = Schema.parseJson(Schema.Array(Schema.String))
@@ -142,6 +142,12 @@ export const make = Effect.gen(function* () {
           LIMIT ${limit})
         RETURNING grant_id`.pipe(
         Effect.map((rows) => rows.length),
+        unavailable
+      ),
+    countEnded: (before) =>
+      sql`SELECT COUNT(*) AS n FROM oidc_grants
+          WHERE (revoked_at IS NOT NULL AND revoked_at < ${before.epochMillis}) OR expires_at < ${before.epochMillis}`.pipe(
+        Effect.flatMap(countOf),
         unavailable
       )
   })

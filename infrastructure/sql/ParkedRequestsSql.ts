@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Option, Schema } from "effect"
 import { ParkedRequests } from "../../application/ports/ParkedRequests.js"
-import { SqlMillis } from "./columns.js"
+import { countOf, SqlMillis } from "./columns.js"
 import { unavailable } from "./failures.js"
 
 /** The accepted request as the domain states it, kept as JSON text. */
@@ -53,6 +53,11 @@ export const make = Effect.gen(function* () {
           SELECT digest FROM oidc_requests WHERE expires_at < ${before.epochMillis} LIMIT ${limit})
         RETURNING digest`.pipe(
         Effect.map((rows) => rows.length),
+        unavailable
+      ),
+    countExpired: (before) =>
+      sql`SELECT COUNT(*) AS n FROM oidc_requests WHERE expires_at < ${before.epochMillis}`.pipe(
+        Effect.flatMap(countOf),
         unavailable
       )
   })

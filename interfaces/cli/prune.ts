@@ -11,7 +11,10 @@ const lines = (report: PruneReport, verb: string) => [
   `audit events ${verb}: ${report.auditEvents}`,
   `sign-in requests ${verb}: ${report.signInRequests}`,
   `address changes ${verb}: ${report.addressChanges}`,
-  `webhook messages ${verb}: ${report.webhookMessages}`
+  `webhook messages ${verb}: ${report.webhookMessages}`,
+  `provider codes ${verb}: ${report.providerCodes}`,
+  `provider sign-in requests ${verb}: ${report.parkedRequests}`,
+  `provider grants ${verb}: ${report.providerGrants}`
 ]
 
 const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`

@@ -9,7 +9,8 @@ const DAY = 86_400_000
 /**
  * Rows a year of use leaves behind, written straight into the file: a session that expired a
  * month ago and its tokens, a session still live, and audit events from before and within
- * the 90 days kept, webhook messages settled over a week ago and yesterday.
+ * the 90 days kept, webhook messages settled over a week ago and yesterday, and the OpenID
+ * Provider's codes, parked requests and grants, expired or ended and not.
  */
 const seed = (filename: string) => {
   const db = new Database(filename)
@@ -51,6 +52,32 @@ const seed = (filename: string) => {
   message.run("delivered-long-ago", now - 9 * DAY, now - 9 * DAY, now - 8 * DAY, null)
   message.run("dead-long-ago", now - 9 * DAY, now - 9 * DAY, null, now - 8 * DAY)
   message.run("delivered-yesterday", now - DAY, now - DAY, now - DAY, null)
+  // The provider's: a code expired yesterday and one just now (kept an access token's lifetime
+  // more), a parked request expired and one waiting, a grant revoked yesterday and one live.
+  db.prepare(
+    `INSERT INTO oidc_clients (client_id, name, redirect_uris, post_logout_redirect_uris, scopes, grants, created_at)
+      VALUES ('app', 'App', '[]', '[]', '[]', '[]', ?)`
+  ).run(now - 9 * DAY)
+  const code = db.prepare(
+    `INSERT INTO oidc_codes (digest, client_id, user_id, redirect_uri, code_challenge, scopes, auth_time, amr, expires_at)
+      VALUES (?, 'app', 'u1', 'https://app.example.com/cb', 'c', '[]', 0, '[]', ?)`
+  )
+  code.run("code-old", now - DAY)
+  code.run("code-recent", now - 1000)
+  const parked = db.prepare(
+    "INSERT INTO oidc_requests (digest, client_id, request, parked_at, expires_at) VALUES (?, 'app', '{}', ?, ?)"
+  )
+  parked.run("parked-old", now - DAY, now - DAY + 15 * 60_000)
+  parked.run("parked-waiting", now, now + 15 * 60_000)
+  const grant = db.prepare(
+    `INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, auth_time, amr, created_at, last_used_at, expires_at, revoked_at)
+      VALUES (?, 'app', 'u1', '[]', 0, '[]', ?, ?, ?, ?)`
+  )
+  grant.run("grant-revoked", now - 2 * DAY, now - 2 * DAY, now + 28 * DAY, now - DAY)
+  grant.run("grant-live", now - DAY, now - DAY, now + 29 * DAY, null)
+  db.prepare(
+    "INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at) VALUES ('gt-1', 'grant-revoked', ?, ?)"
+  ).run(now - 2 * DAY, now + 28 * DAY)
   db.close()
 }
 
@@ -81,7 +108,10 @@ describe("portcullis prune", () => {
       "audit events to delete: 5",
       "sign-in requests to delete: 1",
       "address changes to delete: 2",
-      "webhook messages to delete: 2"
+      "webhook messages to delete: 2",
+      "provider codes to delete: 1",
+      "provider sign-in requests to delete: 1",
+      "provider grants to delete: 1"
     ])
     expect(count(filename, "refresh_tokens")).toBe(4)
 
@@ -89,16 +119,19 @@ describe("portcullis prune", () => {
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     const output = lines(run.stdout)
-    expect(output.slice(0, 7)).toEqual([
+    expect(output.slice(0, 10)).toEqual([
       "refresh tokens deleted: 3",
       "sessions deleted: 1",
       "sealed successors cleared: 0",
       "audit events deleted: 5",
       "sign-in requests deleted: 1",
       "address changes deleted: 2",
-      "webhook messages deleted: 2"
+      "webhook messages deleted: 2",
+      "provider codes deleted: 1",
+      "provider sign-in requests deleted: 1",
+      "provider grants deleted: 1"
     ])
-    expect(output[7]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
+    expect(output[10]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
     expect(count(filename, "refresh_tokens")).toBe(1)
     expect(count(filename, "token_families")).toBe(1)
     expect(count(filename, "audit_events")).toBe(1)
@@ -106,6 +139,10 @@ describe("portcullis prune", () => {
     expect(count(filename, "email_changes")).toBe(0)
     expect(count(filename, "email_change_undos")).toBe(1)
     expect(count(filename, "webhook_outbox")).toBe(1)
+    expect(count(filename, "oidc_codes")).toBe(1)
+    expect(count(filename, "oidc_requests")).toBe(1)
+    expect(count(filename, "oidc_grants")).toBe(1)
+    expect(count(filename, "oidc_refresh_tokens")).toBe(0)
 
     const again = await runCliInProcess(["prune"], vars, { timeout: 30_000 })
     expect(lines(again.stdout)).toEqual([
@@ -115,7 +152,10 @@ describe("portcullis prune", () => {
       "audit events deleted: 0",
       "sign-in requests deleted: 0",
       "address changes deleted: 0",
-      "webhook messages deleted: 0"
+      "webhook messages deleted: 0",
+      "provider codes deleted: 0",
+      "provider sign-in requests deleted: 0",
+      "provider grants deleted: 0"
     ])
   })
 })

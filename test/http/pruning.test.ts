@@ -31,7 +31,10 @@ for (const backend of TestApp.backendsWithFile()) {
               auditEvents: 0,
               signInRequests: 0,
               addressChanges: 0,
-              webhookMessages: 0
+              webhookMessages: 0,
+              providerCodes: 0,
+              parkedRequests: 0,
+              providerGrants: 0
             })
 
             expectProblem(yield* me(ended.access), 401, "TokenBlacklistedError")
