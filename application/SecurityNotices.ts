@@ -40,7 +40,10 @@ export class SecurityNotices extends Effect.Service<SecurityNotices>()("app/Secu
      * The owner's notice of a change, its webhook messages written: inside the change's
      * transaction, so that they commit with it. Its handlers are told once it has (`told`).
      */
-    const announce = (email: string, change: WayInChange) => Effect.tap(noticeEvent(email, noticeOf(change)), published)
+    const announce = (email: string, change: WayInChange) => announceNotice(email, noticeOf(change))
+
+    /** As `announce`, for a notice of something that is no way in (an app let in). */
+    const announceNotice = (email: string, notice: Notice | null) => Effect.tap(noticeEvent(email, notice), published)
 
     /** A notice announced inside a transaction, given to its handlers once the transaction committed. */
     const told = (notice: Option.Option<AuthEvent>) =>
@@ -50,6 +53,6 @@ export class SecurityNotices extends Effect.Service<SecurityNotices>()("app/Secu
     const tell = (email: string, notice: Notice | null) =>
       Effect.flatMap(noticeEvent(email, notice), (event) => Effect.zipRight(published(event), told(event)))
 
-    return { announce, told, tell } as const
+    return { announce, announceNotice, told, tell } as const
   })
 }) {}

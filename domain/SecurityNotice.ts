@@ -19,6 +19,7 @@ export type NoticeKind =
   | "email_changed"
   | "email_change_attempted"
   | "email_change_undone"
+  | "app_allowed"
 
 /** What a security notice carries: what changed, when, and from which address and client. */
 export interface SecurityNotice {
@@ -100,6 +101,11 @@ export const noticeWording: Readonly<
     summary: "Someone tried to move an account to your address",
     change: () =>
       "Someone signed in to another account asked to move it to this address, which already belongs to an account. Nothing changed."
+  },
+  app_allowed: {
+    summary: "An app can now sign you in",
+    change: (app) =>
+      `You allowed ${quoted(app)} to sign you in and to see what you agreed to. If it was not you, withdraw it from your apps and change your password.`
   },
   taken_over: {
     summary: "Earlier ways to sign in were removed from your account",

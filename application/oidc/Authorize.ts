@@ -15,6 +15,8 @@ import { Cryptography } from "../ports/Cryptography.js"
 import { OidcClients } from "../ports/OidcClients.js"
 import { ParkedRequests } from "../ports/ParkedRequests.js"
 import { Transaction } from "../ports/Transaction.js"
+import { UserRepo } from "../ports/UserRepo.js"
+import { SecurityNotices } from "../SecurityNotices.js"
 import { OidcPolicy } from "./OidcPolicy.js"
 
 /** The user the browser is signed in as, by the provider's session cookie. */
@@ -61,6 +63,8 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
     const codes = yield* AuthorizationCodes
     const crypto = yield* Cryptography
     const audit = yield* Audit
+    const notices = yield* SecurityNotices
+    const users = yield* UserRepo
     const tx = yield* Transaction
     const policy = yield* OidcPolicy
 
@@ -203,18 +207,21 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
         if (step._tag === "SignIn") return AuthorizeOutcome.SignIn({ request: id })
         if (!(yield* parked.remove(found.digest))) return yield* new ParkedRequestGone()
         if (!approve) return redirect(request, { error: "access_denied", error_description: "the user declined" })
-        yield* tx.transaction(
+        const user = yield* users.findById(UserId.make(session.user_id))
+        const notice = yield* tx.transaction(
           Effect.gen(function* () {
             const first = yield* consents.grant(session.user_id, client.client_id, request.scopes, yield* DateTime.now)
-            if (first) {
-              yield* audit.append({
-                type: "oidc.consent_granted",
-                user_id: UserId.make(session.user_id),
-                details: { client_id: client.client_id, scopes: request.scopes.join(" ") }
-              })
-            }
+            if (!first || Option.isNone(user)) return Option.none()
+            yield* audit.append({
+              type: "oidc.consent_granted",
+              user_id: UserId.make(session.user_id),
+              details: { client_id: client.client_id, scopes: request.scopes.join(" ") }
+            })
+            // The owner hears of every app let in, as of every new way in: it commits with the grant.
+            return yield* notices.announceNotice(user.value.email, { kind: "app_allowed", subject: client.name })
           })
         )
+        yield* notices.told(notice)
         return yield* issueCode(request, session)
       })
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import * as oidc from "openid-client"
 import { signIn } from "../support/flows.js"
+import { makeOutbox } from "../support/Outbox.js"
 import { confidential, loggedOut, publicClient, redirectUri, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -14,7 +16,8 @@ import * as TestApp from "../support/TestApp.js"
 
 for (const backend of TestApp.backends) {
   describe(`the OpenID Provider with openid-client (${backend.name})`, () => {
-    const provider = useProvider(backend)
+    const outbox = makeOutbox()
+    const provider = useProvider(backend, {}, { events: outbox.handlers })
     const { configFor, newUser, browse, start } = provider
 
     it("publishes discovery at both paths, naming what it supports", async () => {
@@ -101,6 +104,9 @@ for (const backend of TestApp.backends) {
       const first = await start(config, "openid email")
       const { callback, jar } = await browse(first.url, email)
       const tokens = await oidc.authorizationCodeGrant(config, callback, first.checks)
+      // The owner hears of the app let in, once.
+      const [, notice] = await Effect.runPromise(outbox.next("send_security_notice", email))
+      expect(notice).toMatchObject({ kind: "app_allowed", subject: "Team wiki" })
       // Signed in and consented: the next authorization goes straight back with a code.
       const again = await start(config, "openid email")
       const straight = await fetch(again.url, { redirect: "manual", headers: { cookie: jar.header } })
@@ -108,6 +114,7 @@ for (const backend of TestApp.backends) {
       const back = new URL(straight.headers.get("location") ?? "")
       expect(`${back.origin}${back.pathname}`).toBe(redirectUri)
       expect(back.searchParams.get("code")).not.toBeNull()
+      expect(await Effect.runPromise(outbox.count("send_security_notice", email))).toBe(1)
 
       const unregistered = oidc.buildEndSessionUrl(config, {
         id_token_hint: tokens.id_token ?? "",

@@ -4,6 +4,7 @@ import * as oidc from "openid-client"
 import { afterAll, beforeAll, expect } from "vitest"
 import { Cryptography } from "../../application/ports/Cryptography.js"
 import type { OidcClients } from "../../application/ports/OidcClients.js"
+import type { Deployment } from "../../config/Deployment.js"
 import { password, register, uniqueEmail } from "./flows.js"
 import { addClient } from "./oidcFixtures.js"
 import * as TestApp from "./TestApp.js"
@@ -47,7 +48,11 @@ export class Jar {
 type Services = TestApp.TestApp | Cryptography | OidcClients
 
 /** Registers the provider's server around the suite (beforeAll, afterAll) and answers its handle. */
-export const useProvider = (backend: TestApp.Backend, env: Record<string, string> = {}) => {
+export const useProvider = (
+  backend: TestApp.Backend,
+  env: Record<string, string> = {},
+  deployment: Deployment = {}
+) => {
   let runtime: ManagedRuntime.ManagedRuntime<Services, unknown> | undefined
   const place = { base: "", issuer: "", authPrefix: "" }
 
@@ -62,7 +67,7 @@ export const useProvider = (backend: TestApp.Backend, env: Record<string, string
         SERVICE_OIDC_PRIVATE_KEY: providerKey,
         ...env
       },
-      { port }
+      { port, deployment }
     )
     runtime = ManagedRuntime.make(app as Layer.Layer<Services, unknown>)
     const settings = await runtime.runPromise(Effect.map(TestApp.TestApp, (running) => running.settings))
