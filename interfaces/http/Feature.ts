@@ -85,6 +85,8 @@ export interface FeatureApi<R> {
   readonly handlers: Layer.Layer<never, never, R>
   /** Routes served beside the API that answer in their own way (the provider's), by path. */
   readonly kinds?: ReadonlyMap<string, RouteKind>
+  /** The Content-Security-Policy of the routes that are its pages, by path. */
+  readonly policies?: ReadonlyMap<string, string>
 }
 
 type ApiError = typeof baseApi extends HttpApi.HttpApi<string, never, infer E> ? E : never

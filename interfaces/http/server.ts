@@ -145,7 +145,10 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   const pipeline = servicePipeline(settings, {
     routes,
     documents: [docsPath, openApiPath],
-    policies: new Map(pages.flatMap(([path, policy]) => (policy === undefined ? [] : [[path, policy] as const]))),
+    policies: new Map([
+      ...pages.flatMap(([path, policy]) => (policy === undefined ? [] : [[path, policy] as const])),
+      ...served.parts.flatMap((part) => [...(part.policies ?? [])])
+    ]),
     metrics: metrics !== undefined
   })
   return serveRouted(routes, pipeline).pipe(

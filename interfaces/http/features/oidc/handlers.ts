@@ -17,7 +17,15 @@ import { CsrfError } from "../../errors.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
 import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
 import { oidcGroup, type ProviderSignIn } from "./group.js"
-import { locationOf, type ProviderPlaces, protocolLimits, providerPaths, providerRouteKinds } from "./places.js"
+import { pageRoutes } from "./pageRoutes.js"
+import {
+  locationOf,
+  type ProviderPlaces,
+  protocolLimits,
+  providerPagePolicies,
+  providerPaths,
+  providerRouteKinds
+} from "./places.js"
 import { protocolRoutes } from "./protocol.js"
 
 const gone = new AuthorizationRequestGoneError()
@@ -38,7 +46,14 @@ export const oidc = feature({
       product: settings.server.productName,
       authPrefix: settings.server.authPrefix,
       secure: settings.server.publicUrl.protocol === "https:",
-      maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400
+      maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400,
+      pages: settings.server.hostedPages
+        ? {
+            product: settings.server.productName,
+            loginField: settings.accounts.loginField,
+            emailSignIn: settings.accounts.emailSignInEnabled
+          }
+        : undefined
     }
     const paths = providerPaths(places)
     /** Where the browser goes next; an outcome with nowhere to go means the request cannot go on. */
@@ -113,8 +128,9 @@ export const oidc = feature({
     )
     return {
       group: part.group,
-      handlers: Layer.merge(part.handlers, protocolRoutes(places)),
-      kinds: providerRouteKinds(paths)
+      handlers: Layer.mergeAll(part.handlers, protocolRoutes(places), pageRoutes(places)),
+      kinds: providerRouteKinds(paths),
+      policies: providerPagePolicies(paths)
     }
   }
 })

@@ -1,7 +1,9 @@
 import type { AuthorizeOutcome } from "../../../../application/oidc/Authorize.js"
 import { standardScopes } from "../../../../domain/oidc/Authorization.js"
+import { hostedPolicy } from "../../hosted/hosted.js"
 import type { LimitedRoute, RouteKind } from "../../routes.js"
 import type { BrowserOptions } from "./browser.js"
+import type { ProviderPageOptions } from "./pages.js"
 
 /** Where the provider lives, as its routes and discovery name it. */
 export interface ProviderPlaces extends BrowserOptions {
@@ -10,6 +12,8 @@ export interface ProviderPlaces extends BrowserOptions {
   /** PUBLIC_URL without a trailing slash: the routes' absolute base. */
   readonly base: string
   readonly product: string
+  /** The hosted sign-in and consent pages (HOSTED_PAGES), or none: the deployment's own screens. */
+  readonly pages?: ProviderPageOptions | undefined
 }
 
 /** The provider's protocol routes' paths, under the auth prefix, and the discovery paths (RFC 8414 §3.1). */
@@ -26,10 +30,19 @@ export const providerPaths = (places: Pick<ProviderPlaces, "authPrefix" | "issue
     signIn: `${at}/sign-in`,
     consent: `${at}/consent`,
     session: `${at}/session`,
+    pageScript: `${at}/pages.js`,
+    pageStyles: `${at}/pages.css`,
     openidConfiguration: `${issuerPath}/.well-known/openid-configuration`,
     authorizationServer: `/.well-known/oauth-authorization-server${issuerPath}`
   }
 }
+
+/** The pages' own policy (the hosted pages'): script, styles and calls from this origin, no framing. */
+export const providerPagePolicies = (paths: ReturnType<typeof providerPaths>): ReadonlyMap<string, string> =>
+  new Map([
+    [paths.signIn, hostedPolicy],
+    [paths.consent, hostedPolicy]
+  ])
 
 /**
  * Where an authorization's outcome sends the browser: back to the app, or to the sign-in or

@@ -220,31 +220,5 @@ export const protocolRoutes = (places: ProviderPlaces) =>
           return yield* endSession(form, form.confirm === "yes")
         })
       )
-
-      /** The consent prompt of a parked request, for the browser signed in (JSON; the hosted page comes next). */
-      yield* router.get(
-        paths.consent as `/${string}`,
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const id = queryOf(request).get("request") ?? ""
-          const session = yield* browser.find(sessionCookie(request))
-          if (Option.isNone(session))
-            return HttpServerResponse.unsafeJson(
-              { error: "login_required", error_description: "sign in first" },
-              { status: 401, headers: noStore }
-            )
-          return yield* authorize.consentPrompt(id).pipe(
-            Effect.map((prompt) => HttpServerResponse.unsafeJson(prompt, { headers: noStore })),
-            Effect.catchTag("ParkedRequestGone", () =>
-              Effect.succeed(
-                HttpServerResponse.unsafeJson(
-                  { error: "invalid_request", error_description: "the authorization request is gone" },
-                  { status: 410, headers: noStore }
-                )
-              )
-            )
-          )
-        }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
-      )
     })
   )

@@ -1,0 +1,134 @@
+import { scopeWords } from "./pages.js"
+
+/**
+ * The provider's pages' script, served as /oauth2/pages.js beside them (their policy allows no
+ * inline script). Plain DOM, no markup built from text. The routes it calls are relative to the
+ * page: `session` and `consent` beside it, the mailed code's request one level up.
+ */
+export const providerPageScript = `"use strict";
+(function () {
+  var page = document.body.dataset.page;
+  var loginField = document.body.dataset.loginField;
+  var request = new URLSearchParams(window.location.search).get("request") || "";
+  var result = document.getElementById("result");
+  var scopeWords = ${JSON.stringify(scopeWords)};
+
+  function show(kind, detail) {
+    result.dataset.kind = kind;
+    document.getElementById("result-detail").textContent = detail;
+    result.focus();
+  }
+
+  async function send(route, body, headers) {
+    var response;
+    try {
+      response = await fetch(route, {
+        method: "POST",
+        headers: Object.assign({ "content-type": "application/json" }, headers || {}),
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+        referrerPolicy: "no-referrer"
+      });
+    } catch (error) {
+      return { ok: false, detail: "The service could not be reached. Check your connection and try again." };
+    }
+    var data = null;
+    try { data = await response.json(); } catch (error) { data = null; }
+    var detail = data && typeof data.detail === "string" ? data.detail : "The service answered " + response.status + ".";
+    return { ok: response.ok, status: response.status, data: data, detail: detail };
+  }
+
+  // Where the service says the browser goes next: the consent page, or back to the app.
+  function go(answer) {
+    if (!answer.ok || !answer.data || typeof answer.data["continue"] !== "string") return false;
+    window.location.assign(answer.data["continue"]);
+    return true;
+  }
+
+  function handle(form, run) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      delete result.dataset.kind;
+      var buttons = form.querySelectorAll("button");
+      buttons.forEach(function (button) { button.disabled = true; });
+      form.setAttribute("aria-busy", "true");
+      run(event).finally(function () {
+        buttons.forEach(function (button) { button.disabled = false; });
+        form.removeAttribute("aria-busy");
+      });
+    });
+  }
+
+  function value(id) { return document.getElementById(id).value; }
+
+  function csrfToken() {
+    var found = document.cookie.split("; ").filter(function (pair) { return pair.indexOf("portcullis_op_csrf=") === 0; })[0];
+    return found ? found.slice("portcullis_op_csrf=".length) : "";
+  }
+
+  var form = document.getElementById("form");
+  if (!request) return show("error", "This page needs the app's sign-in request. Start again from the app.");
+
+  if (page === "oauth2-sign-in") {
+    handle(form, async function () {
+      var body = { request: request, password: value("password") };
+      body[loginField] = value("identifier");
+      var answer = await send("session", body);
+      if (!go(answer)) show("error", answer.detail);
+    });
+    var codeRequest = document.getElementById("code-request");
+    var code = document.getElementById("code");
+    if (codeRequest && code) {
+      handle(codeRequest, async function () {
+        var answer = await send("../email-sign-in/request", { email: value("code-email") });
+        if (!answer.ok) return show("error", answer.detail);
+        code.hidden = false;
+        show("success", "If the address has an account, a code is on its way to it. Type it below.");
+        document.getElementById("code-value").focus();
+      });
+      handle(code, async function () {
+        var answer = await send("session", { request: request, email: value("code-email"), code: value("code-value") });
+        if (!go(answer)) show("error", answer.detail);
+      });
+      codeRequest.hidden = false;
+    }
+    form.hidden = false;
+    document.getElementById("identifier").focus();
+  }
+
+  if (page === "oauth2-consent") {
+    fetch("consent?request=" + encodeURIComponent(request), {
+      headers: { accept: "application/json" },
+      credentials: "same-origin"
+    }).then(async function (response) {
+      var prompt = null;
+      try { prompt = await response.json(); } catch (error) { prompt = null; }
+      if (!response.ok || !prompt) {
+        return show("error", response.status === 401
+          ? "You are not signed in any more. Start again from the app."
+          : "This request has expired or was answered already. Start again from the app.");
+      }
+      document.getElementById("client").textContent = prompt.client_name;
+      var list = document.getElementById("scopes");
+      list.replaceChildren.apply(list, prompt.scopes.map(function (scope) {
+        var item = document.createElement("li");
+        item.textContent = scopeWords[scope] || scope;
+        return item;
+      }));
+      if (prompt.self_registered) {
+        document.getElementById("redirect-host").textContent = prompt.redirect_host;
+        document.getElementById("unverified").hidden = false;
+      }
+      form.hidden = false;
+      form.querySelector("button").focus();
+    }, function () {
+      show("error", "The service could not be reached. Check your connection and try again.");
+    });
+    handle(form, async function (event) {
+      var approve = event.submitter ? event.submitter.value === "true" : false;
+      var answer = await send("consent", { request: request, approve: approve }, { "x-csrf-token": csrfToken() });
+      if (!go(answer)) show("error", answer.detail);
+    });
+  }
+})();
+`

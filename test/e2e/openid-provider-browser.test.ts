@@ -1,0 +1,80 @@
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import * as oidc from "openid-client"
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { browserSuite, launchChromium } from "../support/browser.js"
+import { password } from "../support/flows.js"
+import { confidential, redirectUri, useProvider } from "../support/openidProvider.js"
+import { root } from "../support/processes.js"
+
+/**
+ * The provider's hosted pages in Debian's Chromium: an app's authorization URL opened, the user
+ * signs in on /oauth2/sign-in by the fields' labels, allows the app on /oauth2/consent, and the
+ * browser lands on the app's redirect URI (answered by the test, never the network) with a code
+ * openid-client redeems. At a phone's width (390 px) the pages do not scroll sideways; screenshots
+ * at 390 and 1280 px are kept under test-results/.
+ */
+
+const suite = browserSuite("the OpenID Provider's hosted pages in a real browser (Chromium)")
+const results = join(root, "test-results")
+
+describe.skipIf(suite.skip)(suite.title, () => {
+  const provider = useProvider({ name: "memory", databaseUrl: "memory:" }, { SERVICE_PRODUCT_NAME: "Portcullis test" })
+  let browser: Browser | undefined
+
+  beforeAll(async () => {
+    suite.requirePresent()
+    mkdirSync(results, { recursive: true })
+    browser = await launchChromium()
+  }, 60_000)
+  afterAll(() => browser?.close())
+
+  for (const width of [390, 1280]) {
+    it(`signs a user in and asks consent, at ${width} px, keyboard and labels only`, async () => {
+      const config = await provider.configFor(confidential)
+      const email = await provider.newUser()
+      const { url, checks } = await provider.start(config, "openid email")
+      const context = await (browser as Browser).newContext({ viewport: { width, height: 800 } })
+      const page = await context.newPage()
+      let landed: string | undefined
+      await page.route("https://app.example.com/**", (route) => {
+        landed = route.request().url()
+        return route.fulfill({ status: 200, contentType: "text/plain", body: "the app" })
+      })
+      await page.goto(url.href)
+      await expect.poll(() => page.url()).toContain("/oauth2/sign-in")
+      await page.getByLabel("Email address", { exact: true }).fill(email)
+      await page.getByLabel("Password").fill(password)
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth)
+      expect(wide).toBeLessThanOrEqual(width)
+      await page.screenshot({ path: join(results, `oidc-sign-in-${width}.png`), fullPage: true })
+      await page.getByLabel("Password").press("Enter")
+
+      await expect.poll(() => page.url()).toContain("/oauth2/consent")
+      await expect.poll(() => page.locator("#client").textContent()).toBe("Team wiki")
+      expect(await page.locator("#scopes li").allTextContents()).toEqual([
+        "who you are on this service",
+        "your email address, and whether it is confirmed"
+      ])
+      // The first button has the focus: Enter allows.
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Allow")
+      await page.screenshot({ path: join(results, `oidc-consent-${width}.png`), fullPage: true })
+      await page.keyboard.press("Enter")
+
+      await expect.poll(() => landed, { timeout: 15_000 }).toBeDefined()
+      const callback = new URL(landed ?? "")
+      expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
+      expect(tokens.claims()?.email).toBe(email)
+      await context.close()
+    })
+  }
+
+  it("refuses to be framed and runs no inline script (its policy)", async () => {
+    const reply = await fetch(provider.route("/oauth2/sign-in?request=x"))
+    expect(reply.headers.get("content-security-policy")).toMatch(/frame-ancestors 'none'/)
+    expect(reply.headers.get("content-security-policy")).toMatch(/script-src 'self'/)
+    expect(reply.headers.get("x-frame-options")).toBe("DENY")
+  })
+})
