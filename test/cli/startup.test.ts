@@ -301,7 +301,9 @@ describe("a start-up that cannot go on ends in one sentence and exit code 1", ()
       )
     )
     expect(refused.stdout + refused.stderr).not.toContain("Pa55word")
-    expect(Date.now() - started).toBeLessThan(5_000)
+    // "At once": the driver's own retries (endless by default) are not waited for. The bound leaves
+    // room for a process starting beside a full test run; a retrying start-up never ends.
+    expect(Date.now() - started).toBeLessThan(15_000)
   })
 
   it("when the database cannot be reached, without its password", async () => {

@@ -138,7 +138,8 @@ const startServerOn = async (
     running.delete(child)
     return exit
   }
-  const deadline = Date.now() + 20_000
+  // A wait, not a bound on start-up: several workers starting beside a full test run can take a while.
+  const deadline = Date.now() + 40_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       running.delete(child)
@@ -154,7 +155,7 @@ const startServerOn = async (
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   await killAll()
-  throw new Error(`serve did not answer /healthz within 20 s:\n${output}`)
+  throw new Error(`serve did not answer /healthz within 40 s:\n${output}`)
 }
 
 /**
