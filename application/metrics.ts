@@ -32,6 +32,22 @@ export const storeErrors = Metric.counter("portcullis_store_errors", {
   incremental: true
 })
 
+export const oidcAuthorizations = Metric.counter("portcullis_oidc_authorizations", {
+  description:
+    "Authorization requests to the OpenID Provider, by outcome: redirect (a code or an error back to the app), sign_in, consent, error_page.",
+  incremental: true
+})
+
+export const oidcTokenGrants = Metric.counter("portcullis_oidc_token_grants", {
+  description: "Tokens the OpenID Provider issued at its token endpoint, by grant type.",
+  incremental: true
+})
+
+export const oidcRefusals = Metric.counter("portcullis_oidc_refusals", {
+  description: "Token requests the OpenID Provider refused, by OAuth error (invalid_grant, invalid_client, ...).",
+  incremental: true
+})
+
 export const protectionsLocal = Metric.gauge("portcullis_protections_local", {
   description:
     "1 while the Redis of REDIS_URL is unusable, so that rate limits and lockout count in each process on its own; 0 otherwise."

@@ -1,4 +1,4 @@
-import { Data, DateTime, Effect, Option } from "effect"
+import { Data, DateTime, Effect, Metric, Option } from "effect"
 import {
   type AuthorizationRequest,
   decideAuthorization,
@@ -9,6 +9,7 @@ import {
 import type { Client } from "../../domain/oidc/Client.js"
 import { UserId } from "../../domain/User.js"
 import { Audit } from "../Audit.js"
+import { oidcAuthorizations } from "../metrics.js"
 import { AuthorizationCodes } from "../ports/AuthorizationCodes.js"
 import { Consents } from "../ports/Consents.js"
 import { Cryptography } from "../ports/Cryptography.js"
@@ -39,6 +40,14 @@ export type AuthorizeOutcome = Data.TaggedEnum<{
   Consent: { readonly request: string }
 }>
 export const AuthorizeOutcome = Data.taggedEnum<AuthorizeOutcome>()
+
+/** How the metrics name each outcome (portcullis_oidc_authorizations). */
+const outcomeLabels: Record<AuthorizeOutcome["_tag"], string> = {
+  ErrorPage: "error_page",
+  Redirect: "redirect",
+  SignIn: "sign_in",
+  Consent: "consent"
+}
 
 /** Why a parked request cannot go on: unknown, expired or answered already. */
 export class ParkedRequestGone extends Data.TaggedError("ParkedRequestGone")<{}> {}
@@ -153,6 +162,11 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
 
     /** An authorization request (its parameters, first value of each) from a browser, signed in or not. */
     const authorize = (params: Readonly<Record<string, string | undefined>>, session: BrowserSession | undefined) =>
+      Effect.tap(decide(params, session), (outcome) =>
+        Metric.increment(Metric.tagged(oidcAuthorizations, "outcome", outcomeLabels[outcome._tag]))
+      )
+
+    const decide = (params: Readonly<Record<string, string | undefined>>, session: BrowserSession | undefined) =>
       Effect.gen(function* () {
         const client =
           params.client_id === undefined || params.client_id === ""

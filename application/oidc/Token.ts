@@ -1,4 +1,4 @@
-import { Data, DateTime, Effect, Option } from "effect"
+import { Data, DateTime, Effect, Metric, Option } from "effect"
 import { isCodeVerifier } from "../../domain/oidc/Authorization.js"
 import { claimsFor, issuesRefreshToken } from "../../domain/oidc/Claims.js"
 import { authenticateClient, type Client, type PresentedClient, presentedClientId } from "../../domain/oidc/Client.js"
@@ -6,6 +6,7 @@ import { decideRedemption } from "../../domain/oidc/Code.js"
 import { decideGrantRefresh, type Grant } from "../../domain/oidc/Grant.js"
 import { UserId } from "../../domain/User.js"
 import { Audit } from "../Audit.js"
+import { oidcRefusals, oidcTokenGrants } from "../metrics.js"
 import { AuthorizationCodes } from "../ports/AuthorizationCodes.js"
 import { Cryptography } from "../ports/Cryptography.js"
 import { OidcClients } from "../ports/OidcClients.js"
@@ -275,7 +276,15 @@ export class Token extends Effect.Service<Token>()("app/Token", {
           default:
             return yield* refuse("unsupported_grant_type", "grant_type is not one this server supports")
         }
-      })
+      }).pipe(
+        Effect.tapBoth({
+          onSuccess: () => Metric.increment(Metric.tagged(oidcTokenGrants, "grant_type", form.grant_type ?? "")),
+          onFailure: (error) =>
+            error._tag === "TokenEndpointError"
+              ? Metric.increment(Metric.tagged(oidcRefusals, "error", error.error))
+              : Effect.void
+        })
+      )
 
     return { exchange, authenticate, userClaims } as const
   })

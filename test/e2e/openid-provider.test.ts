@@ -4,6 +4,7 @@ import * as oidc from "openid-client"
 import { signIn } from "../support/flows.js"
 import { makeOutbox } from "../support/Outbox.js"
 import { confidential, loggedOut, publicClient, redirectUri, useProvider } from "../support/openidProvider.js"
+import { parseSamples, sampleOf } from "../support/prometheus.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
@@ -250,5 +251,33 @@ describe("the provider's refusals by the pipeline, in OAuth's shape", () => {
     expect(limited?.headers.get("retry-after")).not.toBeNull()
     expect(limited?.headers.get("content-type")).toMatch(/^application\/json/)
     expect(await limited?.json()).toMatchObject({ error: "temporarily_unavailable" })
+  })
+})
+
+describe("the provider's metrics (METRICS_ENABLED=true)", () => {
+  const provider = useProvider({ name: "memory", databaseUrl: "memory:" }, { SERVICE_METRICS_ENABLED: "true" })
+  const scrape = async () => parseSamples(await (await fetch(`${provider.base}/metrics`)).text())
+
+  it("counts authorizations by outcome, token grants by type and refusals by error", async () => {
+    const series = [
+      ["portcullis_oidc_authorizations_total", { outcome: "sign_in" }],
+      ["portcullis_oidc_authorizations_total", { outcome: "error_page" }],
+      ["portcullis_oidc_token_grants_total", { grant_type: "authorization_code" }],
+      ["portcullis_oidc_refusals_total", { error: "invalid_grant" }]
+    ] as const
+    const before = await scrape()
+    const config = await provider.configFor(confidential)
+    const { url, checks } = await provider.start(config, "openid email")
+    const { callback } = await provider.browse(url, await provider.newUser())
+    await oidc.authorizationCodeGrant(config, callback, checks)
+    await expect(oidc.authorizationCodeGrant(config, callback, checks)).rejects.toMatchObject({
+      error: "invalid_grant"
+    })
+    url.searchParams.set("redirect_uri", "https://evil.example/cb")
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(400)
+    const after = await scrape()
+    expect(series.map(([name, labels]) => sampleOf(after, name, labels) - sampleOf(before, name, labels))).toEqual([
+      1, 1, 1, 1
+    ])
   })
 })
