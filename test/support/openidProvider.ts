@@ -51,7 +51,9 @@ type Services = TestApp.TestApp | Cryptography | OidcClients
 export const useProvider = (
   backend: TestApp.Backend,
   env: Record<string, string> = {},
-  deployment: Deployment = {}
+  deployment: Deployment = {},
+  /** More confidential clients, redirecting where `wiki` does. */
+  more: ReadonlyArray<{ readonly id: string; readonly secret: string }> = []
 ) => {
   let runtime: ManagedRuntime.ManagedRuntime<Services, unknown> | undefined
   const place = { base: "", issuer: "", authPrefix: "" }
@@ -81,6 +83,9 @@ export const useProvider = (
           secret_digest: crypto.digest(confidential.secret),
           post_logout_redirect_uris: [loggedOut]
         })
+        for (const client of more) {
+          yield* addClient(client.id, { name: client.id, secret_digest: crypto.digest(client.secret) })
+        }
         yield* addClient(publicClient.id, {
           name: "A CLI",
           public: true,
