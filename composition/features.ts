@@ -40,7 +40,8 @@ const oidcUseCases = Layer.mergeAll(
   GrantTokens.Default,
   BrowserSessions.Default,
   Apps.Default,
-  EmailSignIn.Default
+  EmailSignIn.Default,
+  Passkeys.Default
 ).pipe(Layer.provideMerge(Token.Default))
 
 /**

@@ -4,7 +4,7 @@ import * as oidc from "openid-client"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { browserSuite, launchChromium } from "../support/browser.js"
-import { password } from "../support/flows.js"
+import { password, signIn } from "../support/flows.js"
 import { confidential, redirectUri, useProvider } from "../support/openidProvider.js"
 import { root } from "../support/processes.js"
 
@@ -20,7 +20,19 @@ const suite = browserSuite("the OpenID Provider's hosted pages in a real browser
 const results = join(root, "test-results")
 
 describe.skipIf(suite.skip)(suite.title, () => {
-  const provider = useProvider({ name: "memory", databaseUrl: "memory:" }, { SERVICE_PRODUCT_NAME: "Portcullis test" })
+  const provider = useProvider(
+    { name: "memory", databaseUrl: "memory:" },
+    {
+      host: "localhost",
+      env: (base) => ({
+        SERVICE_PRODUCT_NAME: "Portcullis test",
+        SERVICE_PASSKEY_ENABLED: "true",
+        SERVICE_PASSKEY_RP_ID: "localhost",
+        SERVICE_PASSKEY_RP_NAME: "Portcullis test",
+        SERVICE_PASSKEY_ORIGINS: base
+      })
+    }
+  )
   let browser: Browser | undefined
 
   beforeAll(async () => {
@@ -70,6 +82,59 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await context.close()
     })
   }
+
+  it("signs a user in with a passkey (a virtual authenticator), amr hwk and user", async () => {
+    const config = await provider.configFor(confidential)
+    const email = await provider.newUser()
+    const own = await provider.run(signIn(email))
+    const context = await (browser as Browser).newContext()
+    const page = await context.newPage()
+    const cdp = await context.newCDPSession(page)
+    await cdp.send("WebAuthn.enable")
+    await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        transport: "internal",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true
+      }
+    })
+    let landed: string | undefined
+    await page.route("https://app.example.com/**", (route) => {
+      landed = route.request().url()
+      return route.fulfill({ status: 200, contentType: "text/plain", body: "the app" })
+    })
+    const { url, checks } = await provider.start(config, "openid email")
+    await page.goto(url.href)
+    await expect.poll(() => page.url()).toContain("/oauth2/sign-in")
+    // The user's passkey, added through the API from this page's origin with the page's own bundle.
+    const added = await page.evaluate(
+      async ({ prefix, token }) => {
+        const headers = { "content-type": "application/json", authorization: `Bearer ${token}` }
+        const begin = await (await fetch(`${prefix}/passkeys/register/begin`, { method: "POST", headers })).json()
+        const { challenge_key, ...optionsJSON } = begin
+        const browser = (
+          window as unknown as { SimpleWebAuthnBrowser: { startRegistration: (o: unknown) => Promise<unknown> } }
+        ).SimpleWebAuthnBrowser
+        const credential = await browser.startRegistration({ optionsJSON })
+        const body = JSON.stringify({ challenge_key, credential, device_name: "Virtual authenticator" })
+        return (await fetch(`${prefix}/passkeys/register/complete`, { method: "POST", headers, body })).status
+      },
+      { prefix: provider.authPrefix, token: own.access }
+    )
+    expect(added).toBe(201)
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click()
+    await expect.poll(() => page.url()).toContain("/oauth2/consent")
+    await expect.poll(() => page.locator("#client").textContent()).toBe("Team wiki")
+    await page.getByRole("button", { name: "Allow" }).click()
+    await expect.poll(() => landed, { timeout: 15_000 }).toBeDefined()
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(landed ?? ""), checks)
+    expect(tokens.claims()?.email).toBe(email)
+    expect(tokens.claims()?.amr).toEqual(["hwk", "user"])
+    await context.close()
+  })
 
   it("refuses to be framed and runs no inline script (its policy)", async () => {
     const reply = await fetch(provider.route("/oauth2/sign-in?request=x"))

@@ -18,7 +18,7 @@ import * as TestApp from "../support/TestApp.js"
 for (const backend of TestApp.backends) {
   describe(`the OpenID Provider with openid-client (${backend.name})`, () => {
     const outbox = makeOutbox()
-    const provider = useProvider(backend, {}, { events: outbox.handlers })
+    const provider = useProvider(backend, { deployment: { events: outbox.handlers } })
     const { configFor, newUser, browse, start } = provider
 
     it("publishes discovery at both paths, naming what it supports", async () => {
@@ -227,8 +227,10 @@ describe("the provider's refusals by the pipeline, in OAuth's shape", () => {
   const provider = useProvider(
     { name: "memory", databaseUrl: "memory:" },
     {
-      SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
-      SERVICE_AUTH_RATE_LIMITS: JSON.stringify({ oidc_token: "2/minute" })
+      env: {
+        SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
+        SERVICE_AUTH_RATE_LIMITS: JSON.stringify({ oidc_token: "2/minute" })
+      }
     }
   )
 
@@ -255,7 +257,7 @@ describe("the provider's refusals by the pipeline, in OAuth's shape", () => {
 })
 
 describe("the provider's metrics (METRICS_ENABLED=true)", () => {
-  const provider = useProvider({ name: "memory", databaseUrl: "memory:" }, { SERVICE_METRICS_ENABLED: "true" })
+  const provider = useProvider({ name: "memory", databaseUrl: "memory:" }, { env: { SERVICE_METRICS_ENABLED: "true" } })
   const scrape = async () => parseSamples(await (await fetch(`${provider.base}/metrics`)).text())
 
   it("counts authorizations by outcome, token grants by type and refusals by error", async () => {

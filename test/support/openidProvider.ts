@@ -48,26 +48,32 @@ export class Jar {
 type Services = TestApp.TestApp | Cryptography | OidcClients
 
 /** Registers the provider's server around the suite (beforeAll, afterAll) and answers its handle. */
-export const useProvider = (
-  backend: TestApp.Backend,
-  env: Record<string, string> = {},
-  deployment: Deployment = {},
+/** What a suite changes in the provider's server. */
+export interface ProviderOptions {
+  /** Settings beside the provider's own; a function of PUBLIC_URL when they must name it. */
+  readonly env?: Record<string, string> | ((base: string) => Record<string, string>)
+  readonly deployment?: Deployment
   /** More confidential clients, redirecting where `wiki` does. */
-  more: ReadonlyArray<{ readonly id: string; readonly secret: string }> = []
-) => {
+  readonly more?: ReadonlyArray<{ readonly id: string; readonly secret: string }>
+  /** The host of PUBLIC_URL (127.0.0.1 unless given): `localhost` for passkeys, whose relying party is a domain. */
+  readonly host?: string
+}
+
+export const useProvider = (backend: TestApp.Backend, options: ProviderOptions = {}) => {
+  const { env = {}, deployment = {}, more = [], host = "127.0.0.1" } = options
   let runtime: ManagedRuntime.ManagedRuntime<Services, unknown> | undefined
   const place = { base: "", issuer: "", authPrefix: "" }
 
   beforeAll(async () => {
     const port = await TestApp.freePort()
-    place.base = `http://127.0.0.1:${port}`
+    place.base = `http://${host}:${port}`
     const app = TestApp.layer(
       backend,
       {
         SERVICE_PUBLIC_URL: place.base,
         SERVICE_OIDC_PROVIDER_ENABLED: "true",
         SERVICE_OIDC_PRIVATE_KEY: providerKey,
-        ...env
+        ...(typeof env === "function" ? env(place.base) : env)
       },
       { port, deployment }
     )

@@ -59,9 +59,10 @@ const firstOf = async (jar: CookieJar, url: URL) => {
 
 /** Portcullis, the browser's part played on the JSON routes its hosted pages call. */
 export const portcullisUnderTest = (): ProviderUnderTest => {
-  const provider = useProvider({ name: "memory", databaseUrl: "memory:" }, {}, {}, [
-    { id: "wiki-post", secret: postSecret }
-  ])
+  const provider = useProvider(
+    { name: "memory", databaseUrl: "memory:" },
+    { more: [{ id: "wiki-post", secret: postSecret }] }
+  )
   const post = async (jar: CookieJar, url: URL, body: unknown, headers: Record<string, string> = {}) => {
     const cookie = jar.header(url)
     const response = await fetch(url, {

@@ -26,7 +26,7 @@ export const demoPolicy =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 /** The browser bundle of @simplewebauthn/browser, from the installed package (its exports name no bundle). */
-const browserBundle = () => {
+export const browserBundle = () => {
   const entry = createRequire(import.meta.url).resolve("@simplewebauthn/browser")
   // .../@simplewebauthn/browser/script/index.js → the package's folder.
   return readFileSync(join(dirname(dirname(entry)), "dist", "bundle", "index.umd.min.js"), "utf8")

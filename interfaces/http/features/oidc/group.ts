@@ -12,6 +12,8 @@ import {
   TokenError,
   TokenExpiredError
 } from "../../../../domain/errors.js"
+import { AuthenticationChallengeKey } from "../../../../domain/Passkey.js"
+import { AuthenticationCredential } from "../../../../domain/PasskeyCeremony.js"
 import { Email } from "../../../../domain/User.js"
 import { type ApiShape, hashing, limited, listOf, placed, strict } from "../../Api.js"
 import { CsrfError } from "../../errors.js"
@@ -22,14 +24,22 @@ const RequestId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
   description: "The parked authorization request's id, from the page's `?request=`."
 })
 
+/** A passkey's assertion for the provider's browser session (its options from /passkeys/authenticate/begin). */
+export const PasskeySignIn = strict({
+  request: RequestId,
+  challenge_key: AuthenticationChallengeKey,
+  credential: AuthenticationCredential
+})
+
 /**
  * A sign-in for the provider's browser session: what a sign-in route takes (the login body, a
- * mailed link's `token`, or `email` and `code`) and the request it resumes. The login field is
- * LOGIN_FIELD's, so the body holds string fields by name, and no field the sign-ins do not take.
+ * mailed link's `token`, `email` and `code`, or a passkey's assertion after
+ * /passkeys/authenticate/begin) and the request it resumes. The login field is LOGIN_FIELD's, so
+ * that body holds string fields by name, and no field the sign-ins do not take.
  */
 const sessionPayload = (loginField: string) => {
   const taken = new Set(["request", "password", "token", "code", "email", loginField])
-  return Schema.Struct(
+  const byCredentials = Schema.Struct(
     {
       request: RequestId,
       password: Schema.optional(Schema.String.pipe(Schema.maxLength(4096))),
@@ -38,13 +48,12 @@ const sessionPayload = (loginField: string) => {
       email: Schema.optional(Email)
     },
     Schema.Record({ key: Schema.String, value: Schema.String.pipe(Schema.maxLength(320)) })
+  ).pipe(
+    Schema.filter((body) => Object.keys(body).every((name) => taken.has(name)), {
+      message: () => `takes request, ${loginField} and password, token, or email and code`
+    })
   )
-    .pipe(
-      Schema.filter((body) => Object.keys(body).every((name) => taken.has(name)), {
-        message: () => `takes request, ${loginField} and password, token, or email and code`
-      })
-    )
-    .annotations({ identifier: "ProviderSignIn" })
+  return Schema.Union(PasskeySignIn, byCredentials).annotations({ identifier: "ProviderSignIn" })
 }
 
 /** The body of POST /oauth2/session, as decoded. */
@@ -101,7 +110,7 @@ export const oidcGroup = (shape: ApiShape) =>
           .annotate(OpenApi.Summary, "Sign in for an authorization request")
           .annotate(
             OpenApi.Description,
-            "Takes what a sign-in route takes (the login body, `{token}` or `{email, code}`) and the parked `request`; sets the provider's browser session cookie and answers where the browser goes next."
+            "Takes what a sign-in route takes (the login body, `{token}`, `{email, code}`, or `{challenge_key, credential}` after /passkeys/authenticate/begin) and the parked `request`; sets the provider's browser session cookie and answers where the browser goes next."
           )
           .setPayload(sessionPayload(shape.loginField))
           .addSuccess(Continue)

@@ -1,13 +1,14 @@
 import * as HttpApp from "@effect/platform/HttpApp"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { EmailSignIn } from "../../../../application/EmailSignIn.js"
 import { Apps } from "../../../../application/oidc/Apps.js"
 import { Authorize, type AuthorizeOutcome } from "../../../../application/oidc/Authorize.js"
 import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
+import { Passkeys } from "../../../../application/Passkeys.js"
 import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
 import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
 import { AuthenticationError, AuthorizationRequestGoneError } from "../../../../domain/errors.js"
-import { amrOf } from "../../../../domain/oidc/Claims.js"
+import { amrOf, type SignInMethod } from "../../../../domain/oidc/Claims.js"
 import type { ClientInfo } from "../../../../domain/Session.js"
 import type { LoginResponse } from "../../../../domain/Token.js"
 import { CurrentPrincipal } from "../../Authentication.js"
@@ -16,7 +17,7 @@ import { CSRF_HEADER } from "../../cookies.js"
 import { CsrfError } from "../../errors.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
 import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
-import { oidcGroup, type ProviderSignIn } from "./group.js"
+import { oidcGroup, PasskeySignIn, type ProviderSignIn } from "./group.js"
 import { pageRoutes } from "./pageRoutes.js"
 import {
   locationOf,
@@ -29,6 +30,7 @@ import {
 import { protocolRoutes } from "./protocol.js"
 
 const gone = new AuthorizationRequestGoneError()
+const isPasskeySignIn = Schema.is(PasskeySignIn)
 
 /**
  * The OpenID Provider (OIDC_PROVIDER_ENABLED): its protocol routes beside the API, and its JSON
@@ -51,7 +53,8 @@ export const oidc = feature({
         ? {
             product: settings.server.productName,
             loginField: settings.accounts.loginField,
-            emailSignIn: settings.accounts.emailSignInEnabled
+            emailSignIn: settings.accounts.emailSignInEnabled,
+            passkeys: settings.passkeys.passkeyEnabled
           }
         : undefined
     }
@@ -68,18 +71,35 @@ export const oidc = feature({
         const apps = yield* Apps
         const password = yield* PasswordSignIn
         const mailed = yield* EmailSignIn
+        const passkeys = yield* Passkeys
         const csrf = yield* CsrfTokens
         const loginField = settings.accounts.loginField
-        const withAmr = (kind: "password" | "mailed") => (login: LoginResponse) => ({ login, amr: amrOf({ kind }) })
+        const withAmr = (method: SignInMethod) => (login: LoginResponse) => ({ login, amr: amrOf(method) })
+        // PASSKEY_REQUIRE_USER_VERIFICATION: an assertion was accepted only with the user verified.
+        const passkey: SignInMethod = {
+          kind: "passkey",
+          userVerified: settings.passkeys.passkeyRequireUserVerification
+        }
         /** The sign-in the body asks for, under that sign-in's own rules, and how it proved the user (RFC 8176). */
         const signIn = (payload: ProviderSignIn, client: ClientInfo) => {
+          if (isPasskeySignIn(payload))
+            return Effect.map(
+              passkeys.authenticateComplete(
+                { challenge_key: payload.challenge_key, credential: payload.credential },
+                client
+              ),
+              withAmr(passkey)
+            )
           const identifier = payload[loginField]
           if (payload.password !== undefined && identifier !== undefined)
-            return Effect.map(password.login(identifier, Redacted.make(payload.password), client), withAmr("password"))
+            return Effect.map(
+              password.login(identifier, Redacted.make(payload.password), client),
+              withAmr({ kind: "password" })
+            )
           if (payload.token !== undefined)
-            return Effect.map(mailed.confirmLink(payload.token, client), withAmr("mailed"))
+            return Effect.map(mailed.confirmLink(payload.token, client), withAmr({ kind: "mailed" }))
           if (payload.code !== undefined && payload.email !== undefined)
-            return Effect.map(mailed.confirmCode(payload.email, payload.code, client), withAmr("mailed"))
+            return Effect.map(mailed.confirmCode(payload.email, payload.code, client), withAmr({ kind: "mailed" }))
           return Effect.fail(new AuthenticationError())
         }
         return handlers

@@ -4,6 +4,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
 import { Authorize } from "../../../../application/oidc/Authorize.js"
 import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
+import { browserBundle } from "../../demo/demo.js"
 import { pageStyles } from "../../hosted/pages.js"
 import { queryOf, sessionCookie } from "./browser.js"
 import { unavailable } from "./forms.js"
@@ -59,6 +60,10 @@ export const pageRoutes = (places: ProviderPlaces) =>
       yield* router.get(paths.signIn as `/${string}`, Effect.succeed(signIn))
       const script = HttpServerResponse.text(providerPageScript, { contentType: "text/javascript; charset=utf-8" })
       yield* router.get(paths.pageScript as `/${string}`, Effect.succeed(script))
+      if (pages.passkeys) {
+        const bundle = HttpServerResponse.text(browserBundle(), { contentType: "text/javascript; charset=utf-8" })
+        yield* router.get(paths.webauthnScript as `/${string}`, Effect.succeed(bundle))
+      }
       const styles = HttpServerResponse.text(pageStyles + providerPageStyles, {
         contentType: "text/css; charset=utf-8"
       })

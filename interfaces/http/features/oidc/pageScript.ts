@@ -76,6 +76,25 @@ export const providerPageScript = `"use strict";
       var answer = await send("session", body);
       if (!go(answer)) show("error", answer.detail);
     });
+    var passkey = document.getElementById("passkey");
+    if (passkey && window.SimpleWebAuthnBrowser) {
+      handle(passkey, async function () {
+        var begin = await send("../passkeys/authenticate/begin", {});
+        if (!begin.ok) return show("error", begin.detail);
+        var options = Object.assign({}, begin.data);
+        var key = options.challenge_key;
+        delete options.challenge_key;
+        var credential;
+        try {
+          credential = await window.SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: options });
+        } catch (error) {
+          return show("error", "No passkey was used. Try again, or sign in another way.");
+        }
+        var answer = await send("session", { request: request, challenge_key: key, credential: credential });
+        if (!go(answer)) show("error", answer.detail);
+      });
+      passkey.hidden = false;
+    }
     var codeRequest = document.getElementById("code-request");
     var code = document.getElementById("code");
     if (codeRequest && code) {

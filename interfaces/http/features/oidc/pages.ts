@@ -12,6 +12,8 @@ export interface ProviderPageOptions {
   readonly loginField: string
   /** EMAIL_SIGN_IN_ENABLED: the sign-in page offers a mailed code. */
   readonly emailSignIn: boolean
+  /** PASSKEY_ENABLED: the sign-in page offers a passkey. */
+  readonly passkeys: boolean
 }
 
 const frame = (page: string, title: string, options: ProviderPageOptions, body: string) => `<!doctype html>
@@ -23,7 +25,7 @@ const frame = (page: string, title: string, options: ProviderPageOptions, body: 
   <meta name="robots" content="noindex">
   <title>${escapeHtml(title)} · ${escapeHtml(options.product)}</title>
   <link rel="stylesheet" href="pages.css">
-  <script src="pages.js" defer></script>
+${options.passkeys ? '  <script src="webauthn.js" defer></script>\n' : ""}  <script src="pages.js" defer></script>
 </head>
 <body data-page="${page}" data-login-field="${escapeHtml(options.loginField)}">
 <main>
@@ -37,7 +39,7 @@ ${body}
 </html>
 `
 
-/** /oauth2/sign-in: the password form, and a mailed code when the deployment has sign-in by mail. */
+/** /oauth2/sign-in: the password form, a passkey and a mailed code when the deployment has them. */
 export const providerSignInPage = (options: ProviderPageOptions) => {
   const label = options.loginField === "email" ? "Email address" : options.loginField.replace(/_/g, " ")
   const mailed = options.emailSignIn
@@ -54,6 +56,13 @@ export const providerSignInPage = (options: ProviderPageOptions) => {
     <button type="submit">Sign in with the code</button>
   </form>`
     : ""
+  const passkey = options.passkeys
+    ? `
+  <form id="passkey" hidden>
+    <h2>Or use a passkey</h2>
+    <button type="submit">Sign in with a passkey</button>
+  </form>`
+    : ""
   return frame(
     "oauth2-sign-in",
     "Sign in",
@@ -64,7 +73,7 @@ export const providerSignInPage = (options: ProviderPageOptions) => {
     <label for="password">Password</label>
     <input id="password" name="password" type="password" autocomplete="current-password" required>
     <button type="submit">Sign in</button>
-  </form>${mailed}`
+  </form>${passkey}${mailed}`
   )
 }
 

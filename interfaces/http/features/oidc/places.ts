@@ -32,6 +32,7 @@ export const providerPaths = (places: Pick<ProviderPlaces, "authPrefix" | "issue
     session: `${at}/session`,
     pageScript: `${at}/pages.js`,
     pageStyles: `${at}/pages.css`,
+    webauthnScript: `${at}/webauthn.js`,
     openidConfiguration: `${issuerPath}/.well-known/openid-configuration`,
     authorizationServer: `/.well-known/oauth-authorization-server${issuerPath}`
   }
