@@ -1,12 +1,17 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
+import { Effect } from "effect"
 import * as oidc from "openid-client"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Cryptography } from "../../application/ports/Cryptography.js"
+import { createApp } from "../../examples/oidc-app/app.js"
 import { browserSuite, launchChromium } from "../support/browser.js"
 import { password, signIn } from "../support/flows.js"
+import { addClient } from "../support/oidcFixtures.js"
 import { confidential, redirectUri, useProvider } from "../support/openidProvider.js"
 import { root } from "../support/processes.js"
+import * as TestApp from "../support/TestApp.js"
 
 /**
  * The provider's hosted pages in Debian's Chromium: an app's authorization URL opened, the user
@@ -134,6 +139,48 @@ describe.skipIf(suite.skip)(suite.title, () => {
     expect(tokens.claims()?.email).toBe(email)
     expect(tokens.claims()?.amr).toEqual(["hwk", "user"])
     await context.close()
+  })
+
+  it("signs a user in and out of the example app (examples/oidc-app), which reads userinfo", async () => {
+    const appPort = await TestApp.freePort()
+    const appBase = `http://localhost:${appPort}`
+    await provider.run(
+      Effect.gen(function* () {
+        const crypto = yield* Cryptography
+        yield* addClient("example-app", {
+          name: "Example app",
+          secret_digest: crypto.digest("example-app-secret"),
+          redirect_uris: [`${appBase}/callback`],
+          post_logout_redirect_uris: [`${appBase}/`]
+        })
+      })
+    )
+    const app = await createApp({
+      issuer: provider.issuer,
+      clientId: "example-app",
+      clientSecret: "example-app-secret",
+      base: appBase,
+      insecure: true
+    })
+    await new Promise<void>((resolve) => app.listen(appPort, "127.0.0.1", resolve))
+    try {
+      const email = await provider.newUser()
+      const context = await (browser as Browser).newContext()
+      const page = await context.newPage()
+      await page.goto(appBase)
+      await page.getByRole("link", { name: "Sign in" }).click()
+      await page.getByLabel("Email address", { exact: true }).fill(email)
+      await page.getByLabel("Password").fill(password)
+      await page.getByRole("button", { name: "Sign in", exact: true }).click()
+      await page.getByRole("button", { name: "Allow" }).click()
+      await expect.poll(() => page.locator("#email").textContent(), { timeout: 15_000 }).toBe(email)
+      await page.getByRole("link", { name: "Sign out" }).click()
+      await expect.poll(() => page.locator("#signed-out").isVisible(), { timeout: 15_000 }).toBe(true)
+      expect(new URL(page.url()).origin).toBe(new URL(appBase).origin)
+      await context.close()
+    } finally {
+      app.close()
+    }
   })
 
   it("refuses to be framed and runs no inline script (its policy)", async () => {
