@@ -26,7 +26,7 @@ interface Session {
   tokens?: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+const htmlText = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 const page = (response: ServerResponse, body: string) => {
   response.setHeader("content-type", "text/html; charset=utf-8")
   response.end(
@@ -89,7 +89,7 @@ export const createApp = async (options: AppOptions) => {
       const info = await oidc.fetchUserInfo(config, session.tokens.access_token, claims?.sub ?? "")
       page(
         response,
-        `<p>Signed in as <strong id="email">${escape(String(info.email))}</strong>.</p><p><a href="/logout">Sign out</a></p>`
+        `<p>Signed in as <strong id="email">${htmlText(String(info.email))}</strong>.</p><p><a href="/logout">Sign out</a></p>`
       )
     } else {
       page(response, `<p id="signed-out">You are not signed in.</p><p><a href="/login">Sign in</a></p>`)
@@ -99,7 +99,7 @@ export const createApp = async (options: AppOptions) => {
   return createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       response.statusCode = 500
-      page(response, `<p>Sign-in failed: ${escape(String(error))}</p>`)
+      page(response, `<p>Sign-in failed: ${htmlText(String(error))}</p>`)
     })
   })
 }
