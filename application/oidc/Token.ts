@@ -14,6 +14,7 @@ import { OidcGrants } from "../ports/OidcGrants.js"
 import { ProviderTokens } from "../ports/ProviderTokens.js"
 import { RoleRepo } from "../ports/RoleRepo.js"
 import type { StoreUnavailableError } from "../ports/StoreUnavailableError.js"
+import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
 import { OidcPolicy } from "./OidcPolicy.js"
 
@@ -59,6 +60,7 @@ export class Token extends Effect.Service<Token>()("app/Token", {
     const tokens = yield* ProviderTokens
     const crypto = yield* Cryptography
     const audit = yield* Audit
+    const tx = yield* Transaction
     const { lifetimes } = yield* OidcPolicy
 
     const authenticate = (presented: PresentedClient) =>
@@ -174,7 +176,6 @@ export class Token extends Effect.Service<Token>()("app/Token", {
             return yield* refuse("invalid_grant", "the code has been used")
           })
         if (decision._tag === "Replayed") return yield* replayed(yield* codes.markReplayed(digest, now))
-        if (!(yield* codes.claim(digest, now))) return yield* replayed(yield* codes.markReplayed(digest, now))
         const code = decision.code
         const grant: Grant = {
           grant_id: yield* crypto.randomId,
@@ -189,11 +190,21 @@ export class Token extends Effect.Service<Token>()("app/Token", {
           revoked_at: null
         }
         const refresh = issuesRefreshToken(code.scopes) ? yield* newRefreshToken(grant.grant_id, now) : undefined
-        yield* grants.start(grant, Option.fromNullable(refresh?.row))
-        if (yield* codes.attachGrant(digest, grant.grant_id)) {
-          yield* grants.revoke(grant.grant_id, now)
-          return yield* refuse("invalid_grant", "the code has been used")
-        }
+        // The code spent and its grant started commit together: one commit, and no grant without its code's mark.
+        const redeemed = yield* tx.transaction(
+          Effect.gen(function* () {
+            if (!(yield* codes.claim(digest, now))) return "spent" as const
+            yield* grants.start(grant, Option.fromNullable(refresh?.row))
+            // A replay that marked the code meanwhile found no grant to end: this one ends now.
+            if (yield* codes.attachGrant(digest, grant.grant_id)) {
+              yield* grants.revoke(grant.grant_id, now)
+              return "replayed" as const
+            }
+            return "redeemed" as const
+          })
+        )
+        if (redeemed === "spent") return yield* replayed(yield* codes.markReplayed(digest, now))
+        if (redeemed === "replayed") return yield* refuse("invalid_grant", "the code has been used")
         return yield* issue(grant, refresh?.token, code.nonce)
       })
 

@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Effect } from "effect"
-import Provider, { type ClientMetadata, type Interaction } from "oidc-provider"
+import Provider, { type ClientMetadata, type Configuration, type Interaction } from "oidc-provider"
 import { parseSetCookie } from "./cookies.js"
 
 /**
@@ -29,6 +29,8 @@ export interface OidcProviderOptions {
   readonly accounts: ReadonlyArray<ProviderAccount>
   /** The port on 127.0.0.1: a free one unless given (scripts/dev-provider.ts keeps one fixed). */
   readonly port?: number
+  /** More of oidc-provider's configuration (the provider bench's refresh rotation). */
+  readonly configuration?: Configuration
 }
 
 /** What the provider's discovery document says about it. */
@@ -79,7 +81,8 @@ const interactionPage = (interaction: Interaction, problem?: string) => {
 export const start = async ({
   clients,
   accounts,
-  port = 0
+  port = 0,
+  configuration = {}
 }: OidcProviderOptions): Promise<RunningOidcProvider & { close(): void }> => {
   const errors: Array<string> = []
   let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
@@ -108,7 +111,8 @@ export const start = async ({
     cookies: { keys: [randomBytes(32).toString("base64url")] },
     // Lifetimes of its own, in seconds, rather than the defaults it asks deployments to replace.
     ttl: { AuthorizationCode: 60, AccessToken: 600, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600 },
-    jwks: { keys: [{ ...signingKey, kid: "e2e", use: "sig", alg: "RS256" }] }
+    jwks: { keys: [{ ...signingKey, kid: "e2e", use: "sig", alg: "RS256" }] },
+    ...configuration
   })
   for (const event of ["server_error", "authorization.error", "grant.error", "userinfo.error"]) {
     provider.on(event, (_ctx, error) => errors.push(`${event}: ${String(error)}`))

@@ -66,6 +66,7 @@ declare module "oidc-provider" {
     readonly cookies?: { readonly keys?: ReadonlyArray<string> }
     readonly ttl?: Readonly<Record<string, number>>
     readonly jwks?: { readonly keys: ReadonlyArray<Readonly<Record<string, unknown>>> }
+    readonly rotateRefreshToken?: boolean | ((ctx: unknown) => boolean)
   }
 
   export class Provider {

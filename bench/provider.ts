@@ -1,0 +1,211 @@
+// `npm run bench:provider`: the OpenID Provider's two token-endpoint paths, Portcullis (SQLite,
+// one process) beside oidc-provider (the certified Node provider, its memory adapter) configured
+// alike: PKCE required, client_secret_basic, refresh tokens rotated at every use. Each runs in a
+// process of its own; this one only drives them.
+//
+// - code: redeeming authorization codes (minted beforehand through each provider's own flow,
+//   untimed), BENCH_CONCURRENCY (10) at a time;
+// - refresh: BENCH_CONCURRENCY chains of refresh grants, each token used once.
+// BENCH_CODES (400) codes, BENCH_REFRESHES (40) per chain, BENCH_ROUNDS (3) alternated rounds; the
+// median round is reported. Portcullis commits to a SQLite file (synchronous=FULL); oidc-provider
+// keeps everything in its process's memory (its development adapter): not the same durability. Writes bench/results/provider-<date>.json.
+import { execFileSync, spawn } from "node:child_process"
+import { generateKeyPairSync } from "node:crypto"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import * as oidc from "openid-client"
+import { CookieJar, authorize as throughOidcProvider } from "../test/support/OidcProvider.js"
+import { cli, freePort, killAll, root, startServer, temporaryDatabase } from "../test/support/processes.js"
+
+const codes = Number(process.env.BENCH_CODES ?? 400)
+const refreshes = Number(process.env.BENCH_REFRESHES ?? 40)
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 10)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+const redirectUri = "https://app.example.com/cb"
+const password = "correct horse battery staple"
+
+interface Target {
+  readonly name: string
+  readonly config: oidc.Configuration
+  /** A code for a new authorization of `scope`, and its verifier. */
+  readonly mint: (scope: string) => Promise<{ readonly code: URL; readonly verifier: string }>
+  readonly stop: () => Promise<void> | void
+}
+
+const pkce = async (config: oidc.Configuration, scope: string, extra: Record<string, string> = {}) => {
+  const verifier = oidc.randomPKCECodeVerifier()
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    ...extra
+  })
+  return { url, verifier }
+}
+
+const configOf = (issuer: string, id: string, secret: string) =>
+  oidc.discovery(new URL(issuer), id, { client_secret: secret }, oidc.ClientSecretBasic(secret), {
+    execute: [oidc.allowInsecureRequests]
+  })
+
+const portcullis = async (): Promise<Target> => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const vars = {
+    SERVICE_SECRET_KEY: "provider-bench-secret-key-of-32-bytes-or-more",
+    SERVICE_DATABASE_URL: temporaryDatabase(),
+    SERVICE_PUBLIC_URL: base,
+    SERVICE_LOG_LEVEL: "warning",
+    SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
+    SERVICE_OIDC_PROVIDER_ENABLED: "true",
+    SERVICE_OIDC_PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 })
+      .privateKey.export({ format: "pem", type: "pkcs8" })
+      .toString()
+  }
+  const server = await startServer(vars, { port })
+  const added = JSON.parse(
+    execFileSync(process.execPath, [cli, "client", "add", "--name", "Bench", "--redirect-uri", redirectUri], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", PORTCULLIS_IGNORE_DOTENV: "1", ...vars }
+    }).toString()
+  ) as { client_id: string; client_secret: string }
+  const email = "bench@example.com"
+  await fetch(`${base}/api/v1/auth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password })
+  })
+  const config = await configOf(base, added.client_id, added.client_secret)
+  const jar = new CookieJar()
+  const json = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const url = new URL(`${base}/api/v1/auth${path}`)
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: jar.header(url), ...headers },
+      body: JSON.stringify(body)
+    })
+    jar.store(response)
+    return new URL(((await response.json()) as { continue: string }).continue)
+  }
+  /** Follows an authorization, signing in and consenting the first time. */
+  const mint = async (scope: string) => {
+    const { url, verifier } = await pkce(config, scope)
+    let at = new URL((await jar.fetch(url)).headers.get("location") ?? "")
+    if (at.pathname.endsWith("/sign-in"))
+      at = await json("/oauth2/session", { email, password, request: at.searchParams.get("request") })
+    if (at.pathname.endsWith("/consent")) {
+      const csrf =
+        /portcullis_op_csrf=([^;]+)/.exec(jar.header(new URL(`${base}/api/v1/auth/oauth2/consent`)))?.[1] ?? ""
+      at = await json(
+        "/oauth2/consent",
+        { request: at.searchParams.get("request"), approve: true },
+        { "x-csrf-token": csrf }
+      )
+    }
+    return { code: at, verifier }
+  }
+  return { name: "portcullis", config, mint, stop: server.stop }
+}
+
+const reference = async (): Promise<Target> => {
+  const child = spawn(process.execPath, ["--import", "tsx", join(root, "bench/targets/oidc-provider.ts")], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const issuer = await new Promise<string>((resolve, reject) => {
+    child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString().trim()))
+    child.once("exit", () => reject(new Error("oidc-provider did not start")))
+  })
+  const config = await configOf(issuer, "bench", "bench-client-secret")
+  const jar = new CookieJar()
+  const mint = async (scope: string) => {
+    // offline_access is granted only with a consent asked for (OIDC Core §11).
+    const { url, verifier } = await pkce(config, scope, scope.includes("offline_access") ? { prompt: "consent" } : {})
+    const { callback } = await throughOidcProvider(jar, url.href, redirectUri, { login: "bench", password })
+    return { code: callback, verifier }
+  }
+  return { name: "oidc-provider", config, mint, stop: () => void child.kill() }
+}
+
+/** Runs `work` over `items`, `concurrency` at a time; answers requests a second. */
+const timed = async <A>(items: ReadonlyArray<A>, work: (item: A) => Promise<void>) => {
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await work(items[next++] as A)
+    })
+  )
+  return Math.round((items.length / (performance.now() - started)) * 1000)
+}
+
+const codeRound = async (target: Target) => {
+  const minted = []
+  for (let n = 0; n < codes; n++) minted.push(await target.mint("openid"))
+  return timed(minted, async ({ code, verifier }) => {
+    await oidc.authorizationCodeGrant(target.config, code, { pkceCodeVerifier: verifier, idTokenExpected: true })
+  })
+}
+
+const refreshRound = async (target: Target) => {
+  const chains = []
+  for (let n = 0; n < concurrency; n++) {
+    const { code, verifier } = await target.mint("openid offline_access")
+    const tokens = await oidc.authorizationCodeGrant(target.config, code, { pkceCodeVerifier: verifier })
+    chains.push(tokens.refresh_token ?? "")
+  }
+  // Each chain is one worker's: a token is used once, by the one request that holds it.
+  const started = performance.now()
+  await Promise.all(
+    chains.map(async (first) => {
+      let token = first
+      for (let n = 0; n < refreshes; n++)
+        token = (await oidc.refreshTokenGrant(target.config, token)).refresh_token ?? ""
+    })
+  )
+  return Math.round(((chains.length * refreshes) / (performance.now() - started)) * 1000)
+}
+
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
+const targets = [await portcullis(), await reference()]
+const results: Record<string, { code: Array<number>; refresh: Array<number> }> = {}
+try {
+  for (let round = 0; round < rounds; round++) {
+    // Alternated: each round in the other order, so that the machine's drift falls on both alike.
+    for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+      const entry = results[target.name] ?? { code: [], refresh: [] }
+      results[target.name] = entry
+      entry.code.push(await codeRound(target))
+      entry.refresh.push(await refreshRound(target))
+      console.log(`round ${round + 1} ${target.name}: code ${entry.code.at(-1)}/s, refresh ${entry.refresh.at(-1)}/s`)
+    }
+  }
+} finally {
+  for (const target of targets) await target.stop()
+  await killAll()
+}
+const summary = Object.fromEntries(
+  Object.entries(results).map(([name, { code, refresh }]) => [
+    name,
+    { code: median(code), refresh: median(refresh), rounds: { code, refresh } }
+  ])
+)
+const ratio = (kind: "code" | "refresh") =>
+  Math.round(((summary.portcullis?.[kind] ?? 0) / (summary["oidc-provider"]?.[kind] ?? 1)) * 100) / 100
+const report = {
+  date: new Date().toISOString(),
+  codes,
+  refreshes,
+  concurrency,
+  rounds,
+  summary,
+  ratios: { code: ratio("code"), refresh: ratio("refresh") }
+}
+console.log(JSON.stringify(report, null, 2))
+mkdirSync(join(root, "bench/results"), { recursive: true })
+writeFileSync(
+  join(root, `bench/results/provider-${report.date.slice(0, 10)}.json`),
+  `${JSON.stringify(report, null, 2)}\n`
+)
