@@ -3,7 +3,8 @@ import type { PresentedClient } from "../../domain/oidc/Client.js"
 import { Cryptography } from "../ports/Cryptography.js"
 import { OidcGrants } from "../ports/OidcGrants.js"
 import { ProviderTokens, type VerifiedAccessToken } from "../ports/ProviderTokens.js"
-import { Token, TokenEndpointError } from "./Token.js"
+import { Token } from "./Token.js"
+import { TokenEndpointError } from "./TokenAnswers.js"
 
 /** A bearer token refused at a resource of the provider (userinfo): RFC 6750 §3.1's codes. */
 export class BearerTokenError extends Data.TaggedError("BearerTokenError")<{

@@ -1,4 +1,4 @@
-import { Data, DateTime, Effect, Metric, Option } from "effect"
+import { DateTime, Effect, Metric, Option } from "effect"
 import { isCodeVerifier } from "../../domain/oidc/Authorization.js"
 import { claimsFor, issuesRefreshToken } from "../../domain/oidc/Claims.js"
 import { authenticateClient, type Client, type PresentedClient, presentedClientId } from "../../domain/oidc/Client.js"
@@ -17,31 +17,7 @@ import type { StoreUnavailableError } from "../ports/StoreUnavailableError.js"
 import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
 import { OidcPolicy } from "./OidcPolicy.js"
-
-/** An error of the token endpoint in OAuth's own shape (RFC 6749 §5.2): 401 for invalid_client, else 400. */
-export class TokenEndpointError extends Data.TaggedError("TokenEndpointError")<{
-  readonly error:
-    | "invalid_request"
-    | "invalid_client"
-    | "invalid_grant"
-    | "unauthorized_client"
-    | "unsupported_grant_type"
-    | "invalid_scope"
-  readonly error_description: string
-}> {}
-
-/** A successful token response (RFC 6749 §5.1, OIDC Core §3.1.3.3). */
-export interface TokenResponse {
-  readonly access_token: string
-  readonly token_type: "Bearer"
-  readonly expires_in: number
-  readonly scope: string
-  readonly refresh_token?: string
-  readonly id_token?: string
-}
-
-const refuse = (error: TokenEndpointError["error"], error_description: string) =>
-  new TokenEndpointError({ error, error_description })
+import { refuse, type TokenEndpointError, type TokenResponse } from "./TokenAnswers.js"
 
 const words = (value: string | undefined) => (value ?? "").split(" ").filter((word) => word !== "")
 

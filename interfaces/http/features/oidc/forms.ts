@@ -1,6 +1,6 @@
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
-import type { TokenEndpointError } from "../../../../application/oidc/Token.js"
+import type { TokenEndpointError } from "../../../../application/oidc/TokenAnswers.js"
 import type { PresentedClient } from "../../../../domain/oidc/Client.js"
 import { oauthError } from "../../oauthAnswers.js"
 import { firstValues } from "./browser.js"
