@@ -7,7 +7,9 @@
 // a hot path helps; `npm run bench` stays the measure of the whole.
 //
 // Routes: me (GET /me), refresh (POST /refresh, each token used once), healthz, login (POST
-// /login, one account) and register (POST /register, a new address each time); the last two are
+// /login, one account), register (POST /register, a new address each time), oidc-refresh (the
+// OpenID Provider's refresh grant, each token used once) and oidc-code (an authorization by a
+// signed-in, consenting user and its code's redemption, two requests); login and register are
 // bound by the password hash, which runs on other threads: for them read the main thread's CPU
 // time a request (what the service adds beside the hash), or profile them (--cpu-prof). BENCH_REQUESTS
 // (20000 a round) and BENCH_CONCURRENCY (50) set the load. BENCH_DIST=<dist>,<dist>… compares
@@ -15,6 +17,7 @@
 // rounds (BENCH_ROUNDS, 3) alternate, so that the machine's drift falls on all of them alike; the
 // median round of each is reported.
 import { execFileSync } from "node:child_process"
+import { createHash, generateKeyPairSync, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -42,6 +45,15 @@ const target = async (dist) => {
     // The refresh chains start with one sign-in each, all at once, to one account: each attempt
     // counts until it succeeds, and the default of 5 would lock the account.
     SERVICE_MAX_LOGIN_ATTEMPTS: "1000",
+    ...(routes.some((route) => route.startsWith("oidc"))
+      ? {
+          SERVICE_OIDC_PROVIDER_ENABLED: "true",
+          SERVICE_PUBLIC_URL: "http://127.0.0.1",
+          SERVICE_OIDC_PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 })
+            .privateKey.export({ format: "pem", type: "pkcs8" })
+            .toString()
+        }
+      : {}),
     ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SERVICE_")))
   }
   const { settings } = Either.getOrThrowWith(parseSettings(env), (problems) => new Error(problems.join("\n")))
@@ -70,11 +82,17 @@ const target = async (dist) => {
   await runtime.runPromise(Effect.void)
 
   const prefix = `http://127.0.0.1${settings.server.authPrefix}`
-  const call = (method, path, { json, token } = {}) => {
-    const headers = { "user-agent": "bench" }
+  const call = (method, path, { json, token, form, more = {} } = {}) => {
+    const headers = { "user-agent": "bench", ...more }
     if (token !== undefined) headers.authorization = `Bearer ${token}`
     if (json !== undefined) headers["content-type"] = "application/json"
-    const body = json === undefined ? undefined : JSON.stringify(json)
+    if (form !== undefined) headers["content-type"] = "application/x-www-form-urlencoded"
+    const body =
+      json === undefined
+        ? form === undefined
+          ? undefined
+          : new URLSearchParams(form).toString()
+        : JSON.stringify(json)
     if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body))
     return served(HttpServerRequest.fromWeb(new Request(prefix + path, { method, headers, body })))
   }
@@ -108,6 +126,67 @@ const target = async (dist) => {
           return response
         })
     }
+  }
+  /** The provider: one client, signed in and consented once; each call starts a new authorization. */
+  const provider = async () => {
+    const redirect_uri = "https://app.example.com/cb"
+    const added = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [join(dist, "main/cli.js"), "client", "add", "--name", "Bench", "--redirect-uri", redirect_uri],
+        {
+          env: { PATH: process.env.PATH ?? "", PORTCULLIS_IGNORE_DOTENV: "1", ...env }
+        }
+      ).toString()
+    )
+    const basic = `Basic ${Buffer.from(`${added.client_id}:${added.client_secret}`).toString("base64")}`
+    let cookie = ""
+    const keep = (response) => {
+      for (const { name, value } of Object.values(response.cookies.cookies))
+        cookie = `${cookie.replace(new RegExp(`(^|; )${name}=[^;]*`), "")}; ${name}=${value}`.replace(/^; /, "")
+      return response
+    }
+    const csrf = () => /portcullis_op_csrf=([^;]+)/.exec(cookie)?.[1] ?? ""
+    const authorize = async (scope) => {
+      const verifier = randomBytes(32).toString("base64url")
+      const query = new URLSearchParams({
+        client_id: added.client_id,
+        redirect_uri,
+        response_type: "code",
+        scope,
+        code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+        code_challenge_method: "S256"
+      })
+      let at = new URL(keep(await call("GET", `/oauth2/authorize?${query}`, { more: { cookie } })).headers.location)
+      const step = async (path, json) =>
+        new URL(bodyOf(keep(await call("POST", path, { json, more: { cookie, "x-csrf-token": csrf() } }))).continue)
+      if (at.pathname.endsWith("/sign-in"))
+        at = await step("/oauth2/session", { ...credentials, request: at.searchParams.get("request") })
+      if (at.pathname.endsWith("/consent"))
+        at = await step("/oauth2/consent", { request: at.searchParams.get("request"), approve: true })
+      return { code: at.searchParams.get("code"), verifier }
+    }
+    const token = (form) => call("POST", "/oauth2/token", { form, more: { authorization: basic } })
+    const redeem = async (scope) => {
+      const { code, verifier } = await authorize(scope)
+      return token({ grant_type: "authorization_code", code, redirect_uri, code_verifier: verifier })
+    }
+    return { authorize, token, redeem }
+  }
+  makers["oidc-code"] = async () => {
+    const { redeem } = await provider()
+    return () => redeem("openid")
+  }
+  makers["oidc-refresh"] = async () => {
+    const { redeem, token } = await provider()
+    const chains = []
+    for (let lane = 0; lane < concurrency; lane++)
+      chains.push(bodyOf(await redeem("openid offline_access")).refresh_token)
+    return (lane) =>
+      token({ grant_type: "refresh_token", refresh_token: chains[lane] }).then((response) => {
+        if (response.status === 200) chains[lane] = bodyOf(response).refresh_token
+        return response
+      })
   }
   const next = {}
   for (const route of routes) next[route] = await makers[route]()

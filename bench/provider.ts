@@ -11,7 +11,7 @@
 // keeps everything in its process's memory (its development adapter): not the same durability. Writes bench/results/provider-<date>.json.
 import { execFileSync, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as oidc from "openid-client"
 import { CookieJar, authorize as throughOidcProvider } from "../test/support/OidcProvider.js"
@@ -30,6 +30,8 @@ interface Target {
   /** A code for a new authorization of `scope`, and its verifier. */
   readonly mint: (scope: string) => Promise<{ readonly code: URL; readonly verifier: string }>
   readonly stop: () => Promise<void> | void
+  /** The serving process, whose CPU time a phase reads. */
+  readonly pid: number
 }
 
 const pkce = async (config: oidc.Configuration, scope: string, extra: Record<string, string> = {}) => {
@@ -44,6 +46,15 @@ const pkce = async (config: oidc.Configuration, scope: string, extra: Record<str
   return { url, verifier }
 }
 
+/** BENCH_PROFILE=<dir>: each target writes a CPU profile of each timed phase there. */
+const profiling = (name: string): Record<string, string> =>
+  process.env.BENCH_PROFILE
+    ? {
+        NODE_OPTIONS: `--import ${join(root, "bench/cpu-profile.mjs")}`,
+        BENCH_PROFILE_DIR: join(process.env.BENCH_PROFILE, name)
+      }
+    : {}
+
 const configOf = (issuer: string, id: string, secret: string) =>
   oidc.discovery(new URL(issuer), id, { client_secret: secret }, oidc.ClientSecretBasic(secret), {
     execute: [oidc.allowInsecureRequests]
@@ -54,11 +65,12 @@ const portcullis = async (): Promise<Target> => {
   const base = `http://127.0.0.1:${port}`
   const vars = {
     SERVICE_SECRET_KEY: "provider-bench-secret-key-of-32-bytes-or-more",
-    SERVICE_DATABASE_URL: temporaryDatabase(),
+    SERVICE_DATABASE_URL: process.env.BENCH_DATABASE_URL || temporaryDatabase(),
     SERVICE_PUBLIC_URL: base,
     SERVICE_LOG_LEVEL: "warning",
     SERVICE_AUTH_RATE_LIMIT_ENABLED: "false",
     SERVICE_OIDC_PROVIDER_ENABLED: "true",
+    ...profiling("portcullis"),
     SERVICE_OIDC_PRIVATE_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 })
       .privateKey.export({ format: "pem", type: "pkcs8" })
       .toString()
@@ -105,12 +117,13 @@ const portcullis = async (): Promise<Target> => {
     }
     return { code: at, verifier }
   }
-  return { name: "portcullis", config, mint, stop: server.stop }
+  return { name: "portcullis", config, mint, stop: server.stop, pid: server.child.pid ?? 0 }
 }
 
 const reference = async (): Promise<Target> => {
   const child = spawn(process.execPath, ["--import", "tsx", join(root, "bench/targets/oidc-provider.ts")], {
     cwd: root,
+    env: { ...process.env, ...profiling("oidc-provider") },
     stdio: ["ignore", "pipe", "inherit"]
   })
   const issuer = await new Promise<string>((resolve, reject) => {
@@ -125,27 +138,65 @@ const reference = async (): Promise<Target> => {
     const { callback } = await throughOidcProvider(jar, url.href, redirectUri, { login: "bench", password })
     return { code: callback, verifier }
   }
-  return { name: "oidc-provider", config, mint, stop: () => void child.kill() }
+  return { name: "oidc-provider", config, mint, stop: () => void child.kill(), pid: child.pid ?? 0 }
 }
 
-/** Runs `work` over `items`, `concurrency` at a time; answers requests a second. */
-const timed = async <A>(items: ReadonlyArray<A>, work: (item: A) => Promise<void>) => {
-  let next = 0
+/** Both sign the same: an RS256 JWT access token beside the ID token (a bench of unlike work would say nothing). */
+const signedLikeTheOther = (target: Target, accessToken: string) => {
+  const header = JSON.parse(Buffer.from(accessToken.split(".")[0] ?? "", "base64url").toString() || "{}") as {
+    alg?: string
+  }
+  if (accessToken.split(".").length !== 3 || header.alg !== "RS256")
+    throw new Error(`${target.name} answered an access token that is not an RS256 JWT`)
+}
+
+/** The CPU time a process has used, in µs (Linux's /proc; user and system). */
+const cpuOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100
+}
+
+interface Phase {
+  readonly perSecond: number
+  /** The server's CPU time per request, in µs. */
+  readonly cpu: number
+}
+
+/** Times `run` (which makes `requests` requests), reading the target's CPU time around it. */
+const phase = async (target: Target, requests: number, run: () => Promise<void>): Promise<Phase> => {
+  const toggleProfile = () => process.env.BENCH_PROFILE && process.kill(target.pid, "SIGUSR2")
+  toggleProfile()
+  const cpu = cpuOf(target.pid)
   const started = performance.now()
+  await run()
+  const elapsed = performance.now() - started
+  const used = cpuOf(target.pid) - cpu
+  toggleProfile()
+  return { perSecond: Math.round((requests / elapsed) * 1000), cpu: Math.round(used / requests) }
+}
+
+/** Runs `work` over `items`, `concurrency` at a time. */
+const spread = async <A>(items: ReadonlyArray<A>, work: (item: A) => Promise<void>) => {
+  let next = 0
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < items.length) await work(items[next++] as A)
     })
   )
-  return Math.round((items.length / (performance.now() - started)) * 1000)
 }
 
 const codeRound = async (target: Target) => {
   const minted = []
   for (let n = 0; n < codes; n++) minted.push(await target.mint("openid"))
-  return timed(minted, async ({ code, verifier }) => {
-    await oidc.authorizationCodeGrant(target.config, code, { pkceCodeVerifier: verifier, idTokenExpected: true })
-  })
+  return phase(target, minted.length, () =>
+    spread(minted, async ({ code, verifier }) => {
+      const tokens = await oidc.authorizationCodeGrant(target.config, code, {
+        pkceCodeVerifier: verifier,
+        idTokenExpected: true
+      })
+      signedLikeTheOther(target, tokens.access_token)
+    })
+  )
 }
 
 const refreshRound = async (target: Target) => {
@@ -156,21 +207,28 @@ const refreshRound = async (target: Target) => {
     chains.push(tokens.refresh_token ?? "")
   }
   // Each chain is one worker's: a token is used once, by the one request that holds it.
-  const started = performance.now()
-  await Promise.all(
-    chains.map(async (first) => {
-      let token = first
-      for (let n = 0; n < refreshes; n++)
-        token = (await oidc.refreshTokenGrant(target.config, token)).refresh_token ?? ""
-    })
-  )
-  return Math.round(((chains.length * refreshes) / (performance.now() - started)) * 1000)
+  return phase(target, chains.length * refreshes, async () => {
+    await Promise.all(
+      chains.map(async (first) => {
+        let token = first
+        for (let n = 0; n < refreshes; n++) {
+          const tokens = await oidc.refreshTokenGrant(target.config, token)
+          signedLikeTheOther(target, tokens.access_token)
+          token = tokens.refresh_token ?? ""
+        }
+      })
+    )
+  })
 }
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+const medianOf = (phases: ReadonlyArray<Phase>) => ({
+  perSecond: median(phases.map((one) => one.perSecond)),
+  cpu: median(phases.map((one) => one.cpu))
+})
 
 const targets = [await portcullis(), await reference()]
-const results: Record<string, { code: Array<number>; refresh: Array<number> }> = {}
+const results: Record<string, { code: Array<Phase>; refresh: Array<Phase> }> = {}
 try {
   for (let round = 0; round < rounds; round++) {
     // Alternated: each round in the other order, so that the machine's drift falls on both alike.
@@ -179,7 +237,10 @@ try {
       results[target.name] = entry
       entry.code.push(await codeRound(target))
       entry.refresh.push(await refreshRound(target))
-      console.log(`round ${round + 1} ${target.name}: code ${entry.code.at(-1)}/s, refresh ${entry.refresh.at(-1)}/s`)
+      const [code, refresh] = [entry.code.at(-1), entry.refresh.at(-1)]
+      console.log(
+        `round ${round + 1} ${target.name}: code ${code?.perSecond}/s (${code?.cpu} µs CPU each), refresh ${refresh?.perSecond}/s (${refresh?.cpu} µs)`
+      )
     }
   }
 } finally {
@@ -189,11 +250,12 @@ try {
 const summary = Object.fromEntries(
   Object.entries(results).map(([name, { code, refresh }]) => [
     name,
-    { code: median(code), refresh: median(refresh), rounds: { code, refresh } }
+    { code: medianOf(code), refresh: medianOf(refresh), rounds: { code, refresh } }
   ])
 )
 const ratio = (kind: "code" | "refresh") =>
-  Math.round(((summary.portcullis?.[kind] ?? 0) / (summary["oidc-provider"]?.[kind] ?? 1)) * 100) / 100
+  Math.round(((summary.portcullis?.[kind].perSecond ?? 0) / (summary["oidc-provider"]?.[kind].perSecond ?? 1)) * 100) /
+  100
 const report = {
   date: new Date().toISOString(),
   codes,
