@@ -41,7 +41,9 @@ const oidcUseCases = Layer.mergeAll(
   BrowserSessions.Default,
   Apps.Default,
   EmailSignIn.Default,
-  Passkeys.Default
+  Passkeys.Default,
+  // A social provider's return to the sign-in page signs in as /oauth/{provider}/callback does.
+  oauthUseCases
 ).pipe(Layer.provideMerge(Token.Default))
 
 /**

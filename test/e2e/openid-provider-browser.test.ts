@@ -1,12 +1,13 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import * as oidc from "openid-client"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Cryptography } from "../../application/ports/Cryptography.js"
 import { createApp } from "../../examples/oidc-app/app.js"
 import { browserSuite, launchChromium } from "../support/browser.js"
+import { customProviderOn, type FakeOAuthProvider, fakeOAuthProvider } from "../support/FakeOAuthProvider.js"
 import { password, signIn } from "../support/flows.js"
 import { addClient } from "../support/oidcFixtures.js"
 import { confidential, redirectUri, useProvider } from "../support/openidProvider.js"
@@ -23,8 +24,16 @@ import * as TestApp from "../support/TestApp.js"
 
 const suite = browserSuite("the OpenID Provider's hosted pages in a real browser (Chromium)")
 const results = join(root, "test-results")
+const social = { id: "acme-client", secret: "acme-secret" }
 
 describe.skipIf(suite.skip)(suite.title, () => {
+  const scope = Effect.runSync(Scope.make())
+  let fake: FakeOAuthProvider | undefined
+  beforeAll(async () => {
+    fake = await Effect.runPromise(Scope.extend(fakeOAuthProvider([social]), scope))
+  })
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
   const provider = useProvider(
     { name: "memory", databaseUrl: "memory:" },
     {
@@ -34,7 +43,10 @@ describe.skipIf(suite.skip)(suite.title, () => {
         SERVICE_PASSKEY_ENABLED: "true",
         SERVICE_PASSKEY_RP_ID: "localhost",
         SERVICE_PASSKEY_RP_NAME: "Portcullis test",
-        SERVICE_PASSKEY_ORIGINS: base
+        SERVICE_PASSKEY_ORIGINS: base,
+        SERVICE_OAUTH_CUSTOM_PROVIDERS: JSON.stringify(
+          fake === undefined ? [] : [customProviderOn(fake, "acme", social, [`${base}/api/v1/auth/oauth2/sign-in`])]
+        )
       })
     }
   )
@@ -138,6 +150,31 @@ describe.skipIf(suite.skip)(suite.title, () => {
     const tokens = await oidc.authorizationCodeGrant(config, new URL(landed ?? ""), checks)
     expect(tokens.claims()?.email).toBe(email)
     expect(tokens.claims()?.amr).toEqual(["hwk", "user"])
+    await context.close()
+  })
+
+  it("signs a user in through a social provider that returns to the sign-in page, amr fed", async () => {
+    const config = await provider.configFor(confidential)
+    const email = `social-${Date.now()}@example.com`
+    fake?.signInAs("custom", { userinfo: { uid: `acme-${email}`, mail: email, mail_ok: true, display: "Ada" } })
+    const context = await (browser as Browser).newContext()
+    const page = await context.newPage()
+    let landed: string | undefined
+    await page.route("https://app.example.com/**", (route) => {
+      landed = route.request().url()
+      return route.fulfill({ status: 200, contentType: "text/plain", body: "the app" })
+    })
+    const { url, checks } = await provider.start(config, "openid email")
+    await page.goto(url.href)
+    await expect.poll(() => page.url()).toContain("/oauth2/sign-in")
+    await page.getByRole("button", { name: "Continue with Acme" }).click()
+    // Away to the provider and back to the page, which signs in and goes on to consent.
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toContain("/oauth2/consent")
+    await page.getByRole("button", { name: "Allow" }).click()
+    await expect.poll(() => landed, { timeout: 15_000 }).toBeDefined()
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(landed ?? ""), checks)
+    expect(tokens.claims()?.email).toBe(email)
+    expect(tokens.claims()?.amr).toEqual(["fed"])
     await context.close()
   })
 

@@ -203,7 +203,29 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
   }
 
   const routes = new Map<string, (request: IncomingMessage, response: ServerResponse) => unknown>()
+  /** Who a browser at the authorization endpoint is signed in as, by kind (`signInAs`). */
+  const browserUsers = new Map<FakeKind, Omit<FakeGrant, "clientId" | "redirectUri" | "codeChallenge">>()
   for (const [kind, at] of Object.entries(layout) as Array<[FakeKind, (typeof layout)[FakeKind]]>) {
+    // A browser's authorization: approved at once for the user `signInAs` named, back to the redirect URI.
+    routes.set(`GET /${kind}/authorize`, (request, response) => {
+      const query = new URL(request.url ?? "", "http://fake").searchParams
+      const who = browserUsers.get(kind)
+      const redirectUri = query.get("redirect_uri") ?? ""
+      if (who === undefined || redirectUri === "") return json(response, 400, { error: "invalid_request" })
+      const challenge = query.get("code_challenge")
+      const code = random()
+      codes.set(code, {
+        clientId: query.get("client_id") ?? "",
+        redirectUri,
+        ...who,
+        ...(challenge === null ? {} : { codeChallenge: challenge })
+      })
+      const back = new URL(redirectUri)
+      back.searchParams.set("code", code)
+      back.searchParams.set("state", query.get("state") ?? "")
+      response.writeHead(302, { location: back.href })
+      response.end()
+    })
     routes.set(`POST ${at.token}`, (request, response) => token(kind, request, response))
     routes.set(`GET ${at.userinfo}`, (request, response) =>
       resource(kind, request, response, (grant) => grant.userinfo)
@@ -261,6 +283,10 @@ const start = async (clients: ReadonlyArray<FakeClient>) => {
         ...(at.emails === undefined ? {} : { emails: `${base}${at.emails}` })
       }
     },
+    /** The user a browser at the kind's authorization endpoint approves as, at once. */
+    signInAs: (kind: FakeKind, who: Omit<FakeGrant, "clientId" | "redirectUri" | "codeChallenge">) => {
+      browserUsers.set(kind, who)
+    },
     /** A single-use code, as if the user had approved the authorization request. */
     issueCode: (grant: FakeGrant) => {
       const code = random()
@@ -313,3 +339,28 @@ export const fakeOAuthProvider = (
     Effect.promise(() => start(clients)),
     (fake) => Effect.promise(fake.close)
   )
+
+/**
+ * A custom provider's registration (SERVICE_OAUTH_CUSTOM_PROVIDERS) on the fake's `custom`
+ * endpoints, for `client`, returning to `redirectUris`; its userinfo is `{uid, mail, mail_ok, display}`.
+ */
+export const customProviderOn = (
+  fake: FakeOAuthProvider,
+  name: string,
+  client: FakeClient,
+  redirectUris: ReadonlyArray<string>
+) => {
+  const at = fake.endpoints("custom")
+  return {
+    name,
+    authorization_endpoint: at.authorization,
+    token_endpoint: at.token,
+    userinfo_endpoint: at.userinfo,
+    scopes: ["openid"],
+    pkce: true,
+    client_id: client.id,
+    client_secret: client.secret,
+    redirect_uris: redirectUris,
+    claims: { provider_user_id: "uid", email: "mail", email_verified: "mail_ok", name: "display" }
+  }
+}

@@ -7,6 +7,9 @@ import {
   AccountLockedError,
   AuthenticationError,
   AuthorizationRequestGoneError,
+  OAuthError,
+  OAuthProviderError,
+  OAuthProviderNotFoundError,
   SignInCodeError,
   StoreUnavailableError,
   TokenError,
@@ -32,6 +35,18 @@ export const PasskeySignIn = strict({
 })
 
 /**
+ * A social provider's return to the sign-in page (its redirect URI): the provider's name, its
+ * code and state, and the binding /oauth/{provider}/authorize answered, as /oauth/{provider}/callback takes them.
+ */
+export const ProviderCallbackSignIn = strict({
+  request: RequestId,
+  provider: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  code: Schema.String.pipe(Schema.maxLength(2048)),
+  state: Schema.String.pipe(Schema.maxLength(4096)),
+  binding: Schema.String.pipe(Schema.maxLength(256))
+})
+
+/**
  * A sign-in for the provider's browser session: what a sign-in route takes (the login body, a
  * mailed link's `token`, `email` and `code`, or a passkey's assertion after
  * /passkeys/authenticate/begin) and the request it resumes. The login field is LOGIN_FIELD's, so
@@ -53,7 +68,9 @@ const sessionPayload = (loginField: string) => {
       message: () => `takes request, ${loginField} and password, token, or email and code`
     })
   )
-  return Schema.Union(PasskeySignIn, byCredentials).annotations({ identifier: "ProviderSignIn" })
+  return Schema.Union(PasskeySignIn, ProviderCallbackSignIn, byCredentials).annotations({
+    identifier: "ProviderSignIn"
+  })
 }
 
 /** The body of POST /oauth2/session, as decoded. */
@@ -110,7 +127,7 @@ export const oidcGroup = (shape: ApiShape) =>
           .annotate(OpenApi.Summary, "Sign in for an authorization request")
           .annotate(
             OpenApi.Description,
-            "Takes what a sign-in route takes (the login body, `{token}`, `{email, code}`, or `{challenge_key, credential}` after /passkeys/authenticate/begin) and the parked `request`; sets the provider's browser session cookie and answers where the browser goes next."
+            "Takes what a sign-in route takes (the login body, `{token}`, `{email, code}`, `{challenge_key, credential}` after /passkeys/authenticate/begin, or `{provider, code, state, binding}` when a social provider returns to the sign-in page) and the parked `request`; sets the provider's browser session cookie and answers where the browser goes next."
           )
           .setPayload(sessionPayload(shape.loginField))
           .addSuccess(Continue)
@@ -121,7 +138,10 @@ export const oidcGroup = (shape: ApiShape) =>
               declared(SignInCodeError),
               declared(TokenError),
               declared(TokenExpiredError),
-              declared(AuthorizationRequestGoneError)
+              declared(AuthorizationRequestGoneError),
+              declared(OAuthError),
+              declared(OAuthProviderError),
+              declared(OAuthProviderNotFoundError)
             )
           )
           .pipe(limited("login"), hashing)

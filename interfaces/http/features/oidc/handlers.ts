@@ -1,12 +1,14 @@
 import * as HttpApp from "@effect/platform/HttpApp"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { EmailSignIn } from "../../../../application/EmailSignIn.js"
+import { OAuthSignIn } from "../../../../application/OAuthSignIn.js"
 import { Apps } from "../../../../application/oidc/Apps.js"
 import { Authorize, type AuthorizeOutcome } from "../../../../application/oidc/Authorize.js"
 import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
 import { Passkeys } from "../../../../application/Passkeys.js"
 import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
 import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
+import { oauthProviders } from "../../../../config/oauthProviders.js"
 import { AuthenticationError, AuthorizationRequestGoneError } from "../../../../domain/errors.js"
 import { amrOf, type SignInMethod } from "../../../../domain/oidc/Claims.js"
 import type { ClientInfo } from "../../../../domain/Session.js"
@@ -17,7 +19,7 @@ import { CSRF_HEADER } from "../../cookies.js"
 import { CsrfError } from "../../errors.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
 import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
-import { oidcGroup, PasskeySignIn, type ProviderSignIn } from "./group.js"
+import { oidcGroup, PasskeySignIn, ProviderCallbackSignIn, type ProviderSignIn } from "./group.js"
 import { pageRoutes } from "./pageRoutes.js"
 import {
   locationOf,
@@ -31,6 +33,7 @@ import { protocolRoutes } from "./protocol.js"
 
 const gone = new AuthorizationRequestGoneError()
 const isPasskeySignIn = Schema.is(PasskeySignIn)
+const isProviderCallback = Schema.is(ProviderCallbackSignIn)
 
 /**
  * The OpenID Provider (OIDC_PROVIDER_ENABLED): its protocol routes beside the API, and its JSON
@@ -42,9 +45,11 @@ export const oidc = feature({
   enabled: (settings) => settings.oidc.providerEnabled,
   api: (context) => {
     const { settings } = context
+    const base = settings.server.publicUrl.href.replace(/\/+$/, "")
+    const signInUrl = `${base}${providerPaths({ authPrefix: settings.server.authPrefix, issuer: settings.oidc.issuer }).signIn}`
     const places: ProviderPlaces = {
       issuer: settings.oidc.issuer,
-      base: settings.server.publicUrl.href.replace(/\/+$/, ""),
+      base,
       product: settings.server.productName,
       authPrefix: settings.server.authPrefix,
       secure: settings.server.publicUrl.protocol === "https:",
@@ -54,7 +59,12 @@ export const oidc = feature({
             product: settings.server.productName,
             loginField: settings.accounts.loginField,
             emailSignIn: settings.accounts.emailSignInEnabled,
-            passkeys: settings.passkeys.passkeyEnabled
+            passkeys: settings.passkeys.passkeyEnabled,
+            // A provider returns only to a redirect URI registered with it: the page offers those that list it.
+            providers: oauthProviders(settings, context.deployment)
+              .filter((provider) => provider.redirectUris.includes(signInUrl))
+              .map((provider) => provider.name),
+            signInUrl
           }
         : undefined
     }
@@ -72,6 +82,7 @@ export const oidc = feature({
         const password = yield* PasswordSignIn
         const mailed = yield* EmailSignIn
         const passkeys = yield* Passkeys
+        const social = yield* OAuthSignIn
         const csrf = yield* CsrfTokens
         const loginField = settings.accounts.loginField
         const withAmr = (method: SignInMethod) => (login: LoginResponse) => ({ login, amr: amrOf(method) })
@@ -89,6 +100,15 @@ export const oidc = feature({
                 client
               ),
               withAmr(passkey)
+            )
+          if (isProviderCallback(payload))
+            return Effect.map(
+              social.signIn(
+                payload.provider,
+                { code: payload.code, state: payload.state, binding: payload.binding },
+                client
+              ),
+              withAmr({ kind: "provider" })
             )
           const identifier = payload[loginField]
           if (payload.password !== undefined && identifier !== undefined)

@@ -3,7 +3,9 @@ import { scopeWords } from "./pages.js"
 /**
  * The provider's pages' script, served as /oauth2/pages.js beside them (their policy allows no
  * inline script). Plain DOM, no markup built from text. The routes it calls are relative to the
- * page: `session` and `consent` beside it, the mailed code's request one level up.
+ * page: `session` and `consent` beside it, the mailed code's request and a provider's start one
+ * level up. A provider's flow leaves the page and comes back to it: the request and the flow's
+ * binding wait in this tab's sessionStorage under the flow's state.
  */
 export const providerPageScript = `"use strict";
 (function () {
@@ -67,6 +69,21 @@ export const providerPageScript = `"use strict";
   }
 
   var form = document.getElementById("form");
+  var socialKey = "portcullis_op_social:";
+
+  // A social provider came back to this page (its redirect URI) with a code or an error and the
+  // state: the request and the binding were kept in this tab when the user left for it.
+  var returned = new URLSearchParams(window.location.search);
+  var providerReturn = page === "oauth2-sign-in" && returned.get("state") && (returned.get("code") || returned.get("error"));
+  var kept = null;
+  if (providerReturn) {
+    try { kept = JSON.parse(window.sessionStorage.getItem(socialKey + returned.get("state")) || "null"); } catch (error) { kept = null; }
+    window.sessionStorage.removeItem(socialKey + returned.get("state"));
+    if (!kept) return show("error", "This sign-in was started in another tab or has expired. Start again from the app.");
+    request = kept.request;
+    // The page's address loses the provider's code: a reload or a bookmark would present it again.
+    window.history.replaceState(null, "", window.location.pathname + "?request=" + encodeURIComponent(request));
+  }
   if (!request) return show("error", "This page needs the app's sign-in request. Start again from the app.");
 
   if (page === "oauth2-sign-in") {
@@ -111,8 +128,48 @@ export const providerPageScript = `"use strict";
       });
       codeRequest.hidden = false;
     }
+    var providers = document.getElementById("providers");
+    if (providers) {
+      providers.querySelectorAll("button[data-provider]").forEach(function (button) {
+        button.addEventListener("click", async function () {
+          delete result.dataset.kind;
+          button.disabled = true;
+          var name = button.dataset.provider;
+          var started = null;
+          try {
+            var response = await fetch("../oauth/" + encodeURIComponent(name) + "/authorize?redirect_uri=" +
+              encodeURIComponent(document.body.dataset.signInUrl), { credentials: "same-origin" });
+            started = response.ok ? await response.json() : null;
+          } catch (error) {
+            started = null;
+          }
+          button.disabled = false;
+          if (!started || typeof started.authorization_url !== "string") {
+            return show("error", "That provider cannot be reached now. Try again, or sign in another way.");
+          }
+          var state = new URL(started.authorization_url).searchParams.get("state") || "";
+          window.sessionStorage.setItem(socialKey + state, JSON.stringify({ request: request, provider: name, binding: started.binding }));
+          window.location.assign(started.authorization_url);
+        });
+      });
+      providers.hidden = false;
+    }
     form.hidden = false;
     document.getElementById("identifier").focus();
+    if (providerReturn) {
+      if (returned.get("error")) {
+        show("error", "The provider did not sign you in. Try again, or sign in another way.");
+      } else {
+        show("busy", "Signing you in…");
+        send("session", {
+          request: request,
+          provider: kept.provider,
+          code: returned.get("code"),
+          state: returned.get("state"),
+          binding: kept.binding
+        }).then(function (answer) { if (!go(answer)) show("error", answer.detail); });
+      }
+    }
   }
 
   if (page === "oauth2-consent") {

@@ -14,7 +14,20 @@ export interface ProviderPageOptions {
   readonly emailSignIn: boolean
   /** PASSKEY_ENABLED: the sign-in page offers a passkey. */
   readonly passkeys: boolean
+  /** The social providers that list the sign-in page's URL among their redirect URIs. */
+  readonly providers: ReadonlyArray<string>
+  /** The sign-in page's absolute URL: the redirect URI those providers return to. */
+  readonly signInUrl: string
 }
+
+/** How the sign-in page names a provider on its button. */
+const providerLabels: Readonly<Record<string, string>> = {
+  github: "GitHub",
+  gitlab: "GitLab",
+  google: "Google",
+  discord: "Discord"
+}
+const labelOf = (name: string) => providerLabels[name] ?? name.charAt(0).toUpperCase() + name.slice(1)
 
 const frame = (page: string, title: string, options: ProviderPageOptions, body: string) => `<!doctype html>
 <html lang="en">
@@ -27,7 +40,7 @@ const frame = (page: string, title: string, options: ProviderPageOptions, body: 
   <link rel="stylesheet" href="pages.css">
 ${options.passkeys ? '  <script src="webauthn.js" defer></script>\n' : ""}  <script src="pages.js" defer></script>
 </head>
-<body data-page="${page}" data-login-field="${escapeHtml(options.loginField)}">
+<body data-page="${page}" data-login-field="${escapeHtml(options.loginField)}" data-sign-in-url="${escapeHtml(options.signInUrl)}">
 <main>
   <p class="product">${escapeHtml(options.product)}</p>
   <h1>${escapeHtml(title)}</h1>
@@ -39,7 +52,10 @@ ${body}
 </html>
 `
 
-/** /oauth2/sign-in: the password form, a passkey and a mailed code when the deployment has them. */
+/**
+ * /oauth2/sign-in: the password form, and a passkey, a mailed code and the social providers when
+ * the deployment has them.
+ */
 export const providerSignInPage = (options: ProviderPageOptions) => {
   const label = options.loginField === "email" ? "Email address" : options.loginField.replace(/_/g, " ")
   const mailed = options.emailSignIn
@@ -63,6 +79,14 @@ export const providerSignInPage = (options: ProviderPageOptions) => {
     <button type="submit">Sign in with a passkey</button>
   </form>`
     : ""
+  const providers =
+    options.providers.length === 0
+      ? ""
+      : `
+  <div id="providers" hidden>
+    <h2>Or continue with</h2>
+${options.providers.map((name) => `    <button type="button" class="provider" data-provider="${escapeHtml(name)}">Continue with ${escapeHtml(labelOf(name))}</button>`).join("\n")}
+  </div>`
   return frame(
     "oauth2-sign-in",
     "Sign in",
@@ -73,7 +97,7 @@ export const providerSignInPage = (options: ProviderPageOptions) => {
     <label for="password">Password</label>
     <input id="password" name="password" type="password" autocomplete="current-password" required>
     <button type="submit">Sign in</button>
-  </form>${passkey}${mailed}`
+  </form>${passkey}${mailed}${providers}`
   )
 }
 
@@ -103,4 +127,5 @@ export const scopeWords: Readonly<Record<string, string>> = {
 
 export const providerPageStyles = `h2 { font-size: 1.1rem; margin: 1.5rem 0 0; }
 button.secondary { background: #fff; color: #005fcc; border: 1px solid #005fcc; margin-left: 0.5rem; }
+button.provider { display: block; margin-top: 0.5rem; }
 `
