@@ -77,12 +77,19 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
     const mail = Effect.fnUntraced(function* (
       email: string,
       fields: Record<string, unknown>,
-      user: Option.Option<User>
+      user: Option.Option<User>,
+      authorizationRequest: string | undefined
     ) {
       const token = yield* crypto.randomSecret
       const code = yield* crypto.randomDigits(CODE_DIGITS)
       const now = yield* DateTime.now
-      const mail = AuthEvent.send_sign_in_email({ email, token, code, sign_up: Option.isNone(user) })
+      const mail = AuthEvent.send_sign_in_email({
+        email,
+        token,
+        code,
+        sign_up: Option.isNone(user),
+        ...(authorizationRequest === undefined ? {} : { authorization_request: authorizationRequest })
+      })
       const stored = requests.replace({
         email,
         token_digest: crypto.digest(token),
@@ -104,11 +111,13 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
     /**
      * Mails a link and a code when the address belongs to an active user, or, with sign-up on,
      * to no user; answers nothing either way, at SIGN_IN_ANSWER_FLOOR. The fields are checked
-     * whatever the address (their problems are the request's, never the address's).
+     * whatever the address (their problems are the request's, never the address's). Asked from
+     * the OpenID Provider's sign-in page, the link resumes `authorizationRequest`.
      */
     const request = Effect.fn("EmailSignIn.request")(function* (
       email: Email,
-      extra: Readonly<Record<string, unknown>> = {}
+      extra: Readonly<Record<string, unknown>> = {},
+      authorizationRequest?: string
     ) {
       const fields = acceptedFields(extra)
       if (Either.isLeft(fields)) {
@@ -122,8 +131,8 @@ export class EmailSignIn extends Effect.Service<EmailSignIn>()("app/EmailSignIn"
         SIGN_IN_ANSWER_FLOOR,
         Effect.map(users.findByLogin("email", address), (found) => {
           const decision = decideRequest(found, signUpEnabled)
-          if (decision._tag === "SignIn") return mail(address, {}, Option.some(decision.user))
-          if (decision._tag === "SignUp") return mail(address, fields.right, Option.none())
+          if (decision._tag === "SignIn") return mail(address, {}, Option.some(decision.user), authorizationRequest)
+          if (decision._tag === "SignUp") return mail(address, fields.right, Option.none(), authorizationRequest)
           return Effect.void
         })
       )

@@ -114,7 +114,13 @@ const events = (settings: Settings, deployment: Deployment) => {
   const layer = EventsInProcess.layer({
     handlers: deployment.events ?? {},
     templates: withReplacements(builtInTemplates, settings.mail.mailTemplates),
-    mail: { publicUrl: settings.server.publicUrl, product: settings.server.productName }
+    mail: {
+      publicUrl: settings.server.publicUrl,
+      product: settings.server.productName,
+      providerSignIn: settings.oidc.providerEnabled
+        ? `${settings.server.publicUrl.href.replace(/\/+$/, "")}${settings.server.authPrefix}/oauth2/sign-in`
+        : undefined
+    }
   })
   return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
 }

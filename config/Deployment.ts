@@ -37,8 +37,14 @@ export interface EventHandlers {
   readonly send_email_change_approval_email?: Handler<[email: string, token: string, newEmail: string]>
   /** The undo token of an address change made, for the old address; a handler replaces the built-in mail. */
   readonly send_email_change_undo_email?: Handler<[email: string, token: string, newEmail: string]>
-  /** A sign-in link and code (EMAIL_SIGN_IN_ENABLED); a handler replaces the built-in mail. */
-  readonly send_sign_in_email?: Handler<[email: string, token: string, code: string, sign_up: boolean]>
+  /**
+   * A sign-in link and code (EMAIL_SIGN_IN_ENABLED); a handler replaces the built-in mail. When
+   * asked from the OpenID Provider's sign-in page, `authorizationRequest` names the request the
+   * link resumes: it should open `<PUBLIC_URL><AUTH_PREFIX>/oauth2/sign-in?request=…&token=…`.
+   */
+  readonly send_sign_in_email?: Handler<
+    [email: string, token: string, code: string, sign_up: boolean, authorizationRequest: string | null]
+  >
   /** A way in changed (docs/behaviour.md, "Ways in"); a handler replaces the built-in notice mail. */
   readonly send_security_notice?: Handler<[email: string, notice: SecurityNoticeJson]>
 }

@@ -36,6 +36,11 @@ export type AuthEvent = Data.TaggedEnum<{
     readonly token: string
     readonly code: string
     readonly sign_up: boolean
+    /**
+     * Asked from the OpenID Provider's sign-in page: the parked authorization request the link
+     * resumes (it opens `/oauth2/sign-in?request=…&token=…`).
+     */
+    readonly authorization_request?: string | undefined
   }
   /**
    * A way in of the account at this address was added or removed, or its password set, changed

@@ -134,6 +134,8 @@ export const mailLink = (publicUrl: URL, purpose: LinkPage, token: string) => {
 export interface MailContext {
   readonly publicUrl: URL
   readonly product: string
+  /** The OpenID Provider's sign-in page (absolute), when the provider is on: a link asked from it returns there. */
+  readonly providerSignIn?: string | undefined
 }
 
 /**
@@ -173,10 +175,18 @@ export const composeAddressChangeMail = (
 export const composeSignInMail = (
   templates: MailTemplates,
   context: MailContext,
-  mail: { readonly email: string; readonly token: string; readonly code: string }
+  mail: {
+    readonly email: string
+    readonly token: string
+    readonly code: string
+    readonly authorization_request?: string | undefined
+  }
 ): MailMessage =>
   render(templates["sign-in"], mail.email, {
-    link: mailLink(context.publicUrl, "sign-in", mail.token),
+    link:
+      mail.authorization_request !== undefined && context.providerSignIn !== undefined
+        ? `${context.providerSignIn}?${new URLSearchParams({ request: mail.authorization_request, token: mail.token })}`
+        : mailLink(context.publicUrl, "sign-in", mail.token),
     token: mail.token,
     code: mail.code,
     product: context.product,

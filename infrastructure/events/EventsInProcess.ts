@@ -30,7 +30,13 @@ const argumentsOf: (event: AuthEvent) => ReadonlyArray<unknown> = AuthEvent.$mat
   after_oauth_unlink: ({ user, provider }) => [encodeUser(user), provider],
   send_verification_email: ({ email, token }) => [email, token],
   send_password_reset_email: ({ email, token }) => [email, token],
-  send_sign_in_email: ({ email, token, code, sign_up }) => [email, token, code, sign_up],
+  send_sign_in_email: ({ email, token, code, sign_up, authorization_request }) => [
+    email,
+    token,
+    code,
+    sign_up,
+    authorization_request ?? null
+  ],
   send_email_change_email: ({ email, token }) => [email, token],
   send_email_change_approval_email: ({ email, token, new_email }) => [email, token, new_email],
   send_email_change_undo_email: ({ email, token, new_email }) => [email, token, new_email],

@@ -3,6 +3,7 @@ import { DateTime } from "effect"
 import {
   composeMail,
   composeNotice,
+  composeSignInMail,
   type MailTemplates,
   mailLink,
   templateFaults,
@@ -22,6 +23,20 @@ describe("mail templates", () => {
       expect(templateFaults(name, "text", builtInTemplates[name].text)).toEqual([])
       expect(templateFaults(name, "html", builtInTemplates[name].html)).toEqual([])
     }
+  })
+
+  it("a sign-in mail asked from the provider's page links back to it with the request; otherwise to /sign-in", () => {
+    const provider = { ...context, providerSignIn: "https://auth.example.com/app/api/v1/auth/oauth2/sign-in" }
+    const mail = { email: "ada@example.com", token: "t0k", code: "123456" }
+    const resumed = composeSignInMail(builtInTemplates, provider, { ...mail, authorization_request: "r&1" })
+    expect(resumed.text).toContain("https://auth.example.com/app/api/v1/auth/oauth2/sign-in?request=r%261&token=t0k")
+    expect(composeSignInMail(builtInTemplates, provider, mail).text).toContain(
+      "https://auth.example.com/app/sign-in?token=t0k"
+    )
+    // A provider that is off has no page to return to: the mail keeps the hosted sign-in page.
+    expect(composeSignInMail(builtInTemplates, context, { ...mail, authorization_request: "r" }).text).toContain(
+      "https://auth.example.com/app/sign-in?token=t0k"
+    )
   })
 
   it("a built-in mail carries the link, the bare token on its own line, and the product in both parts", () => {

@@ -9,6 +9,7 @@ import { createApp } from "../../examples/oidc-app/app.js"
 import { browserSuite, launchChromium } from "../support/browser.js"
 import { customProviderOn, type FakeOAuthProvider, fakeOAuthProvider } from "../support/FakeOAuthProvider.js"
 import { password, signIn } from "../support/flows.js"
+import { makeOutbox } from "../support/Outbox.js"
 import { addClient } from "../support/oidcFixtures.js"
 import { confidential, redirectUri, useProvider } from "../support/openidProvider.js"
 import { root } from "../support/processes.js"
@@ -34,16 +35,19 @@ describe.skipIf(suite.skip)(suite.title, () => {
   })
   afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
+  const outbox = makeOutbox()
   const provider = useProvider(
     { name: "memory", databaseUrl: "memory:" },
     {
       host: "localhost",
+      deployment: { events: outbox.handlers },
       env: (base) => ({
         SERVICE_PRODUCT_NAME: "Portcullis test",
         SERVICE_PASSKEY_ENABLED: "true",
         SERVICE_PASSKEY_RP_ID: "localhost",
         SERVICE_PASSKEY_RP_NAME: "Portcullis test",
         SERVICE_PASSKEY_ORIGINS: base,
+        SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
         SERVICE_OAUTH_CUSTOM_PROVIDERS: JSON.stringify(
           fake === undefined ? [] : [customProviderOn(fake, "acme", social, [`${base}/api/v1/auth/oauth2/sign-in`])]
         )
@@ -175,6 +179,35 @@ describe.skipIf(suite.skip)(suite.title, () => {
     const tokens = await oidc.authorizationCodeGrant(config, new URL(landed ?? ""), checks)
     expect(tokens.claims()?.email).toBe(email)
     expect(tokens.claims()?.amr).toEqual(["fed"])
+    await context.close()
+  })
+
+  it("signs a user in by a mailed link asked from the sign-in page, which resumes the request", async () => {
+    const config = await provider.configFor(confidential)
+    const email = await provider.newUser()
+    const context = await (browser as Browser).newContext()
+    const page = await context.newPage()
+    let landed: string | undefined
+    await page.route("https://app.example.com/**", (route) => {
+      landed = route.request().url()
+      return route.fulfill({ status: 200, contentType: "text/plain", body: "the app" })
+    })
+    const { url, checks } = await provider.start(config, "openid email")
+    await page.goto(url.href)
+    await expect.poll(() => page.url()).toContain("/oauth2/sign-in")
+    await page.getByLabel("Address to mail a link and a code to").fill(email)
+    await page.getByRole("button", { name: "Mail me a link and a code" }).click()
+    await expect.poll(() => page.locator("#result-detail").textContent()).toMatch(/on its way/)
+    const mail = await provider.run(outbox.signInMail(email))
+    // The link as the mail writes it, opened in the same browser.
+    await page.goto(
+      `${provider.route("/oauth2/sign-in")}?${new URLSearchParams({ request: mail.authorizationRequest ?? "", token: mail.token })}`
+    )
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toContain("/oauth2/consent")
+    await page.getByRole("button", { name: "Allow" }).click()
+    await expect.poll(() => landed, { timeout: 15_000 }).toBeDefined()
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(landed ?? ""), checks)
+    expect(tokens.claims()?.amr).toEqual(["otp"])
     await context.close()
   })
 

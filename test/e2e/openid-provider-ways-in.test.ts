@@ -3,6 +3,7 @@ import { Effect, Exit, Scope } from "effect"
 import * as oidc from "openid-client"
 import { customProviderOn, type FakeOAuthProvider, fakeOAuthProvider } from "../support/FakeOAuthProvider.js"
 import { uniqueEmail } from "../support/flows.js"
+import { makeOutbox } from "../support/Outbox.js"
 import { confidential, Jar, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -140,5 +141,93 @@ for (const backend of TestApp.backends.slice(0, 1))
       })
       expect(gone.status).toBe(410)
       expect(gone.headers.get("set-cookie")).toBeNull()
+    })
+  })
+
+for (const backend of TestApp.backends.slice(0, 1))
+  describe(`a mailed link asked from the OpenID Provider's sign-in page (${backend.name})`, () => {
+    const outbox = makeOutbox()
+    const provider = useProvider(backend, {
+      env: { SERVICE_EMAIL_SIGN_IN_ENABLED: "true" },
+      deployment: { events: outbox.handlers }
+    })
+    const { configFor, start, route, newUser, run } = provider
+
+    const post = (path: string, body: unknown, jar = new Jar()) =>
+      fetch(route(path), {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: jar.header },
+        body: JSON.stringify(body)
+      }).then((reply) => {
+        jar.take(reply.headers)
+        return reply
+      })
+
+    it("mails a link naming the request, which resumes it on the sign-in page (amr otp)", async () => {
+      const email = await newUser()
+      const { url, checks } = await start(await configFor(confidential), "openid email")
+      const jar = new Jar()
+      const first = await fetch(url, { redirect: "manual" })
+      const request = new URL(first.headers.get("location") ?? "").searchParams.get("request") ?? ""
+      const asked = await post("/oauth2/email-sign-in", { request, email })
+      expect(asked.status).toBe(202)
+      const mail = await run(outbox.signInMail(email))
+      expect(mail.authorizationRequest).toBe(request)
+      // What the link opens: the page with the request and the token, whose script posts them.
+      const page = await fetch(`${route("/oauth2/sign-in")}?request=${request}&token=${mail.token}`)
+      expect(page.status).toBe(200)
+      const signedIn = await post("/oauth2/session", { request, token: mail.token }, jar)
+      expect(signedIn.status).toBe(200)
+      const consent = new URL(((await signedIn.json()) as { continue: string }).continue)
+      expect(consent.pathname).toMatch(/\/oauth2\/consent$/)
+      const answered = await fetch(route("/oauth2/consent"), {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          cookie: jar.header,
+          "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
+        },
+        body: JSON.stringify({ request, approve: true })
+      })
+      const callback = new URL(((await answered.json()) as { continue: string }).continue)
+      const tokens = await oidc.authorizationCodeGrant(await configFor(confidential), callback, checks)
+      expect(tokens.claims()?.amr).toEqual(["otp"])
+      expect(tokens.claims()?.email).toBe(email)
+    })
+
+    it("refuses to mail for a request that is not waiting, and mails nobody", async () => {
+      const email = await newUser()
+      const gone = await post("/oauth2/email-sign-in", { request: "not-a-parked-request", email })
+      expect(gone.status).toBe(410)
+      expect(await run(outbox.count("send_sign_in_email", email))).toBe(0)
+    })
+
+    it("answers an unknown address as a known one (202), and a malformed one 422", async () => {
+      const { url } = await start(await configFor(confidential), "openid")
+      const request = new URL(
+        (await fetch(url, { redirect: "manual" })).headers.get("location") ?? ""
+      ).searchParams.get("request")
+      const unknown = await post("/oauth2/email-sign-in", { request, email: uniqueEmail("nobody") })
+      expect(unknown.status).toBe(202)
+      const malformed = await post("/oauth2/email-sign-in", { request, email: "not an address" })
+      expect(malformed.status).toBe(422)
+    })
+  })
+
+for (const backend of TestApp.backends.slice(0, 1))
+  describe(`the provider's mail route with sign-in by mail off (${backend.name})`, () => {
+    const { configFor, start, route } = useProvider(backend)
+    it("answers 422 and mails nothing", async () => {
+      const { url } = await start(await configFor(confidential), "openid")
+      const request = new URL(
+        (await fetch(url, { redirect: "manual" })).headers.get("location") ?? ""
+      ).searchParams.get("request")
+      const reply = await fetch(route("/oauth2/email-sign-in"), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ request, email: uniqueEmail("off") })
+      })
+      expect(reply.status).toBe(422)
+      expect(((await reply.json()) as { detail: string }).detail).toMatch(/off/)
     })
   })

@@ -65,7 +65,9 @@ export const makeOutbox = () => {
     Effect.map(next("send_sign_in_email", email, n), (args) => ({
       token: String(args[1]),
       code: String(args[2]),
-      signUp: args[3] === true
+      signUp: args[3] === true,
+      /** The authorization request the link resumes, when asked from the provider's sign-in page. */
+      authorizationRequest: args[4] === undefined || args[4] === null ? null : String(args[4])
     }))
 
   /** How many deliveries of `event` concern `email`, after letting pending handlers run. */

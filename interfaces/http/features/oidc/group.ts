@@ -17,8 +17,9 @@ import {
 } from "../../../../domain/errors.js"
 import { AuthenticationChallengeKey } from "../../../../domain/Passkey.js"
 import { AuthenticationCredential } from "../../../../domain/PasskeyCeremony.js"
+import { NewEmail } from "../../../../domain/Address.js"
 import { Email } from "../../../../domain/User.js"
-import { type ApiShape, hashing, limited, listOf, placed, strict } from "../../Api.js"
+import { type ApiShape, hashing, limited, listOf, Message, placed, strict } from "../../Api.js"
 import { CsrfError } from "../../errors.js"
 import { declared } from "../../problemSchemas.js"
 import { Authentication } from "../../security.js"
@@ -83,6 +84,10 @@ const Continue = Schema.Struct({
   examples: [{ continue: "https://app.example.com/callback?code=…&state=…&iss=https%3A%2F%2Fauth.example.com" }]
 })
 
+/** A mailed link and code asked from the sign-in page: the address (as /email-sign-in/request takes it) and the request the link resumes. */
+const mailRequest = (signUp: boolean) =>
+  strict({ request: RequestId, email: signUp ? NewEmail : Email }).annotations({ identifier: "ProviderMailRequest" })
+
 const ConsentAnswer = strict({ request: RequestId, approve: Schema.Boolean }).annotations({
   identifier: "ConsentAnswer"
 })
@@ -112,7 +117,7 @@ export const AppView = Schema.Struct({
  * user let in. The protocol routes (authorize, token, userinfo…) answer in OAuth's shapes and are
  * served beside the API (protocol.ts).
  */
-export const oidcGroup = (shape: ApiShape) =>
+export const oidcGroup = (shape: ApiShape, signUp = false) =>
   placed(
     {
       prefix: shape.authPrefix,
@@ -145,6 +150,18 @@ export const oidcGroup = (shape: ApiShape) =>
             )
           )
           .pipe(limited("login"), hashing)
+      )
+      .add(
+        HttpApiEndpoint.post("mail", "/oauth2/email-sign-in")
+          .annotate(OpenApi.Summary, "Mail a sign-in link and code for an authorization request")
+          .annotate(
+            OpenApi.Description,
+            "With EMAIL_SIGN_IN_ENABLED (otherwise 422): as POST /email-sign-in/request, 202 whatever the address; the mailed link opens the sign-in page with the request and the token, so that the request resumes. The code is typed on the page as before."
+          )
+          .setPayload(mailRequest(signUp))
+          .addSuccess(Message, { status: 202 })
+          .addError(declared(AuthorizationRequestGoneError))
+          .pipe(limited("email_sign_in"))
       )
       .add(
         HttpApiEndpoint.post("consent", "/oauth2/consent")

@@ -9,7 +9,7 @@ import { Passkeys } from "../../../../application/Passkeys.js"
 import { PasswordSignIn } from "../../../../application/PasswordSignIn.js"
 import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
 import { oauthProviders } from "../../../../config/oauthProviders.js"
-import { AuthenticationError, AuthorizationRequestGoneError } from "../../../../domain/errors.js"
+import { AuthenticationError, AuthorizationRequestGoneError, ValidationError } from "../../../../domain/errors.js"
 import { amrOf, type SignInMethod } from "../../../../domain/oidc/Claims.js"
 import type { ClientInfo } from "../../../../domain/Session.js"
 import type { LoginResponse } from "../../../../domain/Token.js"
@@ -32,6 +32,7 @@ import {
 import { protocolRoutes } from "./protocol.js"
 
 const gone = new AuthorizationRequestGoneError()
+const mailSent = { detail: "If the address can sign in, a mail with a link and a code is on its way." }
 const isPasskeySignIn = Schema.is(PasskeySignIn)
 const isProviderCallback = Schema.is(ProviderCallbackSignIn)
 
@@ -74,7 +75,7 @@ export const oidc = feature({
       const location = locationOf(places, outcome)
       return location === undefined ? Effect.fail(gone) : Effect.succeed({ continue: location })
     }
-    const part = featureApi(oidcGroup(shapeOf(context)), (handlers) =>
+    const part = featureApi(oidcGroup(shapeOf(context), settings.accounts.emailSignUpEnabled), (handlers) =>
       Effect.gen(function* () {
         const authorize = yield* Authorize
         const browser = yield* BrowserSessions
@@ -134,6 +135,16 @@ export const oidc = feature({
                 withSessionCookies(response, places, cookie, token)
               )
               return yield* continueTo(yield* authorize.resume(payload.request, session))
+            }).pipe(Effect.catchTag("ParkedRequestGone", () => Effect.fail(gone)))
+          )
+          .handle("mail", ({ payload }) =>
+            Effect.gen(function* () {
+              if (!settings.accounts.emailSignInEnabled)
+                return yield* new ValidationError({ message: "Sign-in by mail is off here.", errors: [] })
+              // Only a waiting request is named in a mail: a link that could not resume it would be a dead end.
+              yield* authorize.consentPrompt(payload.request)
+              yield* mailed.request(payload.email, {}, payload.request)
+              return mailSent
             }).pipe(Effect.catchTag("ParkedRequestGone", () => Effect.fail(gone)))
           )
           .handle("consent", ({ payload, request }) =>

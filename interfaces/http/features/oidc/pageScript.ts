@@ -3,8 +3,8 @@ import { scopeWords } from "./pages.js"
 /**
  * The provider's pages' script, served as /oauth2/pages.js beside them (their policy allows no
  * inline script). Plain DOM, no markup built from text. The routes it calls are relative to the
- * page: `session` and `consent` beside it, the mailed code's request and a provider's start one
- * level up. A provider's flow leaves the page and comes back to it: the request and the flow's
+ * page: `session`, `email-sign-in` and `consent` beside it, a provider's start and a passkey's
+ * one level up. A provider's flow leaves the page and comes back to it: the request and the flow's
  * binding wait in this tab's sessionStorage under the flow's state.
  */
 export const providerPageScript = `"use strict";
@@ -86,6 +86,10 @@ export const providerPageScript = `"use strict";
   }
   if (!request) return show("error", "This page needs the app's sign-in request. Start again from the app.");
 
+  // A mailed link asked from this page opens it with the request and the link's token.
+  var mailedToken = page === "oauth2-sign-in" ? returned.get("token") : null;
+  if (mailedToken) window.history.replaceState(null, "", window.location.pathname + "?request=" + encodeURIComponent(request));
+
   if (page === "oauth2-sign-in") {
     handle(form, async function () {
       var body = { request: request, password: value("password") };
@@ -116,10 +120,10 @@ export const providerPageScript = `"use strict";
     var code = document.getElementById("code");
     if (codeRequest && code) {
       handle(codeRequest, async function () {
-        var answer = await send("../email-sign-in/request", { email: value("code-email") });
+        var answer = await send("email-sign-in", { request: request, email: value("code-email") });
         if (!answer.ok) return show("error", answer.detail);
         code.hidden = false;
-        show("success", "If the address has an account, a code is on its way to it. Type it below.");
+        show("success", "If the address has an account, a mail is on its way to it: open its link, or type its code below.");
         document.getElementById("code-value").focus();
       });
       handle(code, async function () {
@@ -156,6 +160,12 @@ export const providerPageScript = `"use strict";
     }
     form.hidden = false;
     document.getElementById("identifier").focus();
+    if (mailedToken) {
+      show("busy", "Signing you in…");
+      send("session", { request: request, token: mailedToken }).then(function (answer) {
+        if (!go(answer)) show("error", answer.detail);
+      });
+    }
     if (providerReturn) {
       if (returned.get("error")) {
         show("error", "The provider did not sign you in. Try again, or sign in another way.");

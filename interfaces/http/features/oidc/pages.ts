@@ -61,10 +61,10 @@ export const providerSignInPage = (options: ProviderPageOptions) => {
   const mailed = options.emailSignIn
     ? `
   <form id="code-request" hidden>
-    <h2>Or sign in with a code by mail</h2>
-    <label for="code-email">Email address</label>
+    <h2>Or sign in by mail</h2>
+    <label for="code-email">Address to mail a link and a code to</label>
     <input id="code-email" name="email" type="email" autocomplete="email" required>
-    <button type="submit">Mail me a code</button>
+    <button type="submit">Mail me a link and a code</button>
   </form>
   <form id="code" hidden>
     <label for="code-value">The 6-digit code from the mail</label>
