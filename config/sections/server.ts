@@ -77,6 +77,10 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     appUrl: read.optional("APP_URL", F.url("http:", "https:"), {
       doc: "Where the hosted pages' \"Back to PRODUCT_NAME\" link leads once a link is used, e.g. the app's sign-in page; unset, the root of PUBLIC_URL's origin."
     }),
+    /** An image the OpenID Provider's sign-in and consent pages show above PRODUCT_NAME. */
+    logoUrl: read.optional("LOGO_URL", F.url("https:", "http:"), {
+      doc: "An image (a logo) the OpenID Provider's sign-in and consent pages show above PRODUCT_NAME; their Content-Security-Policy allows images from its origin and no other."
+    }),
     /** The name mails and hosted pages give the service. */
     productName: read.setting("PRODUCT_NAME", F.line, "Portcullis", {
       doc: "The name mails and hosted pages give the service."

@@ -56,4 +56,12 @@ describe("the OpenID Provider's settings", () => {
       expect.stringMatching(/SERVICE_OIDC_ISSUER has a query or a fragment/)
     ])
   })
+
+  it("takes LOGO_URL as an http(s) URL, and refuses another scheme naming the setting", () => {
+    expect(
+      Option.map(settingsOf({ SERVICE_LOGO_URL: "https://cdn.example.com/logo.svg" }).server.logoUrl, String)
+    ).toEqual(Option.some("https://cdn.example.com/logo.svg"))
+    expect(settingsOf({}).server.logoUrl).toEqual(Option.none())
+    expect(problems({ SERVICE_LOGO_URL: "javascript:alert(1)" }).join("\n")).toMatch(/SERVICE_LOGO_URL/)
+  })
 })

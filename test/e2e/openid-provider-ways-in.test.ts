@@ -231,3 +231,23 @@ for (const backend of TestApp.backends.slice(0, 1))
       expect(((await reply.json()) as { detail: string }).detail).toMatch(/off/)
     })
   })
+
+for (const backend of TestApp.backends.slice(0, 1))
+  describe(`the provider's pages with LOGO_URL (${backend.name})`, () => {
+    const { route } = useProvider(backend, {
+      env: { SERVICE_LOGO_URL: "https://cdn.example.com/brand/logo.svg?v=2&x=<b>", SERVICE_PRODUCT_NAME: "Acme ID" }
+    })
+    it("shows the logo above the product's name, and allows images from its origin only", async () => {
+      for (const page of ["/oauth2/sign-in?request=x", "/oauth2/consent?request=x"]) {
+        const reply = await fetch(route(page), { headers: { accept: "text/html" } })
+        const html = await reply.text()
+        expect(html).toContain(
+          '<img class="logo" src="https://cdn.example.com/brand/logo.svg?v=2&amp;x=%3Cb%3E" alt="">'
+        )
+        expect(html).toContain('<p class="product">Acme ID</p>')
+        const policy = reply.headers.get("content-security-policy") ?? ""
+        expect(policy).toMatch(/img-src https:\/\/cdn\.example\.com(;|$)/)
+        expect(policy).toMatch(/default-src 'none'/)
+      }
+    })
+  })

@@ -65,7 +65,8 @@ export const oidc = feature({
             providers: oauthProviders(settings, context.deployment)
               .filter((provider) => provider.redirectUris.includes(signInUrl))
               .map((provider) => provider.name),
-            signInUrl
+            signInUrl,
+            logoUrl: Option.getOrUndefined(Option.map(settings.server.logoUrl, (url) => url.href))
           }
         : undefined
     }
@@ -181,7 +182,7 @@ export const oidc = feature({
       group: part.group,
       handlers: Layer.mergeAll(part.handlers, protocolRoutes(places), pageRoutes(places)),
       kinds: providerRouteKinds(paths),
-      policies: providerPagePolicies(paths)
+      policies: providerPagePolicies(paths, places.pages?.logoUrl)
     }
   }
 })

@@ -18,6 +18,8 @@ export interface ProviderPageOptions {
   readonly providers: ReadonlyArray<string>
   /** The sign-in page's absolute URL: the redirect URI those providers return to. */
   readonly signInUrl: string
+  /** LOGO_URL: an image shown above the product's name. */
+  readonly logoUrl?: string | undefined
 }
 
 /** How the sign-in page names a provider on its button. */
@@ -42,7 +44,8 @@ ${options.passkeys ? '  <script src="webauthn.js" defer></script>\n' : ""}  <scr
 </head>
 <body data-page="${page}" data-login-field="${escapeHtml(options.loginField)}" data-sign-in-url="${escapeHtml(options.signInUrl)}">
 <main>
-  <p class="product">${escapeHtml(options.product)}</p>
+${options.logoUrl === undefined ? "" : `  <img class="logo" src="${escapeHtml(options.logoUrl)}" alt="">
+`}  <p class="product">${escapeHtml(options.product)}</p>
   <h1>${escapeHtml(title)}</h1>
   <noscript><p>This page needs JavaScript. Turn it on and start again from the app.</p></noscript>
 ${body}
@@ -128,4 +131,5 @@ export const scopeWords: Readonly<Record<string, string>> = {
 export const providerPageStyles = `h2 { font-size: 1.1rem; margin: 1.5rem 0 0; }
 button.secondary { background: #fff; color: #005fcc; border: 1px solid #005fcc; margin-left: 0.5rem; }
 button.provider { display: block; margin-top: 0.5rem; }
+.logo { display: block; max-width: 100%; max-height: 3rem; margin-bottom: 0.5rem; }
 `

@@ -38,12 +38,20 @@ export const providerPaths = (places: Pick<ProviderPlaces, "authPrefix" | "issue
   }
 }
 
-/** The pages' own policy (the hosted pages'): script, styles and calls from this origin, no framing. */
-export const providerPagePolicies = (paths: ReturnType<typeof providerPaths>): ReadonlyMap<string, string> =>
-  new Map([
-    [paths.signIn, hostedPolicy],
-    [paths.consent, hostedPolicy]
+/**
+ * The pages' own policy (the hosted pages'): script, styles and calls from this origin, no
+ * framing; images from LOGO_URL's origin only, when one is set.
+ */
+export const providerPagePolicies = (
+  paths: ReturnType<typeof providerPaths>,
+  logoUrl?: string
+): ReadonlyMap<string, string> => {
+  const policy = logoUrl === undefined ? hostedPolicy : `${hostedPolicy}; img-src ${new URL(logoUrl).origin}`
+  return new Map([
+    [paths.signIn, policy],
+    [paths.consent, policy]
   ])
+}
 
 /**
  * Where an authorization's outcome sends the browser: back to the app, or to the sign-in or
