@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { DateTime, Schema } from "effect"
+import { NewEmail } from "../../../../domain/Address.js"
 import {
   AccountLockedError,
   AuthenticationError,
@@ -17,7 +18,6 @@ import {
 } from "../../../../domain/errors.js"
 import { AuthenticationChallengeKey } from "../../../../domain/Passkey.js"
 import { AuthenticationCredential } from "../../../../domain/PasskeyCeremony.js"
-import { NewEmail } from "../../../../domain/Address.js"
 import { Email } from "../../../../domain/User.js"
 import { type ApiShape, hashing, limited, listOf, Message, placed, strict } from "../../Api.js"
 import { CsrfError } from "../../errors.js"

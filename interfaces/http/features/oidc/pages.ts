@@ -31,6 +31,10 @@ const providerLabels: Readonly<Record<string, string>> = {
 }
 const labelOf = (name: string) => providerLabels[name] ?? name.charAt(0).toUpperCase() + name.slice(1)
 
+/** The logo above the product's name: decorative (the name beside it says whose it is), so its alt is empty. */
+const logoOf = (options: ProviderPageOptions) =>
+  options.logoUrl === undefined ? "" : `  <img class="logo" src="${escapeHtml(options.logoUrl)}" alt="">\n`
+
 const frame = (page: string, title: string, options: ProviderPageOptions, body: string) => `<!doctype html>
 <html lang="en">
 <head>
@@ -44,8 +48,12 @@ ${options.passkeys ? '  <script src="webauthn.js" defer></script>\n' : ""}  <scr
 </head>
 <body data-page="${page}" data-login-field="${escapeHtml(options.loginField)}" data-sign-in-url="${escapeHtml(options.signInUrl)}">
 <main>
-${options.logoUrl === undefined ? "" : `  <img class="logo" src="${escapeHtml(options.logoUrl)}" alt="">
-`}  <p class="product">${escapeHtml(options.product)}</p>
+${
+  options.logoUrl === undefined
+    ? ""
+    : `  <img class="logo" src="${escapeHtml(options.logoUrl)}" alt="">
+`
+}  <p class="product">${escapeHtml(options.product)}</p>
   <h1>${escapeHtml(title)}</h1>
   <noscript><p>This page needs JavaScript. Turn it on and start again from the app.</p></noscript>
 ${body}
