@@ -48,12 +48,7 @@ ${options.passkeys ? '  <script src="webauthn.js" defer></script>\n' : ""}  <scr
 </head>
 <body data-page="${page}" data-login-field="${escapeHtml(options.loginField)}" data-sign-in-url="${escapeHtml(options.signInUrl)}">
 <main>
-${
-  options.logoUrl === undefined
-    ? ""
-    : `  <img class="logo" src="${escapeHtml(options.logoUrl)}" alt="">
-`
-}  <p class="product">${escapeHtml(options.product)}</p>
+${logoOf(options)}  <p class="product">${escapeHtml(options.product)}</p>
   <h1>${escapeHtml(title)}</h1>
   <noscript><p>This page needs JavaScript. Turn it on and start again from the app.</p></noscript>
 ${body}
