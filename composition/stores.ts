@@ -15,6 +15,7 @@ import * as EmailSignInRequestsSql from "../infrastructure/sql/EmailSignInReques
 import type { SchemaOptions } from "../infrastructure/sql/migrations.js"
 import * as OAuthAccountRepoSql from "../infrastructure/sql/OAuthAccountRepoSql.js"
 import * as OidcClientsSql from "../infrastructure/sql/OidcClientsSql.js"
+import * as OidcResourcesSql from "../infrastructure/sql/OidcResourcesSql.js"
 import * as OidcGrantsSql from "../infrastructure/sql/OidcGrantsSql.js"
 import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
 import * as ParkedRequestsSql from "../infrastructure/sql/ParkedRequestsSql.js"
@@ -115,6 +116,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     OutboxSql.layer,
     WebhookEndpointRepoSql.layer,
     OidcClientsSql.layer,
+    OidcResourcesSql.layer,
     AuthorizationCodesSql.layer,
     ConsentsSql.layer,
     ParkedRequestsSql.layer,

@@ -105,5 +105,22 @@ export const oidcProviderMigrations = {
       ],
       { discard: true }
     )
+  ),
+  // The resources of `portcullis resource add` (RFC 8707), by normalised URI; the resources each
+  // code and grant was issued for, as JSON lists (none: tokens for the client itself).
+  "0020_oidc_resources": migration((sql, type) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE oidc_resources (
+        uri TEXT PRIMARY KEY,
+        scopes TEXT NOT NULL,
+        introspecting_client TEXT REFERENCES oidc_clients(client_id) ON DELETE SET NULL,
+        created_at ${type("millis")} NOT NULL
+      )`,
+        sql`ALTER TABLE oidc_codes ADD COLUMN resources TEXT NOT NULL DEFAULT '[]'`,
+        sql`ALTER TABLE oidc_grants ADD COLUMN resources TEXT NOT NULL DEFAULT '[]'`
+      ],
+      { discard: true }
+    )
   )
 }
