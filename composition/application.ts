@@ -8,6 +8,7 @@ import { CurrentPassword } from "../application/CurrentPassword.js"
 import { EvenAnswers } from "../application/EvenAnswers.js"
 import { Lockout } from "../application/Lockout.js"
 import { ClientAdmin } from "../application/oidc/ClientAdmin.js"
+import { ResourceAdmin } from "../application/oidc/ResourceAdmin.js"
 import { PasswordSignIn } from "../application/PasswordSignIn.js"
 import { Pruning } from "../application/Pruning.js"
 import { Readiness } from "../application/Readiness.js"
@@ -67,6 +68,7 @@ export const operations = (settings: Settings) =>
     Admin.Default,
     WebhookAdmin.Default,
     ClientAdmin.Default,
+    ResourceAdmin.Default,
     AddressChangeUndo.Default,
     Layer.succeed(RequestContext, cliContext)
   ).pipe(Layer.provideMerge(application(settings)))

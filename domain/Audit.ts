@@ -48,6 +48,8 @@ export const AuditEventType = Schema.Literal(
   "oidc.client_added",
   "oidc.client_removed",
   "oidc.client_secret_rotated",
+  "oidc.resource_added",
+  "oidc.resource_removed",
   "oidc.consent_granted",
   "oidc.consent_withdrawn"
 )

@@ -4,6 +4,7 @@ import type { AddressChangeUndo } from "../../application/AddressChangeUndo.js"
 import type { Admin } from "../../application/Admin.js"
 import type { Audit } from "../../application/Audit.js"
 import type { ClientAdmin } from "../../application/oidc/ClientAdmin.js"
+import type { ResourceAdmin } from "../../application/oidc/ResourceAdmin.js"
 import type { Pruning } from "../../application/Pruning.js"
 import type { WebhookAdmin } from "../../application/WebhookAdmin.js"
 import type { Deployment } from "../../config/Deployment.js"
@@ -14,7 +15,15 @@ import type { Invocation } from "./invocation.js"
 import type { StartupError } from "./startup.js"
 
 /** The use cases the operator commands run, over the stores of the settings. */
-export type Operations = Accounts | AddressChangeUndo | Admin | Audit | ClientAdmin | Pruning | WebhookAdmin
+export type Operations =
+  | Accounts
+  | AddressChangeUndo
+  | Admin
+  | Audit
+  | ClientAdmin
+  | ResourceAdmin
+  | Pruning
+  | WebhookAdmin
 
 /**
  * What the commands need of the program above them (main/host.ts): the composition root, handed

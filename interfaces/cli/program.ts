@@ -9,6 +9,7 @@ import { keygen } from "./keygen.js"
 import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
 import { withColorWhereWanted, withHelpAtEveryLevel, withOwnHelp } from "./output.js"
 import { prune } from "./prune.js"
+import { resource } from "./resource.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv, StartupError } from "./startup.js"
@@ -24,6 +25,7 @@ const portcullis = Command.make("portcullis").pipe(
     audit,
     webhook,
     client,
+    resource,
     prune,
     openapi,
     check,
