@@ -7,6 +7,7 @@ import {
   type OAuthError
 } from "../../domain/oidc/Authorization.js"
 import type { Client } from "../../domain/oidc/Client.js"
+import { normaliseResourceUri, type Resource } from "../../domain/oidc/Resource.js"
 import { UserId } from "../../domain/User.js"
 import { Audit } from "../Audit.js"
 import { oidcAuthorizations } from "../metrics.js"
@@ -14,6 +15,7 @@ import { AuthorizationCodes } from "../ports/AuthorizationCodes.js"
 import { Consents } from "../ports/Consents.js"
 import { Cryptography } from "../ports/Cryptography.js"
 import { OidcClients } from "../ports/OidcClients.js"
+import { OidcResources } from "../ports/OidcResources.js"
 import { ParkedRequests } from "../ports/ParkedRequests.js"
 import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
@@ -67,6 +69,7 @@ export const withParameters = (uri: string, parameters: Readonly<Record<string, 
 export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
   effect: Effect.gen(function* () {
     const clients = yield* OidcClients
+    const resources = yield* OidcResources
     const consents = yield* Consents
     const parked = yield* ParkedRequests
     const codes = yield* AuthorizationCodes
@@ -99,6 +102,7 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
           redirect_uri: request.redirect_uri,
           code_challenge: request.code_challenge,
           scopes: request.scopes,
+          resources: request.resources,
           nonce: request.nonce,
           auth_time: session.auth_time,
           amr: session.amr,
@@ -161,18 +165,40 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
       })
 
     /** An authorization request (its parameters, first value of each) from a browser, signed in or not. */
-    const authorize = (params: Readonly<Record<string, string | undefined>>, session: BrowserSession | undefined) =>
-      Effect.tap(decide(params, session), (outcome) =>
+    /** The registered resources among those named (normalised), for the domain's decision. */
+    const registeredAmong = (asked: ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.forEach(
+          [...new Set(asked.map(normaliseResourceUri).filter((uri): uri is string => uri !== undefined))],
+          (uri) => resources.find(uri)
+        ),
+        (found) => {
+          const byUri = new Map<string, Resource>()
+          for (const resource of found) if (Option.isSome(resource)) byUri.set(resource.value.uri, resource.value)
+          return { asked, registered: (uri: string) => byUri.get(uri) }
+        }
+      )
+
+    const authorize = (
+      params: Readonly<Record<string, string | undefined>>,
+      session: BrowserSession | undefined,
+      resourcesAsked: ReadonlyArray<string> = []
+    ) =>
+      Effect.tap(decide(params, session, resourcesAsked), (outcome) =>
         Metric.increment(Metric.tagged(oidcAuthorizations, "outcome", outcomeLabels[outcome._tag]))
       )
 
-    const decide = (params: Readonly<Record<string, string | undefined>>, session: BrowserSession | undefined) =>
+    const decide = (
+      params: Readonly<Record<string, string | undefined>>,
+      session: BrowserSession | undefined,
+      resourcesAsked: ReadonlyArray<string>
+    ) =>
       Effect.gen(function* () {
         const client =
           params.client_id === undefined || params.client_id === ""
             ? undefined
             : Option.getOrUndefined(yield* clients.find(params.client_id))
-        const decision = decideAuthorization(params, client)
+        const decision = decideAuthorization(params, client, yield* registeredAmong(resourcesAsked))
         switch (decision._tag) {
           case "ErrorPage":
             return AuthorizeOutcome.ErrorPage({ error: decision.error, error_description: decision.error_description })

@@ -2,6 +2,7 @@ import { Data, DateTime, Effect, Option } from "effect"
 import type { PresentedClient } from "../../domain/oidc/Client.js"
 import { Cryptography } from "../ports/Cryptography.js"
 import { OidcGrants } from "../ports/OidcGrants.js"
+import { OidcResources } from "../ports/OidcResources.js"
 import { ProviderTokens, type VerifiedAccessToken } from "../ports/ProviderTokens.js"
 import { Token } from "./Token.js"
 import { TokenEndpointError } from "./TokenAnswers.js"
@@ -26,7 +27,7 @@ export type Introspection =
       readonly exp: number
       readonly iat?: number
       readonly iss: string
-      readonly aud?: string
+      readonly aud?: string | ReadonlyArray<string>
       readonly jti?: string
     }
 
@@ -42,6 +43,7 @@ export class GrantTokens extends Effect.Service<GrantTokens>()("app/GrantTokens"
   effect: Effect.gen(function* () {
     const tokens = yield* ProviderTokens
     const grants = yield* OidcGrants
+    const resources = yield* OidcResources
     const crypto = yield* Cryptography
     const token = yield* Token
 
@@ -101,7 +103,17 @@ export class GrantTokens extends Effect.Service<GrantTokens>()("app/GrantTokens"
         return access.value.grant_id === undefined ? false : yield* grants.revoke(access.value.grant_id, now)
       })
 
-    /** Introspection (RFC 7662): only a confidential client's own tokens read as active. */
+    /** Whether `client` introspects for a resource among the token's audience (`portcullis resource add --client`). */
+    const introspectsFor = (clientId: string, aud: string | ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.forEach(typeof aud === "string" ? [aud] : aud, (uri) => resources.find(uri)),
+        (found) => found.some((resource) => Option.isSome(resource) && resource.value.introspecting_client === clientId)
+      )
+
+    /**
+     * Introspection (RFC 7662): only a confidential client's own tokens read as active, and the
+     * access tokens of a resource it introspects for.
+     */
     const introspect = (form: Readonly<Record<string, string | undefined>>, presented: PresentedClient) =>
       Effect.gen(function* () {
         const client = yield* token.authenticate(presented)
@@ -130,7 +142,10 @@ export class GrantTokens extends Effect.Service<GrantTokens>()("app/GrantTokens"
           } satisfies Introspection
         }
         const access = yield* verified(value)
-        if (Option.isNone(access) || access.value.client_id !== client.client_id) return inactive
+        if (Option.isNone(access)) return inactive
+        const mine =
+          access.value.client_id === client.client_id || (yield* introspectsFor(client.client_id, access.value.aud))
+        if (!mine) return inactive
         const claims = access.value
         return {
           active: true,

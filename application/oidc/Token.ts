@@ -4,6 +4,7 @@ import { claimsFor, issuesRefreshToken } from "../../domain/oidc/Claims.js"
 import { authenticateClient, type Client, type PresentedClient, presentedClientId } from "../../domain/oidc/Client.js"
 import { decideRedemption } from "../../domain/oidc/Code.js"
 import { decideGrantRefresh, type Grant } from "../../domain/oidc/Grant.js"
+import { audienceOf } from "../../domain/oidc/Resource.js"
 import { UserId } from "../../domain/User.js"
 import { Audit } from "../Audit.js"
 import { oidcRefusals, oidcTokenGrants } from "../metrics.js"
@@ -17,7 +18,10 @@ import type { StoreUnavailableError } from "../ports/StoreUnavailableError.js"
 import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
 import { OidcPolicy } from "./OidcPolicy.js"
-import { refuse, type TokenEndpointError, type TokenResponse } from "./TokenAnswers.js"
+import { narrowedResources, refuse, type TokenEndpointError, type TokenResponse } from "./TokenAnswers.js"
+
+/** A token request's form: the first value of each parameter. */
+type Form = Readonly<Record<string, string | undefined>>
 
 const words = (value: string | undefined) => (value ?? "").split(" ").filter((word) => word !== "")
 
@@ -70,11 +74,15 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         )
       })
 
-    /** The tokens of a grant: an access token, an ID token under `openid`, the refresh token given. */
+    /**
+     * The tokens of a grant: an access token for `resources` (the grant's, or fewer), an ID token
+     * under `openid`, the refresh token given.
+     */
     const issue = (
       grant: Grant,
       refreshToken: string | undefined,
-      nonce: string | null
+      nonce: string | null,
+      resources: ReadonlyArray<string>
     ): Effect.Effect<TokenResponse, TokenEndpointError | StoreUnavailableError> =>
       Effect.gen(function* () {
         const claims = yield* userClaims(grant.user_id, grant.scopes)
@@ -82,7 +90,7 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         const access_token = yield* tokens.accessToken(
           {
             sub: grant.user_id,
-            aud: grant.client_id,
+            aud: audienceOf(resources, grant.client_id),
             client_id: grant.client_id,
             scope,
             jti: yield* crypto.randomId,
@@ -127,7 +135,7 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         }
       }))
 
-    const authorizationCode = (client: Client, form: Readonly<Record<string, string | undefined>>) =>
+    const authorizationCode = (client: Client, form: Form, resourcesAsked: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         if (form.code === undefined || form.code === "") return yield* refuse("invalid_request", "code is missing")
         const digest = crypto.digest(form.code)
@@ -153,11 +161,14 @@ export class Token extends Effect.Service<Token>()("app/Token", {
           })
         if (decision._tag === "Replayed") return yield* replayed(yield* codes.markReplayed(digest, now))
         const code = decision.code
+        // Checked before the code is spent: a request that widens its resources leaves the code as it was.
+        const resources = yield* narrowedResources(resourcesAsked, code.resources)
         const grant: Grant = {
           grant_id: yield* crypto.randomId,
           client_id: client.client_id,
           user_id: code.user_id,
           scopes: code.scopes,
+          resources: code.resources,
           auth_time: code.auth_time,
           amr: code.amr,
           created_at: now,
@@ -181,10 +192,10 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         )
         if (redeemed === "spent") return yield* replayed(yield* codes.markReplayed(digest, now))
         if (redeemed === "replayed") return yield* refuse("invalid_grant", "the code has been used")
-        return yield* issue(grant, refresh?.token, code.nonce)
+        return yield* issue(grant, refresh?.token, code.nonce, resources)
       })
 
-    const refreshToken = (client: Client, form: Readonly<Record<string, string | undefined>>) =>
+    const refreshToken = (client: Client, form: Form, resourcesAsked: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         if (form.refresh_token === undefined || form.refresh_token === "")
           return yield* refuse("invalid_request", "refresh_token is missing")
@@ -213,17 +224,20 @@ export class Token extends Effect.Service<Token>()("app/Token", {
             const asked = words(form.scope)
             if (asked.some((scope) => !decision.grant.scopes.includes(scope)))
               return yield* refuse("invalid_scope", "a refresh may narrow the grant's scopes, never widen them")
+            const resources = yield* narrowedResources(resourcesAsked, decision.grant.resources)
             const next = yield* newRefreshToken(decision.grant.grant_id, now)
             if (!(yield* grants.rotate(digest, next.row, now)))
               return yield* refuse("invalid_grant", "the refresh token has been used")
             const scopes = asked.length > 0 ? asked : decision.grant.scopes
-            return yield* issue({ ...decision.grant, scopes }, next.token, null)
+            return yield* issue({ ...decision.grant, scopes }, next.token, null, resources)
           }
         }
       })
 
-    const clientCredentials = (client: Client, form: Readonly<Record<string, string | undefined>>) =>
+    const clientCredentials = (client: Client, form: Form, resourcesAsked: ReadonlyArray<string>) =>
       Effect.gen(function* () {
+        if (resourcesAsked.length > 0)
+          return yield* refuse("invalid_target", "client_credentials tokens are for the client itself, not a resource")
         if (client.public || !client.grants.includes("client_credentials"))
           return yield* refuse("unauthorized_client", "this client is not registered for client_credentials")
         const asked = words(form.scope)
@@ -246,8 +260,9 @@ export class Token extends Effect.Service<Token>()("app/Token", {
 
     /** A token request: its form (first value of each parameter) and how its client presented itself. */
     const exchange = (
-      form: Readonly<Record<string, string | undefined>>,
-      presented: PresentedClient
+      form: Form,
+      presented: PresentedClient,
+      resourcesAsked: ReadonlyArray<string> = []
     ): Effect.Effect<TokenResponse, TokenEndpointError | StoreUnavailableError> =>
       Effect.gen(function* () {
         if (form.grant_type === undefined || form.grant_type === "")
@@ -255,11 +270,11 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         const client = yield* authenticate(presented)
         switch (form.grant_type) {
           case "authorization_code":
-            return yield* authorizationCode(client, form)
+            return yield* authorizationCode(client, form, resourcesAsked)
           case "refresh_token":
-            return yield* refreshToken(client, form)
+            return yield* refreshToken(client, form, resourcesAsked)
           case "client_credentials":
-            return yield* clientCredentials(client, form)
+            return yield* clientCredentials(client, form, resourcesAsked)
           default:
             return yield* refuse("unsupported_grant_type", "grant_type is not one this server supports")
         }

@@ -1,4 +1,5 @@
-import { Data } from "effect"
+import { Data, Effect } from "effect"
+import { narrowResources } from "../../domain/oidc/Resource.js"
 
 /** An error of the token endpoint in OAuth's own shape (RFC 6749 §5.2): 401 for invalid_client, else 400. */
 export class TokenEndpointError extends Data.TaggedError("TokenEndpointError")<{
@@ -9,6 +10,7 @@ export class TokenEndpointError extends Data.TaggedError("TokenEndpointError")<{
     | "unauthorized_client"
     | "unsupported_grant_type"
     | "invalid_scope"
+    | "invalid_target"
   readonly error_description: string
 }> {}
 
@@ -24,3 +26,11 @@ export interface TokenResponse {
 
 export const refuse = (error: TokenEndpointError["error"], error_description: string) =>
   new TokenEndpointError({ error, error_description })
+
+/** The resources a token request names, within `granted` (RFC 8707): invalid_target when it would widen them. */
+export const narrowedResources = (asked: ReadonlyArray<string>, granted: ReadonlyArray<string>) => {
+  const decision = narrowResources(asked, granted)
+  return decision._tag === "InvalidTarget"
+    ? Effect.fail(refuse("invalid_target", decision.error_description))
+    : Effect.succeed(decision.uris)
+}

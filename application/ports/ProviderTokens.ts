@@ -5,8 +5,8 @@ import type { TokenError, TokenExpiredError } from "../../domain/errors.js"
 export interface ProviderAccessClaims {
   /** The user, or the client itself for client_credentials. */
   readonly sub: string
-  /** The resource, or the client_id when none was named. */
-  readonly aud: string
+  /** The resource (or resources), or the client_id when none was named (RFC 8707, RFC 9068 §3). */
+  readonly aud: string | ReadonlyArray<string>
   readonly client_id: string
   /** Space-separated (RFC 9068 §2.2.3). */
   readonly scope: string

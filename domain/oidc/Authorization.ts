@@ -1,5 +1,6 @@
 import { Data, DateTime } from "effect"
 import { type Client, redirectUriMatches } from "./Client.js"
+import { decideRequestedResources, type Resource } from "./Resource.js"
 
 /** The scopes every client may ask for; a client's own are added to them. */
 export const standardScopes = ["openid", "profile", "email", "offline_access", "permissions"] as const
@@ -26,7 +27,18 @@ export interface AuthorizationRequest {
   /** Seconds: a sign-in older than this is asked again. */
   readonly max_age: number | null
   readonly login_hint: string | null
+  /** The resources (RFC 8707) its tokens are for, normalised; none: tokens for the client itself. */
+  readonly resources: ReadonlyArray<string>
 }
+
+/** The resources an authorization request names (its `resource` values) and those of them registered. */
+export interface AskedResources {
+  readonly asked: ReadonlyArray<string>
+  /** The registered resource of a normalised URI. */
+  readonly registered: (uri: string) => Resource | undefined
+}
+
+const noResources: AskedResources = { asked: [], registered: () => undefined }
 
 /** An OAuth error, as the client is told it (RFC 6749 §4.1.2.1). */
 export interface OAuthError {
@@ -58,7 +70,8 @@ const words = (value: string | undefined) => (value ?? "").split(" ").filter((wo
  */
 export const decideAuthorization = (
   params: Readonly<Record<string, string | undefined>>,
-  client: Client | undefined
+  client: Client | undefined,
+  resources: AskedResources = noResources
 ): AuthorizationDecision => {
   if (params.client_id === undefined || params.client_id === "")
     return AuthorizationDecision.ErrorPage({ error: "invalid_request", error_description: "client_id is missing" })
@@ -107,7 +120,11 @@ export const decideAuthorization = (
     if (!/^[0-9]{1,10}$/.test(params.max_age)) return refuse("invalid_request", "max_age must be a number of seconds")
     maxAge = Number(params.max_age)
   }
-  const allowed = new Set<string>([...standardScopes, ...client.scopes])
+  const named = decideRequestedResources(resources.asked, (uri) => resources.registered(uri) !== undefined)
+  if (named._tag === "InvalidTarget") return refuse("invalid_target", named.error_description)
+  // A resource's own scopes may be asked for beside the standard ones and the client's.
+  const resourceScopes = named.uris.flatMap((uri) => resources.registered(uri)?.scopes ?? [])
+  const allowed = new Set<string>([...standardScopes, ...client.scopes, ...resourceScopes])
   const scopes = [...new Set(asked.filter((scope) => allowed.has(scope)))]
   return AuthorizationDecision.Accepted({
     client,
@@ -120,7 +137,8 @@ export const decideAuthorization = (
       code_challenge: params.code_challenge,
       prompt,
       max_age: maxAge,
-      login_hint: params.login_hint ?? null
+      login_hint: params.login_hint ?? null,
+      resources: named.uris
     }
   })
 }

@@ -12,6 +12,8 @@ export interface StoredCode {
   readonly redirect_uri: string
   readonly code_challenge: string
   readonly scopes: ReadonlyArray<string>
+  /** The resources (RFC 8707) its tokens are for; none: the client itself. */
+  readonly resources: ReadonlyArray<string>
   readonly nonce: string | null
   /** When the user signed in (seconds since the epoch), for the ID token's auth_time. */
   readonly auth_time: number

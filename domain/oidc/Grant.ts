@@ -20,6 +20,8 @@ export interface Grant {
   readonly client_id: string
   readonly user_id: string
   readonly scopes: ReadonlyArray<string>
+  /** The resources (RFC 8707) it holds tokens for; a token request may narrow them, never widen. */
+  readonly resources: ReadonlyArray<string>
   /** The sign-in it started from (seconds since the epoch) and how (RFC 8176), for ID tokens. */
   readonly auth_time: number
   readonly amr: ReadonlyArray<string>

@@ -18,7 +18,7 @@ const refused = new TokenError({ message: "The token is not valid." })
 const AccessPayload = Schema.Struct({
   iss: Schema.String,
   sub: Schema.String,
-  aud: Schema.String,
+  aud: Schema.Union(Schema.String, Schema.Array(Schema.String)),
   client_id: Schema.String,
   scope: Schema.String,
   jti: Schema.String,
@@ -48,7 +48,7 @@ export const make = (issuer: string, signing: ProviderKey, now: () => number = D
         return new SignJWT({ ...claims })
           .setProtectedHeader(header(AT_JWT))
           .setIssuer(issuer)
-          .setAudience(aud)
+          .setAudience(typeof aud === "string" ? aud : [...aud])
           .setIssuedAt(iat)
           .setExpirationTime(iat + ttlSeconds)
           .sign(signing.key)

@@ -14,6 +14,7 @@ const Row = Schema.Struct({
   redirect_uri: Schema.String,
   code_challenge: Schema.String,
   scopes: Texts,
+  resources: Texts,
   nonce: Schema.NullOr(Schema.String),
   auth_time: SqlInt,
   amr: Texts,
@@ -33,17 +34,17 @@ export const make = Effect.gen(function* () {
 
   return AuthorizationCodes.of({
     add: (code: StoredCode) =>
-      sql`INSERT INTO oidc_codes (digest, client_id, user_id, redirect_uri, code_challenge, scopes, nonce,
-          auth_time, amr, expires_at, redeemed_at, family_id)
+      sql`INSERT INTO oidc_codes (digest, client_id, user_id, redirect_uri, code_challenge, scopes, resources,
+          nonce, auth_time, amr, expires_at, redeemed_at, family_id)
         VALUES (${code.digest}, ${code.client_id}, ${code.user_id}, ${code.redirect_uri}, ${code.code_challenge},
-          ${JSON.stringify(code.scopes)}, ${code.nonce}, ${code.auth_time}, ${JSON.stringify(code.amr)},
+          ${JSON.stringify(code.scopes)}, ${JSON.stringify(code.resources)}, ${code.nonce}, ${code.auth_time}, ${JSON.stringify(code.amr)},
           ${code.expires_at.epochMillis}, ${code.redeemed_at?.epochMillis ?? null}, ${code.family_id})`.pipe(
         Effect.asVoid,
         unavailable
       ),
 
     find: (digest) =>
-      sql`SELECT digest, client_id, user_id, redirect_uri, code_challenge, scopes, nonce, auth_time, amr,
+      sql`SELECT digest, client_id, user_id, redirect_uri, code_challenge, scopes, resources, nonce, auth_time, amr,
           expires_at, redeemed_at, family_id
         FROM oidc_codes WHERE digest = ${digest}`.pipe(
         Effect.flatMap(decodeRows),

@@ -11,6 +11,7 @@ const grantFields = {
   client_id: Schema.String,
   user_id: Schema.String,
   scopes: Texts,
+  resources: Texts,
   auth_time: SqlInt,
   amr: Texts,
   created_at: SqlMillis,
@@ -31,7 +32,7 @@ const decodePresented = Schema.decodeUnknown(
   )
 )
 
-const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.auth_time, g.amr, g.created_at, g.last_used_at,
+const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.resources, g.auth_time, g.amr, g.created_at, g.last_used_at,
   g.expires_at, g.revoked_at`
 
 /**
@@ -52,9 +53,10 @@ export const make = Effect.gen(function* () {
     start: (grant: Grant, token) =>
       sql
         .withTransaction(
-          sql`INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, auth_time, amr, created_at, last_used_at,
+          sql`INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, resources, auth_time, amr, created_at, last_used_at,
               expires_at, revoked_at)
             VALUES (${grant.grant_id}, ${grant.client_id}, ${grant.user_id}, ${JSON.stringify(grant.scopes)},
+              ${JSON.stringify(grant.resources)},
               ${grant.auth_time}, ${JSON.stringify(grant.amr)}, ${grant.created_at.epochMillis},
               ${grant.last_used_at.epochMillis}, ${grant.expires_at.epochMillis},
               ${grant.revoked_at?.epochMillis ?? null})`.pipe(

@@ -15,7 +15,9 @@ const Request = Schema.parseJson(
     code_challenge: Schema.String,
     prompt: Schema.Array(Schema.String),
     max_age: Schema.NullOr(Schema.Number),
-    login_hint: Schema.NullOr(Schema.String)
+    login_hint: Schema.NullOr(Schema.String),
+    // Parked before resources existed: none.
+    resources: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
   })
 )
 const encodeRequest = Schema.encodeSync(Request)

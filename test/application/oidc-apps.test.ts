@@ -38,6 +38,7 @@ const setUp = Effect.gen(function* () {
         client_id: "app",
         user_id: userId,
         scopes: ["openid", "email"],
+        resources: [],
         auth_time: 1,
         amr: ["pwd"],
         created_at: at(1),

@@ -22,6 +22,7 @@ const codeOf = (digest: string, userId: string, overrides: Partial<StoredCode> =
   redirect_uri: "http://127.0.0.1:5000/cb",
   code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
   scopes: ["openid", "email"],
+  resources: ["https://api.example.com/mcp"],
   nonce: "n-0S6_WzA2Mj",
   auth_time: 1_764_590_000,
   amr: ["hwk", "user"],

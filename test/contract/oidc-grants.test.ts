@@ -23,6 +23,7 @@ const grant = (grantId: string, userId: string, clientId = "app", overrides: Par
   client_id: clientId,
   user_id: userId,
   scopes: ["openid", "offline_access"],
+  resources: ["https://api.example.com/mcp"],
   auth_time: 1_764_590_000,
   amr: ["pwd"],
   created_at: now,

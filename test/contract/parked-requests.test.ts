@@ -18,7 +18,8 @@ const parked = (digest: string, expiresIn: number): ParkedRequest => ({
     code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
     prompt: ["login"],
     max_age: 0,
-    login_hint: null
+    login_hint: null,
+    resources: ["https://api.example.com/mcp"]
   },
   parked_at: now,
   expires_at: DateTime.add(now, { seconds: expiresIn })

@@ -128,6 +128,7 @@ describe("nextStep", () => {
     prompt: [],
     max_age: null,
     login_hint: null,
+    resources: [],
     ...overrides
   })
   const signedIn = { user_id: "u1", auth_time: nowSeconds - 600 }

@@ -4,6 +4,7 @@ import * as oidc from "openid-client"
 import { afterAll, beforeAll, expect } from "vitest"
 import { Cryptography } from "../../application/ports/Cryptography.js"
 import type { OidcClients } from "../../application/ports/OidcClients.js"
+import type { OidcResources } from "../../application/ports/OidcResources.js"
 import type { Deployment } from "../../config/Deployment.js"
 import { password, register, uniqueEmail } from "./flows.js"
 import { addClient } from "./oidcFixtures.js"
@@ -45,7 +46,7 @@ export class Jar {
   }
 }
 
-type Services = TestApp.TestApp | Cryptography | OidcClients
+type Services = TestApp.TestApp | Cryptography | OidcClients | OidcResources
 
 /** Registers the provider's server around the suite (beforeAll, afterAll) and answers its handle. */
 /** What a suite changes in the provider's server. */

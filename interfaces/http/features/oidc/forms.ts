@@ -29,11 +29,15 @@ export const presentedClient = (
 const isForm = (request: HttpServerRequest.HttpServerRequest) =>
   /^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers["content-type"]?.trim() ?? "")
 
-/** The form body of a POST (first value of each field), or why it is not one. */
-export const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+/** The form body of a POST, every value of every field; none when it is not a form. */
+export const formParamsOf = (request: HttpServerRequest.HttpServerRequest) =>
   isForm(request)
-    ? Effect.map(Effect.orDie(request.text), (text) => firstValues(new URLSearchParams(text)))
+    ? Effect.map(Effect.orDie(request.text), (text) => new URLSearchParams(text))
     : Effect.succeed(undefined)
+
+/** The form body of a POST (first value of each field), or none when it is not a form. */
+export const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(formParamsOf(request), (params) => (params === undefined ? undefined : firstValues(params)))
 
 export const notAForm = oauthError(400, "invalid_request", "send the parameters as application/x-www-form-urlencoded")
 

@@ -15,7 +15,16 @@ import type { PresentedClient } from "../../../../domain/oidc/Client.js"
 import { escapeHtml } from "../../../../domain/Text.js"
 import { oauthError } from "../../oauthAnswers.js"
 import { firstValues, plainPage, queryOf, sessionCookie, withoutSessionCookies } from "./browser.js"
-import { bearerChallenge, bearerOf, formOf, notAForm, presentedClient, tokenError, unavailable } from "./forms.js"
+import {
+  bearerChallenge,
+  bearerOf,
+  formOf,
+  formParamsOf,
+  notAForm,
+  presentedClient,
+  tokenError,
+  unavailable
+} from "./forms.js"
 import { discoveryDocument, locationOf, noStore, type ProviderPlaces, providerPaths } from "./places.js"
 
 /**
@@ -59,7 +68,13 @@ export const protocolRoutes = (places: ProviderPlaces) =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
           const session = yield* browser.find(sessionCookie(request))
-          const outcome = yield* authorize.authorize(firstValues(queryOf(request)), Option.getOrUndefined(session))
+          const query = queryOf(request)
+          // `resource` may come more than once (RFC 8707 §2); every other parameter counts once.
+          const outcome = yield* authorize.authorize(
+            firstValues(query),
+            Option.getOrUndefined(session),
+            query.getAll("resource")
+          )
           return answer(outcome)
         }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(storeDown)))
       )
@@ -69,11 +84,9 @@ export const protocolRoutes = (places: ProviderPlaces) =>
         paths.authorize as `/${string}`,
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const form = yield* formOf(request)
+          const form = yield* formParamsOf(request)
           if (form === undefined) return notAForm
-          const query = new URLSearchParams()
-          for (const [name, value] of Object.entries(form)) if (value !== undefined) query.append(name, value)
-          return HttpServerResponse.redirect(`${places.base}${paths.authorize}?${query.toString()}`, { status: 303 })
+          return HttpServerResponse.redirect(`${places.base}${paths.authorize}?${form.toString()}`, { status: 303 })
         })
       )
 
@@ -111,17 +124,19 @@ export const protocolRoutes = (places: ProviderPlaces) =>
       const clientRoute = <A>(
         run: (
           form: Readonly<Record<string, string | undefined>>,
-          presented: PresentedClient
+          presented: PresentedClient,
+          resources: ReadonlyArray<string>
         ) => Effect.Effect<A, TokenEndpointError | StoreUnavailableError>,
         respond: (value: A) => HttpServerResponse.HttpServerResponse
       ) =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const form = yield* formOf(request)
-          if (form === undefined) return notAForm
+          const params = yield* formParamsOf(request)
+          if (params === undefined) return notAForm
+          const form = firstValues(params)
           const presented = presentedClient(request, form)
           if (presented === undefined) return oauthError(401, "invalid_client", "the Authorization header is malformed")
-          return yield* run(form, presented).pipe(
+          return yield* run(form, presented, params.getAll("resource")).pipe(
             Effect.map(respond),
             Effect.catchTag("TokenEndpointError", (error) =>
               Effect.succeed(tokenError(error, presented.basic !== undefined))
