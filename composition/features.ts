@@ -10,6 +10,7 @@ import { OAuthStates } from "../application/OAuthStates.js"
 import { Apps } from "../application/oidc/Apps.js"
 import { Authorize } from "../application/oidc/Authorize.js"
 import { BrowserSessions } from "../application/oidc/BrowserSessions.js"
+import { ClientRegistration } from "../application/oidc/ClientRegistration.js"
 import { GrantTokens } from "../application/oidc/GrantTokens.js"
 import { Token } from "../application/oidc/Token.js"
 import { Passkeys } from "../application/Passkeys.js"
@@ -42,6 +43,7 @@ const oidcUseCases = Layer.mergeAll(
   Apps.Default,
   EmailSignIn.Default,
   Passkeys.Default,
+  ClientRegistration.Default,
   // A social provider's return to the sign-in page signs in as /oauth/{provider}/callback does.
   oauthUseCases
 ).pipe(Layer.provideMerge(Token.Default))

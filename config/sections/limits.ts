@@ -21,7 +21,8 @@ export const rateLimitBuckets = {
   email_sign_in: { count: 3, windowSeconds: 60 },
   email_sign_in_confirm: { count: 10, windowSeconds: 60 },
   oidc_token: { count: 60, windowSeconds: 60 },
-  oidc_authorize: { count: 30, windowSeconds: 60 }
+  oidc_authorize: { count: 30, windowSeconds: 60 },
+  oidc_register: { count: 10, windowSeconds: 3600 }
 } satisfies Record<string, F.RateLimit>
 export type RateLimitBucket = keyof typeof rateLimitBuckets
 

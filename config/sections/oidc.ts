@@ -36,6 +36,12 @@ export const readOidc = (
   const codeTtlSeconds = read.setting("OIDC_CODE_TTL_SECONDS", F.int(10, 600), 60, {
     doc: "How long an authorization code can be redeemed."
   })
+  const dynamicRegistration = read.setting("OIDC_DYNAMIC_REGISTRATION", F.bool, false, {
+    doc: "Serve `POST /oauth2/register` (RFC 7591): apps and agents register themselves as public clients (no secret, PKCE), with https or loopback redirect URIs; their consent page says they are unverified. Bucket `oidc_register`."
+  })
+  const dynamicClientIdleDays = read.setting("OIDC_DYNAMIC_CLIENT_IDLE_DAYS", F.int(1, 3650), 30, {
+    doc: "A self-registered client unused this many days (no grant used since) is removed by the sweep."
+  })
   let signingKey = Option.none<Redacted.Redacted<AlgorithmKey>>()
   if (typeof privateText !== "string") {
     signingKey = Either.match(readPrivateKey(privateText.text, "RS256"), {
@@ -66,7 +72,9 @@ export const readOidc = (
     issuer: issuerText,
     /** The provider's RSA key: OIDC_PRIVATE_KEY, else JWT_PRIVATE_KEY under RS256. */
     signingKey,
-    codeTtlSeconds
+    codeTtlSeconds,
+    dynamicRegistration,
+    dynamicClientIdleDays
   }
 }
 

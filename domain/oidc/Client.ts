@@ -40,7 +40,7 @@ export interface Client {
  */
 const loopback = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([0-9]{1,5}))?(\/[^#]*)?$/
 
-const loopbackParts = (uri: string) => {
+export const loopbackParts = (uri: string) => {
   const match = loopback.exec(uri)
   if (match === null) return undefined
   const [, host = "", port, path] = match

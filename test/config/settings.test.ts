@@ -50,7 +50,8 @@ const rateLimitDefaults = {
   email_sign_in: { count: 3, windowSeconds: 60 },
   email_sign_in_confirm: { count: 10, windowSeconds: 60 },
   oidc_token: { count: 60, windowSeconds: 60 },
-  oidc_authorize: { count: 30, windowSeconds: 60 }
+  oidc_authorize: { count: 30, windowSeconds: 60 },
+  oidc_register: { count: 10, windowSeconds: 3600 }
 }
 
 const goodKey = "k".repeat(32)

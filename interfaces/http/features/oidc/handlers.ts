@@ -55,6 +55,7 @@ export const oidc = feature({
       authPrefix: settings.server.authPrefix,
       secure: settings.server.publicUrl.protocol === "https:",
       maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400,
+      dynamicRegistration: settings.oidc.dynamicRegistration,
       pages: settings.server.hostedPages
         ? {
             product: settings.server.productName,

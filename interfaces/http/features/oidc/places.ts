@@ -14,6 +14,8 @@ export interface ProviderPlaces extends BrowserOptions {
   readonly product: string
   /** The hosted sign-in and consent pages (HOSTED_PAGES), or none: the deployment's own screens. */
   readonly pages?: ProviderPageOptions | undefined
+  /** OIDC_DYNAMIC_REGISTRATION: POST /oauth2/register is served and advertised. */
+  readonly dynamicRegistration?: boolean
 }
 
 /** The provider's protocol routes' paths, under the auth prefix, and the discovery paths (RFC 8414 §3.1). */
@@ -26,6 +28,7 @@ export const providerPaths = (places: Pick<ProviderPlaces, "authPrefix" | "issue
     userinfo: `${at}/userinfo`,
     revoke: `${at}/revoke`,
     introspect: `${at}/introspect`,
+    register: `${at}/register`,
     endSession: `${at}/end-session`,
     signIn: `${at}/sign-in`,
     consent: `${at}/consent`,
@@ -81,6 +84,7 @@ export const providerRouteKinds = (paths: ReturnType<typeof providerPaths>): Rea
     [paths.token, "oauth-open"],
     [paths.revoke, "oauth-open"],
     [paths.introspect, "oauth-open"],
+    [paths.register, "oauth-open"],
     [paths.consent, "browser-bound"],
     [paths.session, "browser-bound"]
   ])
@@ -100,6 +104,7 @@ export const discoveryDocument = (places: ProviderPlaces) => {
     revocation_endpoint: url(paths.revoke),
     introspection_endpoint: url(paths.introspect),
     end_session_endpoint: url(paths.endSession),
+    ...(places.dynamicRegistration === true ? { registration_endpoint: url(paths.register) } : {}),
     scopes_supported: standardScopes,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
@@ -137,5 +142,6 @@ export const discoveryDocument = (places: ProviderPlaces) => {
 export const protocolLimits: ReadonlyArray<LimitedRoute> = [
   { bucket: "oidc_token", method: "POST", path: "/oauth2/token" },
   { bucket: "oidc_authorize", method: "GET", path: "/oauth2/authorize" },
-  { bucket: "oidc_authorize", method: "POST", path: "/oauth2/authorize" }
+  { bucket: "oidc_authorize", method: "POST", path: "/oauth2/authorize" },
+  { bucket: "oidc_register", method: "POST", path: "/oauth2/register" }
 ]

@@ -4,6 +4,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
 import { Authorize, type AuthorizeOutcome, withParameters } from "../../../../application/oidc/Authorize.js"
 import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
+import { ClientRegistration } from "../../../../application/oidc/ClientRegistration.js"
 import { GrantTokens } from "../../../../application/oidc/GrantTokens.js"
 import { Token } from "../../../../application/oidc/Token.js"
 import type { TokenEndpointError } from "../../../../application/oidc/TokenAnswers.js"
@@ -35,6 +36,7 @@ export const protocolRoutes = (places: ProviderPlaces) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       const authorize = yield* Authorize
+      const registration = yield* ClientRegistration
       const token = yield* Token
       const grantTokens = yield* GrantTokens
       const browser = yield* BrowserSessions
@@ -143,6 +145,30 @@ export const protocolRoutes = (places: ProviderPlaces) =>
             )
           )
         }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+
+      if (places.dynamicRegistration === true) {
+        yield* router.post(
+          paths.register as `/${string}`,
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!/^application\/json\s*(;|$)/i.test(request.headers["content-type"]?.trim() ?? ""))
+              return oauthError(400, "invalid_client_metadata", "send the client's metadata as application/json")
+            const text = yield* Effect.orDie(request.text)
+            let metadata: unknown
+            try {
+              metadata = JSON.parse(text)
+            } catch {
+              return oauthError(400, "invalid_client_metadata", "the body is not JSON")
+            }
+            return yield* registration.register(metadata).pipe(
+              Effect.map((registered) => HttpServerResponse.unsafeJson(registered, { status: 201, headers: noStore })),
+              Effect.catchTag("RegistrationRefusal", (refusal) =>
+                Effect.succeed(oauthError(400, refusal.error, refusal.error_description))
+              )
+            )
+          }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(unavailable)))
+        )
+      }
 
       yield* router.post(
         paths.token as `/${string}`,
