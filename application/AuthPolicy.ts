@@ -81,6 +81,8 @@ export interface StorageRules {
   readonly auditRetentionDays: number
   /** Seconds between two sweeps of a serving process. */
   readonly pruneIntervalSeconds: number
+  /** OIDC_DYNAMIC_CLIENT_IDLE_DAYS: a self-registered client unused this long is removed. */
+  readonly dynamicClientIdleDays: number
 }
 
 /** The rules the use cases follow, as the deployment configured them. */

@@ -6,6 +6,7 @@ import { AddressChanges } from "./ports/AddressChanges.js"
 import { AuditLog } from "./ports/AuditLog.js"
 import { AuthorizationCodes } from "./ports/AuthorizationCodes.js"
 import { EmailSignInRequests } from "./ports/EmailSignInRequests.js"
+import { OidcClients } from "./ports/OidcClients.js"
 import { OidcGrants } from "./ports/OidcGrants.js"
 import { Outbox, type OutboxPruneStep } from "./ports/Outbox.js"
 import { ParkedRequests } from "./ports/ParkedRequests.js"
@@ -28,9 +29,17 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
     const codes = yield* AuthorizationCodes
     const parked = yield* ParkedRequests
     const grants = yield* OidcGrants
+    const clients = yield* OidcClients
     const policy = yield* AuthPolicy
     const cutoffsAt = (now: DateTime.Utc): PruneCutoffs =>
-      pruneCutoffs({ ...policy.tokens, auditRetentionDays: policy.storage.auditRetentionDays }, now)
+      pruneCutoffs(
+        {
+          ...policy.tokens,
+          auditRetentionDays: policy.storage.auditRetentionDays,
+          dynamicClientIdleDays: policy.storage.dynamicClientIdleDays
+        },
+        now
+      )
 
     const step = (name: SessionPruneStep, before: DateTime.Utc) =>
       untilNoneFound((size, from) => sessions.prune(name, before, size, from), PRUNE_BATCH, restAsLong)
@@ -75,7 +84,13 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
           restAsLong
         ),
         // A grant's access tokens are refused once its row is gone, as when it ended: the same cutoff as sessions.
-        providerGrants: yield* untilNoneLeft((size) => grants.deleteEnded(ended, size), PRUNE_BATCH, restAsLong)
+        providerGrants: yield* untilNoneLeft((size) => grants.deleteEnded(ended, size), PRUNE_BATCH, restAsLong),
+        // Removing a client takes its codes, consents and grants with it (ON DELETE CASCADE).
+        idleClients: yield* untilNoneLeft(
+          (size) => clients.deleteIdle(cutoffs.clientsIdleSince, size),
+          PRUNE_BATCH,
+          restAsLong
+        )
       }
       if (!isEmptyReport(report)) yield* space.reclaim("incremental")
       return report
@@ -93,7 +108,8 @@ export class Pruning extends Effect.Service<Pruning>()("app/Pruning", {
         webhookMessages: yield* outbox.countSettledBefore(cutoffs.webhookMessagesSettledBefore),
         providerCodes: yield* codes.countExpired(cutoffs.sessionsEndedBefore),
         parkedRequests: yield* parked.countExpired(cutoffs.signInRequestsExpiredBefore),
-        providerGrants: yield* grants.countEnded(cutoffs.sessionsEndedBefore)
+        providerGrants: yield* grants.countEnded(cutoffs.sessionsEndedBefore),
+        idleClients: yield* clients.countIdle(cutoffs.clientsIdleSince)
       } satisfies PruneReport
     })
 

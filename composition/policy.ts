@@ -58,7 +58,7 @@ export const authPolicy = (settings: Settings, deployment: Deployment): AuthPoli
   limits: settings.limits,
   oauth: settings.oauth,
   passkeys: settings.passkeys,
-  storage: settings.storage,
+  storage: { ...settings.storage, dynamicClientIdleDays: settings.oidc.dynamicClientIdleDays },
   passwordPolicy: passwordPolicy(settings, deployment),
   profile: profileRules(settings.accounts.loginField, deployment),
   customClaims: customClaims(deployment)

@@ -14,6 +14,7 @@ export interface RetentionRules {
   /** How long a rotated token's sealed successor is answered again. */
   readonly refreshReuseGraceSeconds: number
   readonly auditRetentionDays: number
+  readonly dynamicClientIdleDays: number
 }
 
 export interface PruneCutoffs {
@@ -35,6 +36,8 @@ export interface PruneCutoffs {
   readonly signInRequestsExpiredBefore: DateTime.Utc
   /** A webhook message delivered, or dead, before this is past WEBHOOK_MESSAGE_RETENTION. */
   readonly webhookMessagesSettledBefore: DateTime.Utc
+  /** A self-registered client not used since this (created, or a grant of it used) is idle. */
+  readonly clientsIdleSince: DateTime.Utc
 }
 
 /** A webhook message delivered, or dead, this long ago has no use left: an operator had a week to send a dead one again. */
@@ -49,7 +52,8 @@ export const pruneCutoffs = (rules: RetentionRules, now: DateTime.Utc): PruneCut
   sealedRotatedBefore: DateTime.subtractDuration(now, Duration.seconds(rules.refreshReuseGraceSeconds)),
   auditBefore: retentionCutoff(now, rules.auditRetentionDays),
   signInRequestsExpiredBefore: now,
-  webhookMessagesSettledBefore: DateTime.subtractDuration(now, WEBHOOK_MESSAGE_RETENTION)
+  webhookMessagesSettledBefore: DateTime.subtractDuration(now, WEBHOOK_MESSAGE_RETENTION),
+  clientsIdleSince: DateTime.subtractDuration(now, Duration.days(rules.dynamicClientIdleDays))
 })
 
 /**
@@ -106,6 +110,8 @@ export interface PruneReport {
   readonly providerCodes: number
   readonly parkedRequests: number
   readonly providerGrants: number
+  /** Clients that registered themselves and have not been used for OIDC_DYNAMIC_CLIENT_IDLE_DAYS. */
+  readonly idleClients: number
 }
 
 export const emptyReport: PruneReport = {
@@ -118,7 +124,8 @@ export const emptyReport: PruneReport = {
   webhookMessages: 0,
   providerCodes: 0,
   parkedRequests: 0,
-  providerGrants: 0
+  providerGrants: 0,
+  idleClients: 0
 }
 
 /** True when a sweep found nothing to delete. */
@@ -132,5 +139,6 @@ export const isEmptyReport = (report: PruneReport): boolean =>
     report.webhookMessages +
     report.providerCodes +
     report.parkedRequests +
-    report.providerGrants ===
+    report.providerGrants +
+    report.idleClients ===
   0

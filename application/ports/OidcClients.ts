@@ -18,6 +18,12 @@ export class OidcClients extends Context.Tag("app/OidcClients")<
     readonly all: Effect.Effect<ReadonlyArray<StoredClient>, StoreUnavailableError>
     /** Removes the client; false when none had this id. */
     readonly remove: (clientId: string) => Effect.Effect<boolean, StoreUnavailableError>
+    /**
+     * Removes at most `limit` self-registered clients idle since `since`: added before it, and no
+     * grant of theirs used since; answers how many.
+     */
+    readonly deleteIdle: (since: DateTime.Utc, limit: number) => Effect.Effect<number, StoreUnavailableError>
+    readonly countIdle: (since: DateTime.Utc) => Effect.Effect<number, StoreUnavailableError>
     /** Replaces a confidential client's secret digest; false when no confidential client had this id. */
     readonly replaceSecret: (clientId: string, secretDigest: string) => Effect.Effect<boolean, StoreUnavailableError>
   }

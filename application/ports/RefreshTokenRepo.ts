@@ -173,6 +173,7 @@ export class RefreshTokenRepo extends Context.Tag("app/RefreshTokenRepo")<
         | "providerCodes"
         | "parkedRequests"
         | "providerGrants"
+        | "idleClients"
       >,
       StoreUnavailableError
     >

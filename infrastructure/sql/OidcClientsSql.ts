@@ -1,8 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer, Option, Schema } from "effect"
+import { type DateTime, Effect, Layer, Option, Schema } from "effect"
 import { OidcClients, type StoredClient } from "../../application/ports/OidcClients.js"
 import { ClientId } from "../../domain/oidc/Client.js"
-import { SqlBoolean, SqlMillis } from "./columns.js"
+import { countOf, SqlBoolean, SqlMillis } from "./columns.js"
 import { isUniqueViolation, unavailable } from "./failures.js"
 
 const Texts = Schema.parseJson(Schema.Array(Schema.String))
@@ -28,6 +28,13 @@ export const make = Effect.gen(function* () {
   const flag = (value: boolean) => sql.onDialectOrElse({ pg: () => value, orElse: () => (value ? 1 : 0) })
   const columns = sql`client_id, name, public, first_party, self_registered, redirect_uris,
     post_logout_redirect_uris, scopes, grants, secret_digest, created_at`
+
+  /** The self-registered clients idle since `since`: added before it, and no grant of theirs used since. */
+  const idle = (since: DateTime.Utc) =>
+    sql`SELECT c.client_id FROM oidc_clients c WHERE c.self_registered = ${flag(true)}
+      AND c.created_at < ${since.epochMillis}
+      AND NOT EXISTS (SELECT 1 FROM oidc_grants g WHERE g.client_id = c.client_id AND g.last_used_at >= ${since.epochMillis})
+      ORDER BY c.created_at`
 
   return OidcClients.of({
     add: (client: StoredClient) =>
@@ -60,6 +67,16 @@ export const make = Effect.gen(function* () {
         Effect.map((rows) => rows.length > 0),
         unavailable
       ),
+
+    deleteIdle: (since, limit) =>
+      sql<{ readonly client_id: string }>`DELETE FROM oidc_clients WHERE client_id IN (${idle(since)} LIMIT ${limit})
+        RETURNING client_id`.pipe(
+        Effect.map((rows) => rows.length),
+        unavailable
+      ),
+
+    countIdle: (since) =>
+      sql`SELECT COUNT(*) AS n FROM (${idle(since)}) idle`.pipe(Effect.flatMap(countOf), unavailable),
 
     replaceSecret: (clientId, secretDigest) =>
       sql<{ readonly client_id: string }>`UPDATE oidc_clients SET secret_digest = ${secretDigest}

@@ -14,7 +14,8 @@ const lines = (report: PruneReport, verb: string) => [
   `webhook messages ${verb}: ${report.webhookMessages}`,
   `provider codes ${verb}: ${report.providerCodes}`,
   `provider sign-in requests ${verb}: ${report.parkedRequests}`,
-  `provider grants ${verb}: ${report.providerGrants}`
+  `provider grants ${verb}: ${report.providerGrants}`,
+  `idle self-registered clients ${verb}: ${report.idleClients}`
 ]
 
 const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`

@@ -78,6 +78,19 @@ const seed = (filename: string) => {
   db.prepare(
     "INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at) VALUES ('gt-1', 'grant-revoked', ?, ?)"
   ).run(now - 2 * DAY, now + 28 * DAY)
+  // Clients that registered themselves: one idle past 30 days, one as old whose grant was used
+  // yesterday, one registered two days ago; the operator's `app` is never idle.
+  const agent = db.prepare(
+    `INSERT INTO oidc_clients (client_id, name, public, self_registered, redirect_uris, post_logout_redirect_uris, scopes, grants, created_at)
+      VALUES (?, ?, 1, 1, '[]', '[]', '[]', '[]', ?)`
+  )
+  agent.run("agent-idle", "Idle agent", now - 40 * DAY)
+  agent.run("agent-used", "Used agent", now - 40 * DAY)
+  agent.run("agent-new", "New agent", now - 2 * DAY)
+  db.prepare(
+    `INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, auth_time, amr, created_at, last_used_at, expires_at)
+      VALUES ('grant-of-agent', 'agent-used', 'u1', '[]', 0, '[]', ?, ?, ?)`
+  ).run(now - 40 * DAY, now - DAY, now + 29 * DAY)
   db.close()
 }
 
@@ -111,7 +124,8 @@ describe("portcullis prune", () => {
       "webhook messages to delete: 2",
       "provider codes to delete: 1",
       "provider sign-in requests to delete: 1",
-      "provider grants to delete: 1"
+      "provider grants to delete: 1",
+      "idle self-registered clients to delete: 1"
     ])
     expect(count(filename, "refresh_tokens")).toBe(4)
 
@@ -119,7 +133,7 @@ describe("portcullis prune", () => {
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     const output = lines(run.stdout)
-    expect(output.slice(0, 10)).toEqual([
+    expect(output.slice(0, 11)).toEqual([
       "refresh tokens deleted: 3",
       "sessions deleted: 1",
       "sealed successors cleared: 0",
@@ -129,9 +143,10 @@ describe("portcullis prune", () => {
       "webhook messages deleted: 2",
       "provider codes deleted: 1",
       "provider sign-in requests deleted: 1",
-      "provider grants deleted: 1"
+      "provider grants deleted: 1",
+      "idle self-registered clients deleted: 1"
     ])
-    expect(output[10]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
+    expect(output[11]).toMatch(/^vacuum: \d+\.\d MB -> \d+\.\d MB$/)
     expect(count(filename, "refresh_tokens")).toBe(1)
     expect(count(filename, "token_families")).toBe(1)
     expect(count(filename, "audit_events")).toBe(1)
@@ -141,7 +156,9 @@ describe("portcullis prune", () => {
     expect(count(filename, "webhook_outbox")).toBe(1)
     expect(count(filename, "oidc_codes")).toBe(1)
     expect(count(filename, "oidc_requests")).toBe(1)
-    expect(count(filename, "oidc_grants")).toBe(1)
+    expect(count(filename, "oidc_grants")).toBe(2)
+    // The idle agent is gone; the used one, the new one and the operator's client stay.
+    expect(count(filename, "oidc_clients")).toBe(3)
     expect(count(filename, "oidc_refresh_tokens")).toBe(0)
 
     const again = await runCliInProcess(["prune"], vars, { timeout: 30_000 })
@@ -155,7 +172,8 @@ describe("portcullis prune", () => {
       "webhook messages deleted: 0",
       "provider codes deleted: 0",
       "provider sign-in requests deleted: 0",
-      "provider grants deleted: 0"
+      "provider grants deleted: 0",
+      "idle self-registered clients deleted: 0"
     ])
   })
 })

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { OidcClients, type StoredClient } from "../../application/ports/OidcClients.js"
+import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import type { UserRepo } from "../../application/ports/UserRepo.js"
 import { ClientId } from "../../domain/oidc/Client.js"
 import { databases } from "../support/databases.js"
+import { addUser } from "../support/oidcFixtures.js"
 
 const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient => ({
   client_id: ClientId.make(id),
@@ -20,7 +23,8 @@ const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient
 })
 
 for (const backend of databases) {
-  const run = <A, E>(effect: Effect.Effect<A, E, OidcClients>) => effect.pipe(Effect.provide(backend.repositories()))
+  const run = <A, E>(effect: Effect.Effect<A, E, OidcClients | OidcGrants | UserRepo>) =>
+    effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`OidcClients contract (${backend.name})`, () => {
     it.effect("keeps clients as added (every field), oldest first; one client_id once; removes by id", () =>
@@ -63,6 +67,49 @@ for (const backend of databases) {
           expect(yield* clients.replaceSecret("nobody", "b".repeat(64))).toBe(false)
         })
       )
+    )
+
+    it.effect(
+      "removes self-registered clients idle since a cutoff: added before it, no grant used since; counts them first",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const clients = yield* OidcClients
+            const grants = yield* OidcGrants
+            const day = 86_400_000
+            const at = (days: number) => DateTime.unsafeMake(100 * day + days * day)
+            const agent = (id: string, created: number) =>
+              client(id, { public: true, secret_digest: null, self_registered: true, created_at: at(created) })
+            yield* clients.add(agent("idle1", -40))
+            yield* clients.add(agent("idle2", -35))
+            yield* clients.add(agent("used", -40))
+            yield* clients.add(agent("fresh", -2))
+            yield* clients.add(client("operator9", { created_at: at(-90) }))
+            const user = yield* addUser("idle-owner@example.com")
+            yield* grants.start(
+              {
+                grant_id: "g-used",
+                client_id: "used",
+                user_id: user,
+                scopes: ["openid"],
+                resources: [],
+                auth_time: 0,
+                amr: ["pwd"],
+                created_at: at(-40),
+                last_used_at: at(-1),
+                expires_at: at(29),
+                revoked_at: null
+              },
+              Option.none()
+            )
+            const since = at(-30)
+            expect(yield* clients.countIdle(since)).toBe(2)
+            expect(yield* clients.deleteIdle(since, 1)).toBe(1)
+            expect(yield* clients.deleteIdle(since, 10)).toBe(1)
+            expect(yield* clients.deleteIdle(since, 10)).toBe(0)
+            expect((yield* clients.all).map((row) => row.client_id).sort()).toEqual(["fresh", "operator9", "used"])
+          })
+        )
     )
   })
 }

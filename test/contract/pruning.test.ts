@@ -22,7 +22,13 @@ const at = (offset: number) => DateTime.unsafeMake(NOW + offset)
 
 /** The defaults: access tokens of 15 minutes, a leeway of 30 s, a reuse grace window of a minute. */
 const cutoffs = pruneCutoffs(
-  { accessTokenExpireMinutes: 15, jwtLeewaySeconds: 30, refreshReuseGraceSeconds: 60, auditRetentionDays: 90 },
+  {
+    accessTokenExpireMinutes: 15,
+    jwtLeewaySeconds: 30,
+    refreshReuseGraceSeconds: 60,
+    auditRetentionDays: 90,
+    dynamicClientIdleDays: 30
+  },
   at(0)
 )
 

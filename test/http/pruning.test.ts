@@ -34,7 +34,8 @@ for (const backend of TestApp.backendsWithFile()) {
               webhookMessages: 0,
               providerCodes: 0,
               parkedRequests: 0,
-              providerGrants: 0
+              providerGrants: 0,
+              idleClients: 0
             })
 
             expectProblem(yield* me(ended.access), 401, "TokenBlacklistedError")
