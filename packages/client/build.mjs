@@ -31,6 +31,18 @@ export const build = async ({ outdir = join(here, "dist"), declarations = true }
     sourcemap: true,
     logLevel: "warning"
   })
+  // The resource-server helper: an entry of its own, so that only those who guard an API load jose.
+  await esbuild.build({
+    entryPoints: [join(here, "src/resource-server.ts")],
+    outfile: join(outdir, "resource-server.js"),
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    external: ["jose"],
+    sourcemap: true,
+    logLevel: "warning"
+  })
   if (!declarations) return 0
   const tsc = require.resolve("typescript/bin/tsc")
   const { status } = spawnSync(
@@ -41,6 +53,7 @@ export const build = async ({ outdir = join(here, "dist"), declarations = true }
   if (status !== 0) return status ?? 1
   // tsc keeps the repository's layout under types/; the package's own entry names it once.
   writeFileSync(join(outdir, "index.d.ts"), 'export * from "./types/packages/client/src/index.js"\n')
+  writeFileSync(join(outdir, "resource-server.d.ts"), 'export * from "./types/packages/client/src/resource-server.js"\n')
   return 0
 }
 

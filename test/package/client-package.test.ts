@@ -40,6 +40,7 @@ const run = async (command: string, args: ReadonlyArray<string>, cwd: string, ti
 /** What the app's type checker must accept, and one mistake it must refuse: the types are real, not `any`. */
 const typeCheck = `import { AuthenticationError, createClient, make, PortcullisError, problemBody, type Wire, type PublicUser } from "@portcullis/client"
 import type { Effect } from "effect"
+import { nodeGuard, resourceServer } from "@portcullis/client/resource-server"
 const client = createClient({ baseUrl: "http://localhost:8000" })
 const me: { readonly email: string; readonly created_at: string } = await client.profile.me()
 const user: Wire<PublicUser> = me as Wire<PublicUser>
@@ -56,11 +57,15 @@ const code: string | undefined = failure instanceof PortcullisError ? failure.co
 type EffectClient = Effect.Effect.Success<ReturnType<typeof make>>
 const login: EffectClient["auth"]["login"] = null as unknown as EffectClient["auth"]["login"]
 const refused: { readonly status: number; readonly detail: string } = problemBody(new AuthenticationError())
-export const checks = [user, pair, status, family, code, login, refused]
+const guarded = resourceServer({ issuer: "https://auth.example.com", resource: "https://mcp.example.com/mcp" })
+const metadataPath: string = guarded.metadataPath
+// @ts-expect-error -- the issuer is required
+resourceServer({ resource: "https://mcp.example.com/mcp" })
+export const checks = [user, pair, status, family, code, login, refused, metadataPath, nodeGuard]
 `
 
 describe.skipIf(!reachable && !required)(title, () => {
-  it("installs with effect and @effect/platform only, and drives a service through both clients", {
+  it("installs with effect, @effect/platform and jose only, and drives a service through both clients", {
     timeout: 600_000
   }, async () => {
     if (!reachable) throw new Error("TEST_REQUIRE_REGISTRY=1 but the npm registry does not answer (npm ping)")
@@ -75,6 +80,8 @@ describe.skipIf(!reachable && !required)(title, () => {
     expect(listed).toContain("dist/index.js")
     expect(listed).toContain("dist/index.d.ts")
     expect(listed).toContain("dist/types/packages/client/src/index.d.ts")
+    expect(listed).toContain("dist/resource-server.js")
+    expect(listed).toContain("dist/resource-server.d.ts")
     expect(listed.filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))).toEqual([])
 
     const app = join(scratch, "app")
@@ -93,11 +100,12 @@ describe.skipIf(!reachable && !required)(title, () => {
       dependencies: Record<string, string>
     }
     const serverOnly = ["portcullis", ...Object.keys(server.dependencies)].filter(
-      (name) => name !== "effect" && name !== "@effect/platform"
+      (name) => name !== "effect" && name !== "@effect/platform" && name !== "jose"
     )
     expect(installed).toContain("@portcullis/client")
     expect(installed).toContain("effect")
     expect(installed).toContain("@effect/platform")
+    expect(installed).toContain("jose")
     expect(installed.filter((name) => serverOnly.includes(name))).toEqual([])
 
     // The shipped declarations, checked as an app's compiler sees them.
@@ -105,6 +113,19 @@ describe.skipIf(!reachable && !required)(title, () => {
     const tsc = join(root, "node_modules/typescript/bin/tsc")
     const options = ["--noEmit", "--strict", "--target", "es2022", "--module", "nodenext", "--skipLibCheck"]
     await run(process.execPath, [tsc, ...options, "--lib", "es2022,dom", "check.ts"], app, 120_000)
+
+    // The resource-server helper from its own entry point, as an API guarded by Portcullis loads it.
+    const helper = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        'const { resourceServer } = await import("@portcullis/client/resource-server"); console.log(resourceServer({ issuer: "https://auth.example.com", resource: "HTTPS://MCP.example.com:443/mcp/" }).metadataUrl)'
+      ],
+      app,
+      60_000
+    )
+    expect(helper.trim()).toBe("https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
 
     const service = await startServer({
       SERVICE_SECRET_KEY: "client-package-secret-key-of-32-bytes-or-more",
