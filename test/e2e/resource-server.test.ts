@@ -106,7 +106,7 @@ for (const backend of TestApp.backends.slice(0, 1))
       const none = await call(mcp.base, "/mcp")
       expect(none.status).toBe(401)
       expect(none.headers.get("www-authenticate")).toBe(
-        `Bearer scope="mcp:tools", resource_metadata="${mcp.base}/.well-known/oauth-protected-resource/mcp"`
+        `Bearer resource_metadata="${mcp.base}/.well-known/oauth-protected-resource/mcp"`
       )
       const own = await run(signIn(await newUser()))
       const portcullisToken = await call(mcp.base, "/mcp", own.access)

@@ -122,10 +122,12 @@ export const resourceServer = (options: ResourceServerOptions) => {
    */
   const verify = async (authorization: string | undefined, required: ReadonlyArray<string> = []): Promise<Verdict> => {
     const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization?.trim() ?? "")
+    // A 401 names no scope: a client then asks for what the metadata lists (scopes_supported);
+    // only a 403 says which scopes the route needs (RFC 6750 §3).
     if (match === null)
       return authorization === undefined || authorization.trim() === ""
-        ? challenge(401, undefined, "a bearer token is required", required)
-        : challenge(401, "invalid_request", "the Authorization header is not a bearer token", required)
+        ? challenge(401, undefined, "a bearer token is required")
+        : challenge(401, "invalid_request", "the Authorization header is not a bearer token")
     let payload: JWTPayload
     try {
       const verified = await jwtVerify(match[1] as string, await keySet(), {
@@ -143,10 +145,10 @@ export const resourceServer = (options: ResourceServerOptions) => {
           : error instanceof errors.JWTClaimValidationFailed && error.claim === "aud"
             ? "the access token is for another resource"
             : "the access token is not valid"
-      return challenge(401, "invalid_token", description, required)
+      return challenge(401, "invalid_token", description)
     }
     if (typeof payload.sub !== "string" || typeof payload.client_id !== "string")
-      return challenge(401, "invalid_token", "the access token is not valid", required)
+      return challenge(401, "invalid_token", "the access token is not valid")
     const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter((word) => word !== "") : []
     const missing = required.filter((scope) => !scopes.includes(scope))
     if (missing.length > 0)
