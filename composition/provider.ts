@@ -1,8 +1,10 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { OidcPolicy } from "../application/oidc/OidcPolicy.js"
+import type { ClientMetadataDocuments } from "../application/ports/ClientMetadataDocuments.js"
 import { ProviderTokens } from "../application/ports/ProviderTokens.js"
 import { PublishedKeys } from "../application/ports/PublishedKeys.js"
 import type { Settings } from "../config/Settings.js"
+import * as ClientMetadataDocumentsHttp from "../infrastructure/oidc/ClientMetadataDocumentsHttp.js"
 import { imported } from "./imported.js"
 
 /** The provider's rules from the settings: its issuer, and lifetimes as Portcullis's own tokens have them. */
@@ -10,6 +12,7 @@ export const oidcPolicy = ({ oidc, tokens }: Settings) =>
   OidcPolicy.of({
     issuer: oidc.issuer,
     codeTtlSeconds: oidc.codeTtlSeconds,
+    metadataDocuments: { enabled: oidc.clientMetadataDocuments, allowHttp: oidc.clientMetadataAllowPrivate },
     // As long as a mailed sign-in link, so that a link asked from the sign-in page still resumes it.
     requestTtlSeconds: tokens.emailSignInExpireMinutes * 60,
     lifetimes: {
@@ -41,7 +44,12 @@ const providerOff = Layer.succeed(
  * RSA key, and that key's public half added to the published JWKS (once: under JWT_ALGORITHM=RS256
  * it is the access tokens' key, published already). Nothing when the provider is off.
  */
-export const providerPorts = (settings: Settings): Layer.Layer<ProviderTokens | OidcPolicy, never, PublishedKeys> =>
+export const providerPorts = (
+  settings: Settings
+): Layer.Layer<ProviderTokens | OidcPolicy | ClientMetadataDocuments, never, PublishedKeys> =>
+  Layer.merge(tokenPorts(settings), ClientMetadataDocumentsHttp.layer(settings.oidc.clientMetadataAllowPrivate))
+
+const tokenPorts = (settings: Settings): Layer.Layer<ProviderTokens | OidcPolicy, never, PublishedKeys> =>
   Option.match(settings.oidc.providerEnabled ? settings.oidc.signingKey : Option.none(), {
     onNone: () => Layer.merge(providerOff, Layer.succeed(OidcPolicy, oidcPolicy(settings))),
     onSome: (redacted) =>

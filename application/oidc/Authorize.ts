@@ -1,4 +1,4 @@
-import { Data, DateTime, Effect, Metric, Option } from "effect"
+import { Data, DateTime, Effect, Either, Metric, Option } from "effect"
 import {
   type AuthorizationRequest,
   decideAuthorization,
@@ -20,6 +20,7 @@ import { ParkedRequests } from "../ports/ParkedRequests.js"
 import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
 import { SecurityNotices } from "../SecurityNotices.js"
+import { ClientDirectory } from "./ClientDirectory.js"
 import { OidcPolicy } from "./OidcPolicy.js"
 
 /** The user the browser is signed in as, by the provider's session cookie. */
@@ -67,8 +68,10 @@ export const withParameters = (uri: string, parameters: Readonly<Record<string, 
  * a single-use code bound to what it was issued for. Every redirect carries `state` and `iss`.
  */
 export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
+  dependencies: [ClientDirectory.Default],
   effect: Effect.gen(function* () {
     const clients = yield* OidcClients
+    const directory = yield* ClientDirectory
     const resources = yield* OidcResources
     const consents = yield* Consents
     const parked = yield* ParkedRequests
@@ -194,10 +197,16 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
       resourcesAsked: ReadonlyArray<string>
     ) =>
       Effect.gen(function* () {
-        const client =
+        const named =
           params.client_id === undefined || params.client_id === ""
-            ? undefined
-            : Option.getOrUndefined(yield* clients.find(params.client_id))
+            ? Either.right(undefined)
+            : yield* directory.named(params.client_id)
+        if (Either.isLeft(named))
+          return AuthorizeOutcome.ErrorPage({
+            error: "invalid_client",
+            error_description: `the client's metadata document: ${named.left.reason}`
+          })
+        const client = named.right
         const decision = decideAuthorization(params, client, yield* registeredAmong(resourcesAsked))
         switch (decision._tag) {
           case "ErrorPage":

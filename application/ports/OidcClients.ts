@@ -5,6 +5,8 @@ import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 /** A client as stored, with when it was added. */
 export interface StoredClient extends Client {
   readonly created_at: DateTime.Utc
+  /** A client named by its metadata document's URL: when its copy must be fetched again. */
+  readonly metadata_expires_at?: DateTime.Utc | null
 }
 
 /** The OpenID Provider's clients, kept in the database (`portcullis client …`). */
@@ -13,6 +15,8 @@ export class OidcClients extends Context.Tag("app/OidcClients")<
   {
     /** Stores the client; false, and nothing stored, when its client_id is taken. */
     readonly add: (client: StoredClient) => Effect.Effect<boolean, StoreUnavailableError>
+    /** Stores a metadata document's client, or replaces its stored copy (the document changed). */
+    readonly putDocumentClient: (client: StoredClient) => Effect.Effect<void, StoreUnavailableError>
     readonly find: (clientId: string) => Effect.Effect<Option.Option<StoredClient>, StoreUnavailableError>
     /** Every client, oldest first. */
     readonly all: Effect.Effect<ReadonlyArray<StoredClient>, StoreUnavailableError>

@@ -39,6 +39,12 @@ export const readOidc = (
   const dynamicRegistration = read.setting("OIDC_DYNAMIC_REGISTRATION", F.bool, false, {
     doc: "Serve `POST /oauth2/register` (RFC 7591): apps and agents register themselves as public clients (no secret, PKCE), with https or loopback redirect URIs; their consent page says they are unverified. Bucket `oidc_register`."
   })
+  const clientMetadataDocuments = read.setting("OIDC_CLIENT_METADATA_DOCUMENTS", F.bool, false, {
+    doc: "Take a client_id that is an https URL as a Client ID Metadata Document: fetched (no private address, 5 s, 5 KiB), registered as a public, self-registered client, kept 5 minutes to 24 hours; discovery says so."
+  })
+  const clientMetadataAllowPrivate = read.setting("OIDC_CLIENT_METADATA_ALLOW_PRIVATE", F.bool, false, {
+    doc: "Also fetch metadata documents from http:// URLs and loopback or private addresses: for development and tests only."
+  })
   const dynamicClientIdleDays = read.setting("OIDC_DYNAMIC_CLIENT_IDLE_DAYS", F.int(1, 3650), 30, {
     doc: "A self-registered client unused this many days (no grant used since) is removed by the sweep."
   })
@@ -74,7 +80,9 @@ export const readOidc = (
     signingKey,
     codeTtlSeconds,
     dynamicRegistration,
-    dynamicClientIdleDays
+    dynamicClientIdleDays,
+    clientMetadataDocuments,
+    clientMetadataAllowPrivate
   }
 }
 

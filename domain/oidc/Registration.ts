@@ -85,3 +85,33 @@ export const decideRegistration = (metadata: unknown): RegistrationDecision => {
     }
   })
 }
+
+/**
+ * A Client ID Metadata Document (draft-ietf-oauth-client-id-metadata-document), fetched from the
+ * URL that is its `client_id`: registered as a client that registers itself would be, if it names
+ * that very URL as its `client_id` and asks for no secret.
+ */
+export const decideMetadataDocument = (url: string, document: unknown): RegistrationDecision => {
+  if (typeof document !== "object" || document === null || Array.isArray(document))
+    return refuse("invalid_client_metadata", "the client's metadata document is not a JSON object")
+  const fields = document as Readonly<Record<string, unknown>>
+  if (fields.client_id !== url)
+    return refuse("invalid_client_metadata", "the metadata document's client_id is not the URL it was fetched from")
+  if (fields.client_secret !== undefined || fields.client_secret_expires_at !== undefined)
+    return refuse("invalid_client_metadata", "a metadata document cannot carry a secret")
+  if (fields.token_endpoint_auth_method !== "none" && fields.token_endpoint_auth_method !== undefined)
+    return refuse("invalid_client_metadata", "a metadata document's client authenticates with none only")
+  return decideRegistration(fields)
+}
+
+/** Whether a client_id is a metadata document's URL: https, or http on a private address when allowed. */
+export const isMetadataDocumentUrl = (clientId: string, allowHttp: boolean): boolean => {
+  if (!/^https?:\/\//i.test(clientId)) return false
+  try {
+    const url = new URL(clientId)
+    if (url.hash !== "" || url.username !== "" || url.password !== "" || url.pathname === "/") return false
+    return url.protocol === "https:" || (allowHttp && url.protocol === "http:")
+  } catch {
+    return false
+  }
+}

@@ -18,16 +18,24 @@ const Row = Schema.Struct({
   scopes: Texts,
   grants: Schema.parseJson(Schema.Array(Schema.Literal("authorization_code", "client_credentials"))),
   secret_digest: Schema.NullOr(Schema.String),
-  created_at: SqlMillis
+  created_at: SqlMillis,
+  metadata_expires_at: Schema.optionalWith(Schema.NullOr(SqlMillis), { exact: true })
 })
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeStored = Schema.decodeUnknown(Schema.Array(Row))
+/** The clients as stored: `metadata_expires_at` only on a metadata document's client. */
+const decodeRows = (rows: unknown) =>
+  Effect.map(decodeStored(rows), (clients) =>
+    clients.map(({ metadata_expires_at, ...client }) =>
+      metadata_expires_at === null || metadata_expires_at === undefined ? client : { ...client, metadata_expires_at }
+    )
+  )
 
 /** The provider's clients in `oidc_clients`; lists are JSON text, alike on SQLite and PostgreSQL. */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const flag = (value: boolean) => sql.onDialectOrElse({ pg: () => value, orElse: () => (value ? 1 : 0) })
   const columns = sql`client_id, name, public, first_party, self_registered, redirect_uris,
-    post_logout_redirect_uris, scopes, grants, secret_digest, created_at`
+    post_logout_redirect_uris, scopes, grants, secret_digest, created_at, metadata_expires_at`
 
   /** The self-registered clients idle since `since`: added before it, and no grant of theirs used since. */
   const idle = (since: DateTime.Utc) =>
@@ -48,6 +56,16 @@ export const make = Effect.gen(function* () {
         Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)),
         unavailable
       ),
+
+    putDocumentClient: (client) =>
+      sql`INSERT INTO oidc_clients (client_id, name, public, first_party, self_registered, redirect_uris,
+          post_logout_redirect_uris, scopes, grants, secret_digest, created_at, metadata_expires_at)
+        VALUES (${client.client_id}, ${client.name}, ${flag(true)}, ${flag(false)}, ${flag(true)},
+          ${JSON.stringify(client.redirect_uris)}, ${JSON.stringify(client.post_logout_redirect_uris)}, '[]',
+          '["authorization_code"]', NULL, ${client.created_at.epochMillis}, ${client.metadata_expires_at?.epochMillis ?? null})
+        ON CONFLICT (client_id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris,
+          post_logout_redirect_uris = excluded.post_logout_redirect_uris,
+          metadata_expires_at = excluded.metadata_expires_at`.pipe(Effect.asVoid, unavailable),
 
     find: (clientId) =>
       sql`SELECT ${columns} FROM oidc_clients WHERE client_id = ${clientId}`.pipe(

@@ -122,5 +122,9 @@ export const oidcProviderMigrations = {
       ],
       { discard: true }
     )
+  ),
+  // A client whose client_id is its metadata document's URL: when its stored copy must be fetched again.
+  "0021_oidc_client_documents": migration(
+    (sql, type) => sql`ALTER TABLE oidc_clients ADD COLUMN metadata_expires_at ${type("millis")}`
   )
 }

@@ -21,6 +21,7 @@ const START = Date.UTC(2026, 11, 1, 12, 0, 0)
 const policy = Layer.succeed(OidcPolicy, {
   issuer,
   codeTtlSeconds: 60,
+  metadataDocuments: { enabled: false, allowHttp: false },
   requestTtlSeconds: 900,
   lifetimes: { accessSeconds: 900, refreshSeconds: 86_400, idTokenSeconds: 300 }
 })

@@ -28,6 +28,7 @@ const redirect = "https://app.example.com/cb"
 const policy = Layer.succeed(OidcPolicy, {
   issuer,
   codeTtlSeconds: 60,
+  metadataDocuments: { enabled: false, allowHttp: false },
   requestTtlSeconds: 900,
   lifetimes: { accessSeconds: 900, refreshSeconds: 86_400, idTokenSeconds: 300 }
 })

@@ -111,5 +111,36 @@ for (const backend of databases) {
           })
         )
     )
+
+    it.effect("stores a metadata document's client, and replaces its copy when the document changes", () =>
+      run(
+        Effect.gen(function* () {
+          const clients = yield* OidcClients
+          const url = "https://agent.example.com/client.json"
+          const document = client(url, {
+            public: true,
+            self_registered: true,
+            secret_digest: null,
+            scopes: [],
+            post_logout_redirect_uris: [],
+            redirect_uris: ["http://127.0.0.1/cb"],
+            created_at: DateTime.unsafeMake(5_000),
+            metadata_expires_at: DateTime.unsafeMake(10_000)
+          })
+          yield* clients.putDocumentClient(document)
+          expect(yield* clients.find(url)).toEqual(Option.some(document))
+          const changed = {
+            ...document,
+            name: "Renamed",
+            redirect_uris: ["http://127.0.0.1/other"],
+            created_at: DateTime.unsafeMake(9_000),
+            metadata_expires_at: DateTime.unsafeMake(20_000)
+          }
+          yield* clients.putDocumentClient(changed)
+          // Its first sighting stays its creation.
+          expect(yield* clients.find(url)).toEqual(Option.some({ ...changed, created_at: document.created_at }))
+        })
+      )
+    )
   })
 }

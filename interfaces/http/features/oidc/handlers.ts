@@ -56,6 +56,7 @@ export const oidc = feature({
       secure: settings.server.publicUrl.protocol === "https:",
       maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400,
       dynamicRegistration: settings.oidc.dynamicRegistration,
+      metadataDocuments: settings.oidc.clientMetadataDocuments,
       pages: settings.server.hostedPages
         ? {
             product: settings.server.productName,

@@ -16,6 +16,8 @@ export interface ProviderPlaces extends BrowserOptions {
   readonly pages?: ProviderPageOptions | undefined
   /** OIDC_DYNAMIC_REGISTRATION: POST /oauth2/register is served and advertised. */
   readonly dynamicRegistration?: boolean
+  /** OIDC_CLIENT_METADATA_DOCUMENTS: a client_id may be its metadata document's URL. */
+  readonly metadataDocuments?: boolean
 }
 
 /** The provider's protocol routes' paths, under the auth prefix, and the discovery paths (RFC 8414 §3.1). */
@@ -134,7 +136,8 @@ export const discoveryDocument = (places: ProviderPlaces) => {
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
-    claims_parameter_supported: false
+    claims_parameter_supported: false,
+    ...(places.metadataDocuments === true ? { client_id_metadata_document_supported: true } : {})
   }
 }
 
