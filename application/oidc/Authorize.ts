@@ -20,7 +20,7 @@ import { ParkedRequests } from "../ports/ParkedRequests.js"
 import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
 import { SecurityNotices } from "../SecurityNotices.js"
-import { ClientDirectory } from "./ClientDirectory.js"
+import { ClientDirectory, type FetchCounter } from "./ClientDirectory.js"
 import { OidcPolicy } from "./OidcPolicy.js"
 
 /** The user the browser is signed in as, by the provider's session cookie. */
@@ -185,22 +185,24 @@ export class Authorize extends Effect.Service<Authorize>()("app/Authorize", {
     const authorize = (
       params: Readonly<Record<string, string | undefined>>,
       session: BrowserSession | undefined,
-      resourcesAsked: ReadonlyArray<string> = []
+      resourcesAsked: ReadonlyArray<string> = [],
+      counted?: FetchCounter
     ) =>
-      Effect.tap(decide(params, session, resourcesAsked), (outcome) =>
+      Effect.tap(decide(params, session, resourcesAsked, counted), (outcome) =>
         Metric.increment(Metric.tagged(oidcAuthorizations, "outcome", outcomeLabels[outcome._tag]))
       )
 
     const decide = (
       params: Readonly<Record<string, string | undefined>>,
       session: BrowserSession | undefined,
-      resourcesAsked: ReadonlyArray<string>
+      resourcesAsked: ReadonlyArray<string>,
+      counted: FetchCounter | undefined
     ) =>
       Effect.gen(function* () {
         const named =
           params.client_id === undefined || params.client_id === ""
             ? Either.right(undefined)
-            : yield* directory.named(params.client_id)
+            : yield* directory.named(params.client_id, counted)
         if (Either.isLeft(named))
           return AuthorizeOutcome.ErrorPage({
             error: "invalid_client",

@@ -8,6 +8,9 @@ import { OidcPolicy } from "./OidcPolicy.js"
 const KEEP_AT_LEAST_SECONDS = 300
 const KEEP_AT_MOST_SECONDS = 86_400
 
+/** Counts a document's fetch against whoever asked for it: false when their limit is spent. */
+export type FetchCounter = Effect.Effect<boolean>
+
 /** Why the client named by a metadata document's URL cannot be had. */
 export interface DocumentRefusal {
   readonly reason: string
@@ -26,8 +29,12 @@ export class ClientDirectory extends Effect.Service<ClientDirectory>()("app/Clie
     const documents = yield* ClientMetadataDocuments
     const { metadataDocuments } = yield* OidcPolicy
 
-    const fetched = (url: string, stored: StoredClient | undefined) =>
+    const fetched = (url: string, stored: StoredClient | undefined, counted: FetchCounter) =>
       Effect.gen(function* () {
+        if (!(yield* counted))
+          return Either.left<DocumentRefusal>({
+            reason: "too many documents fetched for this address; try again later"
+          })
         const answer = yield* Effect.either(documents.fetch(url))
         if (Either.isLeft(answer)) return Either.left<DocumentRefusal>({ reason: answer.left.reason })
         const decision = decideMetadataDocument(url, answer.right.document)
@@ -55,8 +62,12 @@ export class ClientDirectory extends Effect.Service<ClientDirectory>()("app/Clie
         return Either.right<StoredClient | undefined>(client)
       })
 
-    /** The client of `clientId`, none when no client has it, or why its metadata document refused it. */
-    const named = (clientId: string) =>
+    /**
+     * The client of `clientId`, none when no client has it, or why its metadata document refused
+     * it. `counted` counts a fetch against the requester (bucket oidc_register) and says whether
+     * it may be made.
+     */
+    const named = (clientId: string, counted: FetchCounter = Effect.succeed(true)) =>
       Effect.gen(function* () {
         const stored = Option.getOrUndefined(yield* clients.find(clientId))
         const isDocument =
@@ -66,7 +77,7 @@ export class ClientDirectory extends Effect.Service<ClientDirectory>()("app/Clie
         if (!isDocument) return Either.right<StoredClient | undefined>(stored)
         const fresh =
           stored?.metadata_expires_at != null && DateTime.lessThan(yield* DateTime.now, stored.metadata_expires_at)
-        return fresh ? Either.right<StoredClient | undefined>(stored) : yield* fetched(clientId, stored)
+        return fresh ? Either.right<StoredClient | undefined>(stored) : yield* fetched(clientId, stored, counted)
       })
 
     return { named } as const

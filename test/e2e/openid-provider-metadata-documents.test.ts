@@ -117,3 +117,39 @@ describe("the metadata document fetcher without OIDC_CLIENT_METADATA_ALLOW_PRIVA
     expect(named.reason).toMatch(/is private/)
   })
 })
+
+for (const backend of TestApp.backends.slice(0, 1))
+  describe(`metadata documents' fetches count in oidc_register (${backend.name})`, () => {
+    const provider = useProvider(backend, {
+      env: {
+        SERVICE_OIDC_CLIENT_METADATA_DOCUMENTS: "true",
+        SERVICE_OIDC_CLIENT_METADATA_ALLOW_PRIVATE: "true",
+        SERVICE_AUTH_RATE_LIMIT_ENABLED: "true",
+        SERVICE_AUTH_RATE_LIMITS: JSON.stringify({ oidc_register: "2/hour" })
+      }
+    })
+
+    it("fetches two documents for one address, then refuses a third; a kept copy costs nothing", async () => {
+      const metadata = (
+        await oidc.discovery(new URL(provider.issuer), "any", undefined, oidc.None(), {
+          execute: [oidc.allowInsecureRequests]
+        })
+      ).serverMetadata()
+      const authorize = async (clientId: string) => {
+        const config = new oidc.Configuration(metadata, clientId, undefined, oidc.None())
+        oidc.allowInsecureRequests(config)
+        const { url } = await provider.start(config, "openid", { redirect_uri: "http://127.0.0.1:53682/callback" })
+        return fetch(url, { redirect: "manual" })
+      }
+      const stamp = Date.now()
+      const first = serve(`/limited-a-${stamp}.json`, {}, "max-age=600")
+      expect((await authorize(first)).status).toBe(303)
+      expect((await authorize(serve(`/limited-b-${stamp}.json`))).status).toBe(303)
+      // Kept: authorizing the first again fetches nothing, and counts nothing.
+      expect((await authorize(first)).status).toBe(303)
+      const third = await authorize(serve(`/limited-c-${stamp}.json`))
+      expect(third.status).toBe(400)
+      expect(await third.text()).toContain("too many documents fetched")
+      expect(hits.get(`/limited-c-${stamp}.json`)).toBeUndefined()
+    })
+  })

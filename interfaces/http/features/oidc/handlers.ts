@@ -57,6 +57,7 @@ export const oidc = feature({
       maxAgeSeconds: settings.tokens.refreshTokenExpireDays * 86_400,
       dynamicRegistration: settings.oidc.dynamicRegistration,
       metadataDocuments: settings.oidc.clientMetadataDocuments,
+      registerLimit: settings.limits.authRateLimitEnabled ? settings.limits.authRateLimits.oidc_register : undefined,
       pages: settings.server.hostedPages
         ? {
             product: settings.server.productName,

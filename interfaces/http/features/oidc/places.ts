@@ -18,6 +18,8 @@ export interface ProviderPlaces extends BrowserOptions {
   readonly dynamicRegistration?: boolean
   /** OIDC_CLIENT_METADATA_DOCUMENTS: a client_id may be its metadata document's URL. */
   readonly metadataDocuments?: boolean
+  /** Bucket oidc_register, which metadata documents' fetches count in too; none with rate limits off. */
+  readonly registerLimit?: { readonly count: number; readonly windowSeconds: number } | undefined
 }
 
 /** The provider's protocol routes' paths, under the auth prefix, and the discovery paths (RFC 8414 §3.1). */

@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { Authorize, type AuthorizeOutcome, withParameters } from "../../../../application/oidc/Authorize.js"
 import { BrowserSessions } from "../../../../application/oidc/BrowserSessions.js"
 import { ClientRegistration } from "../../../../application/oidc/ClientRegistration.js"
@@ -11,9 +11,11 @@ import type { TokenEndpointError } from "../../../../application/oidc/TokenAnswe
 import { CsrfTokens } from "../../../../application/ports/CsrfTokens.js"
 import { OidcClients } from "../../../../application/ports/OidcClients.js"
 import { ProviderTokens } from "../../../../application/ports/ProviderTokens.js"
+import { RateLimiter } from "../../../../application/ports/RateLimiter.js"
 import type { StoreUnavailableError } from "../../../../application/ports/StoreUnavailableError.js"
 import type { PresentedClient } from "../../../../domain/oidc/Client.js"
 import { escapeHtml } from "../../../../domain/Text.js"
+import { addressBucket } from "../../clientAddress.js"
 import { oauthError } from "../../oauthAnswers.js"
 import { firstValues, plainPage, queryOf, sessionCookie, withoutSessionCookies } from "./browser.js"
 import {
@@ -37,6 +39,25 @@ export const protocolRoutes = (places: ProviderPlaces) =>
     Effect.gen(function* () {
       const authorize = yield* Authorize
       const registration = yield* ClientRegistration
+      const limiter = yield* RateLimiter
+      /**
+       * A metadata document's fetch counts in the requester's oidc_register bucket, as a
+       * registration does (the pipeline counts those under the same key); a limiter that fails
+       * lets the fetch through, as the pipeline's does.
+       */
+      const fetchCounted = (request: HttpServerRequest.HttpServerRequest) => {
+        const limit = places.registerLimit
+        if (limit === undefined) return Effect.succeed(true)
+        return limiter
+          .hit(`oidc_register:${addressBucket(Option.getOrElse(request.remoteAddress, () => "unknown"))}`, {
+            limit: limit.count,
+            window: Duration.seconds(limit.windowSeconds)
+          })
+          .pipe(
+            Effect.map((decision) => decision.allowed),
+            Effect.catchAll(() => Effect.succeed(true))
+          )
+      }
       const token = yield* Token
       const grantTokens = yield* GrantTokens
       const browser = yield* BrowserSessions
@@ -75,7 +96,8 @@ export const protocolRoutes = (places: ProviderPlaces) =>
           const outcome = yield* authorize.authorize(
             firstValues(query),
             Option.getOrUndefined(session),
-            query.getAll("resource")
+            query.getAll("resource"),
+            fetchCounted(request)
           )
           return answer(outcome)
         }).pipe(Effect.catchTag("StoreUnavailableError", () => Effect.succeed(storeDown)))
