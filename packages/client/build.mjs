@@ -39,7 +39,7 @@ export const build = async ({ outdir = join(here, "dist"), declarations = true }
     format: "esm",
     platform: "neutral",
     target: "es2022",
-    external: ["jose"],
+    external: ["jose", "effect"],
     sourcemap: true,
     logLevel: "warning"
   })
@@ -53,7 +53,10 @@ export const build = async ({ outdir = join(here, "dist"), declarations = true }
   if (status !== 0) return status ?? 1
   // tsc keeps the repository's layout under types/; the package's own entry names it once.
   writeFileSync(join(outdir, "index.d.ts"), 'export * from "./types/packages/client/src/index.js"\n')
-  writeFileSync(join(outdir, "resource-server.d.ts"), 'export * from "./types/packages/client/src/resource-server.js"\n')
+  writeFileSync(
+    join(outdir, "resource-server.d.ts"),
+    'export * from "./types/packages/client/src/resource-server.js"\n'
+  )
   return 0
 }
 

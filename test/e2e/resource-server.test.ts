@@ -4,7 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect } from "effect"
 import * as oidc from "openid-client"
 import { OidcResources } from "../../application/ports/OidcResources.js"
-import { nodeGuard, protectedResourceMetadataPath, resourceServer } from "../../packages/client/src/resource-server.js"
+import {
+  nodeGuard,
+  protectedResourceMetadataPath,
+  resourceServer,
+  verifyEffect
+} from "../../packages/client/src/resource-server.js"
 import { signIn } from "../support/flows.js"
 import { confidential, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
@@ -130,6 +135,18 @@ for (const backend of TestApp.backends.slice(0, 1))
       const { callback } = await browse(url, await newUser())
       const plain = (await oidc.authorizationCodeGrant(config, callback, checks)).access_token
       expect((await call(reports.base, "/reports", plain)).status).toBe(401)
+    })
+
+    it("verifies from Effect: the claims, or a ResourceChallenge carrying the answer", async () => {
+      const forReports = await tokenFor(reports.resource, "openid")
+      const guard = resourceServer({ issuer: provider.issuer, resource: reports.resource })
+      const claims = await Effect.runPromise(verifyEffect(guard, `Bearer ${forReports}`))
+      expect(claims.client_id).toBe(confidential.id)
+      const challenge = await Effect.runPromise(Effect.flip(verifyEffect(guard, `Bearer ${forReports}`, ["admin"])))
+      expect(challenge).toMatchObject({ _tag: "ResourceChallenge", status: 403, body: { error: "insufficient_scope" } })
+      const missing = await Effect.runPromise(Effect.flip(verifyEffect(guard, undefined)))
+      expect(missing.status).toBe(401)
+      expect(missing.headers["www-authenticate"]).toContain("resource_metadata=")
     })
 
     it("answers 403 insufficient_scope for a missing scope, and a new authorization for it works", async () => {

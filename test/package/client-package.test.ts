@@ -40,7 +40,7 @@ const run = async (command: string, args: ReadonlyArray<string>, cwd: string, ti
 /** What the app's type checker must accept, and one mistake it must refuse: the types are real, not `any`. */
 const typeCheck = `import { AuthenticationError, createClient, make, PortcullisError, problemBody, type Wire, type PublicUser } from "@portcullis/client"
 import type { Effect } from "effect"
-import { nodeGuard, resourceServer } from "@portcullis/client/resource-server"
+import { nodeGuard, resourceServer, verifyEffect } from "@portcullis/client/resource-server"
 const client = createClient({ baseUrl: "http://localhost:8000" })
 const me: { readonly email: string; readonly created_at: string } = await client.profile.me()
 const user: Wire<PublicUser> = me as Wire<PublicUser>
@@ -61,7 +61,8 @@ const guarded = resourceServer({ issuer: "https://auth.example.com", resource: "
 const metadataPath: string = guarded.metadataPath
 // @ts-expect-error -- the issuer is required
 resourceServer({ resource: "https://mcp.example.com/mcp" })
-export const checks = [user, pair, status, family, code, login, refused, metadataPath, nodeGuard]
+const verified: Effect.Effect<{ readonly sub: string }, { readonly status: 401 | 403 }> = verifyEffect(guarded, undefined)
+export const checks = [user, pair, status, family, code, login, refused, metadataPath, nodeGuard, verified]
 `
 
 describe.skipIf(!reachable && !required)(title, () => {

@@ -5,10 +5,10 @@
  * `aud` = this resource, `exp`, `typ at+jwt`, scopes) and answers RFC 6750 §3's challenges with the
  * metadata's URL, so that a client (an MCP client, say) discovers where to get a token.
  *
- * Plain Promises and web-standard values: usable from a node:http server, from Effect (wrap
- * `verify` in `Effect.promise`), or anywhere `fetch` runs. The one module of the package that
- * needs `jose`.
+ * Plain Promises and web-standard values, usable from a node:http server or anywhere `fetch`
+ * runs, and `verifyEffect` for an Effect server. The one module of the package that needs `jose`.
  */
+import { Data, Effect } from "effect"
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose"
 
 export interface ResourceServerOptions {
@@ -203,3 +203,27 @@ export const nodeGuard = (server: ResourceServer) => ({
     return undefined
   }
 })
+
+/** The answer a request without a fitting token gets instead (RFC 6750 §3), as an Effect failure. */
+export class ResourceChallenge extends Data.TaggedError("ResourceChallenge")<{
+  readonly status: 401 | 403
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: { readonly error?: string; readonly error_description: string }
+}> {}
+
+/**
+ * For an Effect server: the claims of the request's bearer token, or a `ResourceChallenge` to
+ * answer with (its status, WWW-Authenticate header and body).
+ */
+export const verifyEffect = (
+  server: ResourceServer,
+  authorization: string | undefined,
+  required: ReadonlyArray<string> = []
+): Effect.Effect<AccessClaims, ResourceChallenge> =>
+  Effect.flatMap(
+    Effect.promise(() => server.verify(authorization, required)),
+    (verdict): Effect.Effect<AccessClaims, ResourceChallenge> =>
+      verdict.ok
+        ? Effect.succeed(verdict.claims)
+        : Effect.fail(new ResourceChallenge({ status: verdict.status, headers: verdict.headers, body: verdict.body }))
+  )
