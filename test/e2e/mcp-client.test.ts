@@ -1,17 +1,12 @@
 import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { auth, type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
+import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
 import { DateTime, Effect } from "effect"
 import { OidcResources } from "../../application/ports/OidcResources.js"
 import { createMcpServer } from "../../examples/mcp-server/server.js"
+import { listening, MemoryProvider } from "../support/mcpClient.js"
 import { Jar, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -22,50 +17,6 @@ import * as TestApp from "../support/TestApp.js"
  * the authorization with PKCE and `resource` (sign-in and consent played through the routes the
  * hosted pages call), the token, the tool answering the caller's email, and a refresh.
  */
-
-/** What an MCP client keeps: its registration, its tokens, its verifier, where it sent the user. */
-class MemoryProvider implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined
-  saved: OAuthTokens | undefined
-  verifier = ""
-  authorizationUrl: URL | undefined
-  constructor(readonly redirectUrl: string) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "An MCP client",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none"
-    }
-  }
-  clientInformation() {
-    return this.information
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    return this.verifier
-  }
-}
-
-const listening = async (server: Server) => {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
 
 for (const backend of TestApp.backends) {
   describe(`an MCP client signing in to the example MCP server through Portcullis (${backend.name})`, () => {
