@@ -16,7 +16,9 @@ describe("docs/integrating.md on installing the typed client", () => {
     expect(section).toContain(`npm install ${client.name}`)
     // What the section says it needs is what the package lists (test/package/client-package.test.ts installs it).
     expect(Object.keys(client.dependencies).sort()).toEqual(["@effect/platform", "effect", "jose"])
-    expect(section).toContain("its dependencies are `effect` and `@effect/platform`, and `jose` for\nits resource-server entry point alone")
+    expect(section).toContain(
+      "its dependencies are `effect` and `@effect/platform`, and `jose` for\nits resource-server entry point alone"
+    )
     // The old subpath is there for a while, and the section says what it costs.
     const server = JSON.parse(read("package.json")) as { exports: Record<string, unknown> }
     expect(server.exports["./client"]).toBeDefined()

@@ -6,17 +6,13 @@ import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
 import { afterAll, describe, expect, it } from "vitest"
 import { createMcpServer } from "../../examples/mcp-server/server.js"
 import { password } from "../support/flows.js"
+import { MemoryProvider } from "../support/mcpClient.js"
 import { Jar } from "../support/openidProvider.js"
 import { cleanEnv, cli, freePort, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
 
@@ -69,37 +65,10 @@ const certificate = () => {
   return { key, cert }
 }
 
-class DocumentClient implements OAuthClientProvider {
-  saved: OAuthTokens | undefined
-  verifier = ""
-  authorizationUrl: URL | undefined
-  readonly redirectUrl = "http://127.0.0.1:53682/callback"
-  constructor(readonly clientMetadataUrl: string) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "A document client", redirect_uris: [this.redirectUrl], token_endpoint_auth_method: "none" }
-  }
-  information: OAuthClientInformationMixed | undefined
-  clientInformation() {
-    return this.information
-  }
-  /** The SDK keeps the document's URL as the client's id once the server said it takes documents. */
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    return this.verifier
+/** An MCP client that names itself by its metadata document's URL instead of registering. */
+class DocumentClient extends MemoryProvider {
+  constructor(readonly clientMetadataUrl: string) {
+    super("http://127.0.0.1:53682/callback")
   }
 }
 

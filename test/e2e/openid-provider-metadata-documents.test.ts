@@ -21,7 +21,7 @@ let documentServer: Server | undefined
 let documentBase = ""
 
 beforeAll(async () => {
-  documentServer = createServer((request, response) => {
+  const server = createServer((request, response) => {
     const path = request.url ?? ""
     hits.set(path, (hits.get(path) ?? 0) + 1)
     const found = documents.get(path)
@@ -32,8 +32,9 @@ beforeAll(async () => {
     })
     response.end(found.body)
   })
-  await new Promise<void>((resolve) => documentServer?.listen(0, "127.0.0.1", resolve))
-  documentBase = `http://127.0.0.1:${(documentServer?.address() as AddressInfo).port}`
+  documentServer = server
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  documentBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 })
 afterAll(() => new Promise<void>((resolve) => documentServer?.close(() => resolve())))
 
