@@ -50,7 +50,7 @@ export interface NewClient {
 }
 
 /** A scope of the client's own: printable ASCII without space, quote or backslash (RFC 6749 §3.3). */
-const isScopeToken = (scope: string) => /^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/.test(scope)
+export const isScopeToken = (scope: string) => /^[\x21\x23-\x5B\x5D-\x7E]{1,100}$/.test(scope)
 
 /** Why a new client cannot be stored as asked, or undefined when it can. */
 const problemOf = (client: NewClient): string | undefined => {

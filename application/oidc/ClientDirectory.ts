@@ -1,4 +1,5 @@
 import { DateTime, Effect, Either, Option } from "effect"
+import { ClientId } from "../../domain/oidc/Client.js"
 import { decideMetadataDocument, isMetadataDocumentUrl } from "../../domain/oidc/Registration.js"
 import { ClientMetadataDocuments } from "../ports/ClientMetadataDocuments.js"
 import { OidcClients, type StoredClient } from "../ports/OidcClients.js"
@@ -45,7 +46,7 @@ export class ClientDirectory extends Effect.Service<ClientDirectory>()("app/Clie
           Math.max(KEEP_AT_LEAST_SECONDS, answer.right.maxAgeSeconds ?? KEEP_AT_LEAST_SECONDS)
         )
         const client: StoredClient = {
-          client_id: stored?.client_id ?? (url as StoredClient["client_id"]),
+          client_id: stored?.client_id ?? ClientId.make(url),
           name: decision.registration.name,
           public: true,
           first_party: false,

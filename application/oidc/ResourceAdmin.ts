@@ -4,7 +4,7 @@ import { Audit } from "../Audit.js"
 import { OidcClients } from "../ports/OidcClients.js"
 import { OidcResources, type StoredResource } from "../ports/OidcResources.js"
 import { Transaction } from "../ports/Transaction.js"
-import { ClientAdminRefusal } from "./ClientAdmin.js"
+import { ClientAdminRefusal, isScopeToken } from "./ClientAdmin.js"
 
 /** A resource as the operator asks for it. */
 export interface NewResource {
@@ -13,9 +13,6 @@ export interface NewResource {
   /** A confidential client that may introspect the resource's tokens. */
   readonly introspecting_client: string | undefined
 }
-
-/** A scope a resource defines: a word of printable characters without quotes or backslashes (RFC 6749 §3.3). */
-const isScope = (value: string) => /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)
 
 /**
  * The operator's side of the provider's resources (`portcullis resource …`, RFC 8707): an API or
@@ -36,7 +33,7 @@ export class ResourceAdmin extends Effect.Service<ResourceAdmin>()("app/Resource
           return yield* new ClientAdminRefusal({
             reason: `The resource must be an absolute http(s) URI without a fragment or credentials, not ${JSON.stringify(request.uri)}`
           })
-        const badScope = request.scopes.find((scope) => !isScope(scope))
+        const badScope = request.scopes.find((scope) => !isScopeToken(scope))
         if (badScope !== undefined)
           return yield* new ClientAdminRefusal({ reason: `${JSON.stringify(badScope)} is not a scope` })
         if (request.introspecting_client !== undefined) {

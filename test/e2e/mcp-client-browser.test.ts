@@ -1,15 +1,11 @@
-import { createServer, type Server } from "node:http"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { DateTime, Effect } from "effect"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { OidcResources } from "../../application/ports/OidcResources.js"
-import { createMcpServer } from "../../examples/mcp-server/server.js"
 import { browserSuite, launchChromium } from "../support/browser.js"
 import { password } from "../support/flows.js"
-import { listening, MemoryProvider } from "../support/mcpClient.js"
+import { MemoryProvider, startExampleMcpServer } from "../support/mcpClient.js"
 import { useProvider } from "../support/openidProvider.js"
 
 /**
@@ -28,30 +24,18 @@ describe.skipIf(suite.skip)(suite.title, () => {
     { host: "localhost", env: { SERVICE_OIDC_DYNAMIC_REGISTRATION: "true" } }
   )
   let browser: Browser | undefined
-  let mcp: Server | undefined
+  let mcp: Awaited<ReturnType<typeof startExampleMcpServer>> | undefined
   let mcpBase = ""
 
   beforeAll(async () => {
     suite.requirePresent()
     browser = await launchChromium()
-    let guarded: Server | undefined
-    mcp = createServer((request, response) => guarded?.emit("request", request, response))
-    mcpBase = await listening(mcp)
-    guarded = createMcpServer({ issuer: provider.issuer, base: mcpBase })
-    await provider.run(
-      Effect.flatMap(OidcResources, (resources) =>
-        resources.add({
-          uri: `${mcpBase}/mcp`,
-          scopes: ["mcp:tools"],
-          introspecting_client: null,
-          created_at: DateTime.unsafeMake(0)
-        })
-      )
-    )
+    mcp = await startExampleMcpServer(provider)
+    mcpBase = mcp.base
   }, 60_000)
   afterAll(async () => {
     await browser?.close()
-    await new Promise<void>((resolve) => (mcp === undefined ? resolve() : mcp.close(() => resolve())))
+    await mcp?.close()
   })
 
   it("registers, sends the user through sign-in and consent, and calls the tool as them", async () => {

@@ -1,12 +1,8 @@
-import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { DateTime, Effect } from "effect"
-import { OidcResources } from "../../application/ports/OidcResources.js"
-import { createMcpServer } from "../../examples/mcp-server/server.js"
-import { listening, MemoryProvider } from "../support/mcpClient.js"
+import { MemoryProvider, startExampleMcpServer } from "../support/mcpClient.js"
 import { Jar, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
@@ -21,28 +17,15 @@ import * as TestApp from "../support/TestApp.js"
 for (const backend of TestApp.backends) {
   describe(`an MCP client signing in to the example MCP server through Portcullis (${backend.name})`, () => {
     const provider = useProvider(backend, { env: { SERVICE_OIDC_DYNAMIC_REGISTRATION: "true" } })
-    let mcp: Server | undefined
+    let mcp: Awaited<ReturnType<typeof startExampleMcpServer>> | undefined
     let mcpBase = ""
 
-    // After the provider's own beforeAll: the MCP server on a port of its own (its resource is its
-    // URL), registered as a resource.
+    // After the provider's own beforeAll, which the server's resource is registered with.
     beforeAll(async () => {
-      let guarded: Server | undefined
-      mcp = createServer((request, response) => guarded?.emit("request", request, response))
-      mcpBase = await listening(mcp)
-      guarded = createMcpServer({ issuer: provider.issuer, base: mcpBase })
-      await provider.run(
-        Effect.flatMap(OidcResources, (resources) =>
-          resources.add({
-            uri: `${mcpBase}/mcp`,
-            scopes: ["mcp:tools"],
-            introspecting_client: null,
-            created_at: DateTime.unsafeMake(0)
-          })
-        )
-      )
+      mcp = await startExampleMcpServer(provider)
+      mcpBase = mcp.base
     })
-    afterAll(() => new Promise<void>((resolve) => (mcp === undefined ? resolve() : mcp.close(() => resolve()))))
+    afterAll(() => mcp?.close())
 
     /** The browser's part: the authorization URL followed, sign-in and consent done; the code. */
     const userAuthorizes = async (authorizationUrl: URL, email: string) => {
@@ -64,16 +47,7 @@ for (const backend of TestApp.backends) {
       ).json()) as { client_name: string; self_registered: boolean; scopes: Array<string> }
       expect(prompt).toMatchObject({ client_name: "An MCP client", self_registered: true })
       expect(prompt.scopes).toEqual(expect.arrayContaining(["email", "mcp:tools"]))
-      const answered = await fetch(provider.route("/oauth2/consent"), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          cookie: jar.header,
-          "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-        },
-        body: JSON.stringify({ request, approve: true })
-      })
-      const callback = new URL(((await answered.json()) as { continue: string }).continue)
+      const callback = await provider.allow(request, jar)
       expect(callback.searchParams.get("iss")).toBe(provider.issuer)
       expect(callback.searchParams.get("state")).toBe(authorizationUrl.searchParams.get("state"))
       return callback.searchParams.get("code") ?? ""

@@ -42,7 +42,7 @@ for (const backend of TestApp.backends.slice(0, 1))
         ])
       })
     })
-    const { configFor, start, route } = provider
+    const { configFor, start, route, allow } = provider
     const signInPage = () => route("/oauth2/sign-in")
 
     /** An authorization parked for sign-in: its request id. */
@@ -96,17 +96,7 @@ for (const backend of TestApp.backends.slice(0, 1))
       expect(signedIn.status, await signedIn.clone().text()).toBe(200)
       const consent = new URL(((await signedIn.json()) as { continue: string }).continue)
       expect(consent.pathname).toMatch(/\/oauth2\/consent$/)
-      const answered = await fetch(route("/oauth2/consent"), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          cookie: jar.header,
-          "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-        },
-        body: JSON.stringify({ request, approve: true })
-      })
-      expect(answered.status).toBe(200)
-      const callback = new URL(((await answered.json()) as { continue: string }).continue)
+      const callback = await allow(request, jar)
       const tokens = await oidc.authorizationCodeGrant(await configFor(confidential), callback, checks)
       const claims = tokens.claims()
       expect(claims?.amr).toEqual(["fed"])
@@ -151,7 +141,7 @@ for (const backend of TestApp.backends.slice(0, 1))
       env: { SERVICE_EMAIL_SIGN_IN_ENABLED: "true" },
       deployment: { events: outbox.handlers }
     })
-    const { configFor, start, route, newUser, run } = provider
+    const { configFor, start, route, newUser, run, allow } = provider
 
     const post = (path: string, body: unknown, jar = new Jar()) =>
       fetch(route(path), {
@@ -180,16 +170,7 @@ for (const backend of TestApp.backends.slice(0, 1))
       expect(signedIn.status).toBe(200)
       const consent = new URL(((await signedIn.json()) as { continue: string }).continue)
       expect(consent.pathname).toMatch(/\/oauth2\/consent$/)
-      const answered = await fetch(route("/oauth2/consent"), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          cookie: jar.header,
-          "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-        },
-        body: JSON.stringify({ request, approve: true })
-      })
-      const callback = new URL(((await answered.json()) as { continue: string }).continue)
+      const callback = await allow(request, jar)
       const tokens = await oidc.authorizationCodeGrant(await configFor(confidential), callback, checks)
       expect(tokens.claims()?.amr).toEqual(["otp"])
       expect(tokens.claims()?.email).toBe(email)

@@ -1,4 +1,4 @@
-import type { Server } from "node:http"
+import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import type {
@@ -6,6 +6,10 @@ import type {
   OAuthClientMetadata,
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
+import { DateTime, Effect } from "effect"
+import { OidcResources } from "../../application/ports/OidcResources.js"
+import { createMcpServer } from "../../examples/mcp-server/server.js"
+import type { useProvider } from "./openidProvider.js"
 
 /** What an MCP client keeps: its registration, its tokens, its verifier, where it sent the user. */
 export class MemoryProvider implements OAuthClientProvider {
@@ -50,4 +54,27 @@ export class MemoryProvider implements OAuthClientProvider {
 export const listening = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/**
+ * The example MCP server (examples/mcp-server) on a port of its own, its resource (its URL,
+ * with the scope `mcp:tools`) registered with `provider`: its base URL and how to stop it.
+ */
+export const startExampleMcpServer = async (provider: Pick<ReturnType<typeof useProvider>, "issuer" | "run">) => {
+  // The port comes first (the resource is the server's URL), then the server that answers on it.
+  let guarded: Server | undefined
+  const outer = createServer((request, response) => guarded?.emit("request", request, response))
+  const base = await listening(outer)
+  guarded = createMcpServer({ issuer: provider.issuer, base })
+  await provider.run(
+    Effect.flatMap(OidcResources, (resources) =>
+      resources.add({
+        uri: `${base}/mcp`,
+        scopes: ["mcp:tools"],
+        introspecting_client: null,
+        created_at: DateTime.unsafeMake(0)
+      })
+    )
+  )
+  return { base, close: () => new Promise<void>((resolve) => outer.close(() => resolve())) }
 }

@@ -139,6 +139,21 @@ export const useProvider = (backend: TestApp.Backend, options: ProviderOptions =
     return new URL(((await signedIn.json()) as { continue: string }).continue)
   }
 
+  /** The user allows the parked `request` on the consent route, with the session's CSRF binding: where the browser goes next. */
+  const allow = async (request: string, jar: Jar) => {
+    const answered = await fetch(route("/oauth2/consent"), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        cookie: jar.header,
+        "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
+      },
+      body: JSON.stringify({ request, approve: true })
+    })
+    expect(answered.status).toBe(200)
+    return new URL(((await answered.json()) as { continue: string }).continue)
+  }
+
   /** The browser's part: the authorization URL followed, the sign-in and consent done through the JSON routes. */
   const browse = async (authorizationUrl: URL, email: string, jar = new Jar()) => {
     const first = await fetch(authorizationUrl, { redirect: "manual", headers: { cookie: jar.header } })
@@ -152,17 +167,7 @@ export const useProvider = (backend: TestApp.Backend, options: ProviderOptions =
       const prompt = await fetch(location, { headers: { cookie: jar.header, accept: "application/json" } })
       expect(prompt.status).toBe(200)
       expect(await prompt.json()).toMatchObject({ client_id: expect.any(String), scopes: expect.any(Array) })
-      const answered = await fetch(route("/oauth2/consent"), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          cookie: jar.header,
-          "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-        },
-        body: JSON.stringify({ request, approve: true })
-      })
-      expect(answered.status).toBe(200)
-      location = new URL(((await answered.json()) as { continue: string }).continue)
+      location = await allow(request, jar)
     }
     return { callback: location, jar }
   }
@@ -199,6 +204,7 @@ export const useProvider = (backend: TestApp.Backend, options: ProviderOptions =
     newUser,
     configFor,
     signIn,
+    allow,
     browse,
     start
   }

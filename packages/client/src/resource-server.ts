@@ -10,6 +10,7 @@
  */
 import { Data, Effect } from "effect"
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose"
+import { normaliseResourceUri } from "../../../domain/oidc/Resource.js"
 
 export interface ResourceServerOptions {
   /** The provider's issuer (Portcullis's OIDC_ISSUER), exactly as its discovery names it. */
@@ -44,14 +45,16 @@ export type Verdict =
       readonly body: { readonly error?: string; readonly error_description: string }
     }
 
-const defaultPorts: Readonly<Record<string, string>> = { "http:": "80", "https:": "443" }
-
-/** A resource URI as the provider compares it: scheme and host lower-cased, default port dropped, one trailing slash ignored. */
+/**
+ * A resource URI as the provider compares it (the provider's own rule): scheme and host
+ * lower-cased, default port dropped, one trailing slash ignored. Throws for what cannot be a
+ * resource (not an absolute http(s) URI, a fragment, credentials).
+ */
 export const normaliseResource = (uri: string): string => {
-  const url = new URL(uri)
-  const port = url.port === "" || url.port === defaultPorts[url.protocol] ? "" : `:${url.port}`
-  const path = url.pathname.length > 1 && url.pathname.endsWith("/") ? url.pathname.slice(0, -1) : url.pathname
-  return `${url.protocol}//${url.hostname}${port}${path === "/" ? "" : path}${url.search}`
+  const normalised = normaliseResourceUri(uri)
+  if (normalised === undefined)
+    throw new TypeError(`${JSON.stringify(uri)} cannot be a resource: an absolute http(s) URI without a fragment`)
+  return normalised
 }
 
 /** Where a resource's metadata lives (RFC 9728 §3.1): the well-known path, with the resource's path appended. */

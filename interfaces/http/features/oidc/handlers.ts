@@ -18,6 +18,7 @@ import { clientInfo } from "../../clientInfo.js"
 import { CSRF_HEADER } from "../../cookies.js"
 import { CsrfError } from "../../errors.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
+import { mailSent } from "../email-sign-in/handlers.js"
 import { SESSION_CSRF_COOKIE, sessionCookie, withSessionCookies } from "./browser.js"
 import { oidcGroup, PasskeySignIn, ProviderCallbackSignIn, type ProviderSignIn } from "./group.js"
 import { pageRoutes } from "./pageRoutes.js"
@@ -32,7 +33,6 @@ import {
 import { protocolRoutes } from "./protocol.js"
 
 const gone = new AuthorizationRequestGoneError()
-const mailSent = { detail: "If the address can sign in, a mail with a link and a code is on its way." }
 const isPasskeySignIn = Schema.is(PasskeySignIn)
 const isProviderCallback = Schema.is(ProviderCallbackSignIn)
 
