@@ -5,8 +5,7 @@ import { SessionTransport } from "../../cookies.js"
 import { feature, featureApi, limitedRoutes, shapeOf } from "../../Feature.js"
 import { emailSignInGroup } from "./group.js"
 
-/** The answer to a request for a sign-in mail, whatever the address (the provider's sign-in page asks with it too). */
-export const mailSent = { detail: "If the address can sign in, a mail with a link and a code is on its way." }
+const mailSent = { detail: "If the address can sign in, a mail with a link and a code is on its way." }
 
 /** The email-sign-in group's handlers, over the EmailSignIn use case; served when EMAIL_SIGN_IN_ENABLED. */
 export const emailSignIn = feature({
