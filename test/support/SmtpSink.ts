@@ -44,6 +44,9 @@ export const startSmtpSink = async () => {
       })
     }
   })
+  // A sender that goes away mid-connection (a server process ended by its suite) resets the
+  // socket; smtp-server reports that as an `error` event, which would throw with no listener.
+  server.on("error", () => undefined)
   const port = await new Promise<number>((resolve) => {
     server.listen(0, "127.0.0.1", () => {
       const address = server.server.address()
