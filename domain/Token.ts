@@ -125,6 +125,11 @@ export const checkClaims = (
   }
   const expiryLeewayMillis = exactLifetimes.has(payload.type) ? 0 : leewayMillis
   if (nowMillis >= payload.exp * 1000 + expiryLeewayMillis) return Either.left(new TokenExpiredError())
+  // The service never signs a NUL into an identifier, and no store could look one up (PostgreSQL
+  // refuses NUL in text): a token that holds one is refused here, not by a store failing on it.
+  if ([payload.sub, payload.jti, payload.family_id, payload.link_user_id].some((id) => id?.includes("\u0000"))) {
+    return Either.left(new TokenError({ message: "The token's identifiers are not valid." }))
+  }
   if (sessionPurposes.has(payload.type) && payload.family_id === null) {
     return Either.left(new TokenError({ message: "The token belongs to no session." }))
   }

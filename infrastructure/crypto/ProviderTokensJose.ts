@@ -29,6 +29,10 @@ const AccessPayload = Schema.Struct({
 })
 const decodeAccess = Schema.decodeUnknownOption(AccessPayload)
 
+/** No token of ours holds a NUL in a claim, and no store could look one up (PostgreSQL refuses NUL in text). */
+const holdsNul = (claims: VerifiedAccessToken) =>
+  [claims.sub, claims.client_id, claims.jti, claims.grant_id].some((id) => id?.includes("\u0000"))
+
 /**
  * The provider's JWTs on `jose`, RS256 under one key. Access tokens are typed `at+jwt` and ID
  * tokens `JWT`, so that one is never taken for the other; both carry `kid`.
@@ -74,7 +78,7 @@ export const make = (issuer: string, signing: ProviderKey, now: () => number = D
             currentDate: new Date(now())
           })
           const claims: Option.Option<VerifiedAccessToken> = decodeAccess(payload)
-          if (Option.isNone(claims)) throw refused
+          if (Option.isNone(claims) || holdsNul(claims.value)) throw refused
           return claims.value
         },
         catch: (error) => (error instanceof errors.JWTExpired ? new TokenExpiredError() : refused)

@@ -46,6 +46,18 @@ const failureOf = (result: Either.Either<TokenPayload, TokenError | TokenExpired
 const at = (seconds: number) => TestClock.setTime(Math.round(seconds * 1000))
 
 describe("checkClaims", () => {
+  it.effect("refuses a token whose identifiers hold a NUL (no store could look it up), whatever else is right", () =>
+    Effect.gen(function* () {
+      yield* at(IAT)
+      for (const overrides of [{ sub: "user\u00001" }, { jti: "\u0000" }, { family_id: "family\u0000" }]) {
+        expect(failureOf(yield* check(payload(overrides)))).toBeInstanceOf(TokenError)
+      }
+      const oauth = payload({ type: "oauth_link_state", family_id: null, link_user_id: "user\u00001" })
+      expect(failureOf(yield* check(oauth, { purpose: "oauth_link_state" }))).toBeInstanceOf(TokenError)
+      expect(Either.isRight(yield* check(payload()))).toBe(true)
+    })
+  )
+
   it.effect("refuses an access or refresh token that belongs to no session; other purposes need none", () =>
     Effect.gen(function* () {
       yield* at(IAT)

@@ -54,6 +54,16 @@ describe("the provider's JWTs (jose, RS256)", () => {
     })
   )
 
+  it.effect("refuses an access token whose identifiers hold a NUL, though signed with the key", () =>
+    Effect.gen(function* () {
+      for (const held of [{ sub: "u\u00001" }, { client_id: "app\u0000" }, { grant_id: "g\u0000" }]) {
+        const token = yield* at(NOW).accessToken({ ...claims, ...held }, 300)
+        const verified = yield* Effect.exit(at(NOW).verifyAccessToken(token))
+        expect(Exit.isFailure(verified) && JSON.stringify(verified.cause)).toContain("TokenError")
+      }
+    })
+  )
+
   it.effect("takes an expired ID token as a logout hint, but never an access token or a forged one", () =>
     Effect.gen(function* () {
       const idToken = yield* at(NOW).idToken({ sub: "u1", aud: "app", nonce: "n" }, 300)
