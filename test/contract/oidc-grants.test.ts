@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import type { OidcClients } from "../../application/ports/OidcClients.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
-import { databases } from "../support/databases.js"
+import { databases, sqliteFileFast } from "../support/databases.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
@@ -41,8 +42,9 @@ const token = (digest: string, grantId: string, expiresIn = 3600): GrantToken =>
   rotated_at: null
 })
 
-for (const backend of databases) {
-  const run = <A, E>(effect: Effect.Effect<A, E, OidcGrants | OidcClients | UserRepo>) =>
+// The SQLite file with its fast adapters (infrastructure/sql/fast/OidcGrantsSqlite) is held by the same cases.
+for (const backend of [...databases, sqliteFileFast]) {
+  const run = <A, E>(effect: Effect.Effect<A, E, OidcGrants | OidcClients | UserRepo | Transaction>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`OidcGrants contract (${backend.name})`, () => {
@@ -88,6 +90,47 @@ for (const backend of databases) {
             { concurrency: "unbounded" }
           )
           expect(wins.filter(Boolean)).toHaveLength(1)
+        })
+      )
+    )
+
+    it.effect("a rotation whose successor cannot be stored changes nothing: the token stays unrotated", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const { ada } = yield* setUp
+          yield* grants.start(grant("g3", ada), Option.some(token("s1", "g3")))
+          yield* grants.start(grant("g4", ada), Option.some(token("taken", "g4")))
+          const failed = yield* Effect.flip(grants.rotate("s1", token("taken", "g3"), later(5)))
+          expect(failed._tag).toBe("StoreUnavailableError")
+          expect(yield* grants.presented("s1")).toEqual(
+            Option.some({ grant: grant("g3", ada), token: token("s1", "g3") })
+          )
+          expect(yield* grants.rotate("s1", token("s2", "g3"), later(6))).toBe(true)
+        })
+      )
+    )
+
+    it.effect("inside a transaction, reads see its writes and a rotation is part of it (rolled back with it)", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const tx = yield* Transaction
+          const { ada } = yield* setUp
+          const rolledBack = yield* Effect.flip(
+            tx.transaction(
+              Effect.gen(function* () {
+                yield* grants.start(grant("g5", ada), Option.some(token("u1", "g5")))
+                expect(Option.isSome(yield* grants.presented("u1"))).toBe(true)
+                expect(yield* grants.rotate("u1", token("u2", "g5"), later(1))).toBe(true)
+                expect(Option.isSome(yield* grants.presented("u2"))).toBe(true)
+                return yield* Effect.fail("undone" as const)
+              })
+            )
+          )
+          expect(rolledBack).toBe("undone")
+          expect(yield* grants.presented("u1")).toEqual(Option.none())
+          expect(yield* grants.presented("u2")).toEqual(Option.none())
         })
       )
     )

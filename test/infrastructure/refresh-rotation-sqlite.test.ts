@@ -7,7 +7,7 @@ import { UserRepo } from "../../application/ports/UserRepo.js"
 import { sqliteFileAdapters } from "../../composition/stores.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email } from "../../domain/User.js"
-import { open } from "../../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"
+import { open } from "../../infrastructure/sql/fast/connections.js"
 import { sqliteFileWithClient } from "../support/databases.js"
 
 /**
@@ -77,7 +77,7 @@ describe("the fast rotation of a SQLite file", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const [{ file } = { file: "" }] = yield* sql<{ readonly file: string }>`SELECT file FROM pragma_database_list`
-        const db = open(file)
+        const db = open(file, "writing")
         try {
           // 2 is FULL: NORMAL (1) may lose the last commits of a WAL database on power loss.
           expect(db.pragma("synchronous", { simple: true })).toBe(2)

@@ -1,24 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
-import Database from "better-sqlite3"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { RefreshTokenRepo, type Rotation } from "../../../application/ports/RefreshTokenRepo.js"
-import { unavailable } from "../failures.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
 import { rotationStatements, rotationValues } from "../rotation.js"
+import { connection, ownOrPlain } from "./connections.js"
 import { attempt, prepared } from "./prepared.js"
 
 /** The family ended between the claim of its token and its touch: the rotation rolls back. */
 class FamilyEnded extends Error {}
-
-/** The rotating connection to a file the client has made and migrated: durable commits, the client's waits. */
-export const open = (filename: string): Database.Database => {
-  const db = new Database(filename, { fileMustExist: true })
-  db.pragma("synchronous = FULL")
-  db.pragma("busy_timeout = 5000")
-  db.pragma("foreign_keys = ON")
-  return db
-}
 
 /**
  * RefreshTokenRepo on a SQLite file, its rotation (every refresh's write) committed on a
@@ -44,13 +33,7 @@ export const layer = (filename: string) =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const plain = yield* RefreshTokenRepoSql.make
-      const db = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => open(filename),
-          catch: (cause) => new SqlError({ cause, message: "the rotating connection cannot open it" })
-        }),
-        (opened) => Effect.sync(() => opened.close())
-      )
+      const db = yield* connection(filename, "writing")
       const statement = rotationStatements(sql)
       const claim = prepared(db, statement.claim)
       const insert = prepared(db, statement.insert)
@@ -75,19 +58,7 @@ export const layer = (filename: string) =>
 
       return RefreshTokenRepo.of({
         ...plain,
-        rotate: (rotation) =>
-          Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-            Option.isSome(open)
-              ? plain.rotate(rotation)
-              : unavailable(
-                  Effect.scoped(
-                    Effect.zipRight(
-                      sql.reserve,
-                      Effect.suspend(() => committed(rotation))
-                    )
-                  )
-                )
-          )
+        rotate: (rotation) => ownOrPlain(sql, "writing", plain.rotate(rotation), () => committed(rotation))
       })
     })
   )

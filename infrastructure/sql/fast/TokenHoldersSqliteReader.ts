@@ -1,10 +1,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
-import Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
 import { TokenHolders } from "../../../application/ports/TokenHolders.js"
 import { unavailable } from "../failures.js"
 import { holderOfRows, presentedOfRows, statements } from "../TokenHoldersSql.js"
+import { connection } from "./connections.js"
 import { attempt, prepared } from "./prepared.js"
 import { sameRowsSameUsers } from "./sameRows.js"
 
@@ -25,18 +24,7 @@ export const layer = (filename: string) =>
     TokenHolders,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const db = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => {
-            const opened = new Database(filename, { readonly: true, fileMustExist: true })
-            // A lock held elsewhere (the log being recovered) is waited for as the client waits.
-            opened.pragma("busy_timeout = 5000")
-            return opened
-          },
-          catch: (cause) => new SqlError({ cause, message: "the reading connection cannot open it" })
-        }),
-        (opened) => Effect.sync(() => opened.close())
-      )
+      const db = yield* connection(filename, "reading")
       const statement = statements(sql)
       const holder = prepared(db, statement.holder)
       const presented = prepared(db, statement.presented)

@@ -1,0 +1,54 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import Database from "better-sqlite3"
+import { Effect, Option } from "effect"
+import type { ParseError } from "effect/ParseResult"
+import type { StoreUnavailableError } from "../../../application/ports/StoreUnavailableError.js"
+import { unavailable } from "../failures.js"
+
+/** How a fast adapter opens the file: to read only, or to write with durable commits. */
+export type Access = "reading" | "writing"
+
+/** A connection to a file the client has made and migrated, on the client's terms (its waits, and FULL sync for writes). */
+export const open = (filename: string, access: Access): Database.Database => {
+  const db = new Database(filename, { readonly: access === "reading", fileMustExist: true })
+  // A lock held elsewhere (another process's write, the log being recovered) is waited for as the client waits.
+  db.pragma("busy_timeout = 5000")
+  if (access === "writing") {
+    db.pragma("synchronous = FULL")
+    db.pragma("foreign_keys = ON")
+  }
+  return db
+}
+
+/** A connection of a fast adapter's own, closed with its layer's scope. */
+export const connection = (filename: string, access: Access) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => open(filename, access),
+      catch: (cause) => new SqlError({ cause, message: `the ${access} connection cannot open it` })
+    }),
+    (opened) => Effect.sync(() => opened.close())
+  )
+
+/**
+ * `fast`, a synchronous call on a connection of the adapter's own, bounded and failing as the
+ * client's calls do; inside a transaction of the client (the Transaction port), `plain` instead,
+ * which runs in it and sees what it wrote. A write holds the client's connection (its permit)
+ * while it commits, so that no transaction of this process is open beside it.
+ */
+export const ownOrPlain = <A>(
+  sql: SqlClient.SqlClient,
+  access: Access,
+  plain: Effect.Effect<A, StoreUnavailableError>,
+  fast: () => Effect.Effect<A, SqlError | ParseError>
+): Effect.Effect<A, StoreUnavailableError> =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
+    Option.isSome(open)
+      ? plain
+      : unavailable(
+          access === "reading"
+            ? Effect.suspend(fast)
+            : Effect.scoped(Effect.zipRight(sql.reserve, Effect.suspend(fast)))
+        )
+  )
