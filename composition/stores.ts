@@ -2,7 +2,6 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Effect, Layer } from "effect"
-import type { OidcGrants } from "../application/ports/OidcGrants.js"
 import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
 import type { StoreSpace } from "../application/ports/StoreSpace.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
@@ -49,7 +48,6 @@ interface SqlDatabase {
 export interface FileAdapters {
   readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
   readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, SqlClient.SqlClient>
-  readonly oidcGrants?: Layer.Layer<OidcGrants, SqlError, SqlClient.SqlClient>
   readonly storeSpace?: Layer.Layer<StoreSpace, never, SqlClient.SqlClient>
 }
 
@@ -102,10 +100,6 @@ export const sqliteFileAdapters = (filename: string): FileAdapters => ({
   refreshTokens: imported(
     () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
     (rotation) => rotation.layer(filename)
-  ),
-  oidcGrants: imported(
-    () => import("../infrastructure/sql/fast/OidcGrantsSqlite.js"),
-    (grants) => grants.layer(filename)
   )
 })
 
@@ -126,7 +120,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
     AuthorizationCodesSql.layer,
     ConsentsSql.layer,
     ParkedRequestsSql.layer,
-    files.oidcGrants ?? OidcGrantsSql.layer,
+    OidcGrantsSql.layer,
     files.storeSpace ?? StoreSpaceNone.layer,
     files.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

@@ -1,6 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Either, Layer, Option, Schema } from "effect"
-import type { ParseError } from "effect/ParseResult"
+import { Effect, Layer, Option, Schema } from "effect"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
 import { countOf, SqlInt, SqlMillis } from "./columns.js"
@@ -21,72 +20,20 @@ const grantFields = {
   revoked_at: Schema.NullOr(SqlMillis)
 }
 const decodeGrants = Schema.decodeUnknown(Schema.Array(Schema.Struct(grantFields)))
-const decodePresented = Schema.decodeUnknownEither(
-  Schema.Struct({
-    ...grantFields,
-    token_digest: Schema.String,
-    token_issued_at: SqlMillis,
-    token_expires_at: SqlMillis,
-    token_rotated_at: Schema.NullOr(SqlMillis)
-  })
+const decodePresented = Schema.decodeUnknown(
+  Schema.Array(
+    Schema.Struct({
+      ...grantFields,
+      token_digest: Schema.String,
+      token_issued_at: SqlMillis,
+      token_expires_at: SqlMillis,
+      token_rotated_at: Schema.NullOr(SqlMillis)
+    })
+  )
 )
 
 const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.resources, g.auth_time, g.amr, g.created_at, g.last_used_at,
   g.expires_at, g.revoked_at`
-
-/**
- * The statements of a refresh grant, built with the client (and so for its dialect) over plain
- * values, one parameter each: the token presented with its grant, and the rotation's three (the
- * claim, the successor, the grant touched). The plain adapter runs them through the client; the
- * fast one (fast/OidcGrantsSqlite) prepares them once on connections of its own.
- */
-export const grantStatements = (sql: SqlClient.SqlClient) => ({
-  presented: (digest: string) =>
-    sql`SELECT ${sql.literal(grantColumns)}, t.digest AS token_digest, t.issued_at AS token_issued_at,
-        t.expires_at AS token_expires_at, t.rotated_at AS token_rotated_at
-      FROM oidc_refresh_tokens t JOIN oidc_grants g ON g.grant_id = t.grant_id WHERE t.digest = ${digest}`,
-  claim: (rotatedAt: number, digest: string, grantId: string) =>
-    sql<{ readonly digest: string }>`UPDATE oidc_refresh_tokens
-      SET rotated_at = ${rotatedAt}
-      WHERE digest = ${digest} AND rotated_at IS NULL AND grant_id IN (
-        SELECT grant_id FROM oidc_grants WHERE grant_id = ${grantId} AND revoked_at IS NULL)
-      RETURNING digest`,
-  insertToken: (digest: string, grantId: string, issuedAt: number, expiresAt: number, rotatedAt: number | null) =>
-    sql`INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at, rotated_at)
-      VALUES (${digest}, ${grantId}, ${issuedAt}, ${expiresAt}, ${rotatedAt})`,
-  touch: (lastUsedAt: number, expiresAt: number, grantId: string) =>
-    sql`UPDATE oidc_grants SET last_used_at = ${lastUsedAt}, expires_at = ${expiresAt} WHERE grant_id = ${grantId}`
-})
-
-/** A token's values, as `insertToken` takes them. */
-export const tokenValues = (token: GrantToken) =>
-  [
-    token.digest,
-    token.grant_id,
-    token.issued_at.epochMillis,
-    token.expires_at.epochMillis,
-    token.rotated_at?.epochMillis ?? null
-  ] as const
-
-/** What the rows of `presented` tell: the token and its grant, or none. */
-export const presentedOfRows = (
-  rows: ReadonlyArray<Readonly<Record<string, unknown>>>
-): Either.Either<Option.Option<{ readonly token: GrantToken; readonly grant: Grant }>, ParseError> =>
-  rows[0] === undefined
-    ? Either.right(Option.none())
-    : Either.map(decodePresented(rows[0]), (row) => {
-        const { token_digest, token_issued_at, token_expires_at, token_rotated_at, ...grant } = row
-        return Option.some({
-          grant,
-          token: {
-            digest: token_digest,
-            grant_id: grant.grant_id,
-            issued_at: token_issued_at,
-            expires_at: token_expires_at,
-            rotated_at: token_rotated_at
-          }
-        })
-      })
 
 /**
  * Grants in `oidc_grants`, their refresh tokens in `oidc_refresh_tokens` by digest. A rotation
@@ -97,8 +44,10 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(grantColumns)
 
-  const statement = grantStatements(sql)
-  const insertToken = (token: GrantToken) => statement.insertToken(...tokenValues(token))
+  const insertToken = (token: GrantToken) =>
+    sql`INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at, rotated_at)
+      VALUES (${token.digest}, ${token.grant_id}, ${token.issued_at.epochMillis}, ${token.expires_at.epochMillis},
+        ${token.rotated_at?.epochMillis ?? null})`
 
   return OidcGrants.of({
     start: (grant: Grant, token) =>
@@ -118,16 +67,43 @@ export const make = Effect.gen(function* () {
         )
         .pipe(Effect.asVoid, unavailable),
 
-    presented: (digest) => statement.presented(digest).pipe(Effect.flatMap(presentedOfRows), unavailable),
+    presented: (digest) =>
+      sql`SELECT ${columns}, t.digest AS token_digest, t.issued_at AS token_issued_at,
+          t.expires_at AS token_expires_at, t.rotated_at AS token_rotated_at
+        FROM oidc_refresh_tokens t JOIN oidc_grants g ON g.grant_id = t.grant_id WHERE t.digest = ${digest}`.pipe(
+        Effect.flatMap(decodePresented),
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row) => {
+            const { token_digest, token_issued_at, token_expires_at, token_rotated_at, ...grant } = row
+            return {
+              grant,
+              token: {
+                digest: token_digest,
+                grant_id: grant.grant_id,
+                issued_at: token_issued_at,
+                expires_at: token_expires_at,
+                rotated_at: token_rotated_at
+              }
+            }
+          })
+        ),
+        unavailable
+      ),
 
     rotate: (digest, successor, now) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
-            const claimed = yield* statement.claim(now.epochMillis, digest, successor.grant_id)
+            const claimed = yield* sql<{ readonly digest: string }>`UPDATE oidc_refresh_tokens
+              SET rotated_at = ${now.epochMillis}
+              WHERE digest = ${digest} AND rotated_at IS NULL AND grant_id IN (
+                SELECT grant_id FROM oidc_grants WHERE grant_id = ${successor.grant_id} AND revoked_at IS NULL)
+              RETURNING digest`
             if (claimed.length === 0) return false
             yield* insertToken(successor)
-            yield* statement.touch(now.epochMillis, successor.expires_at.epochMillis, successor.grant_id)
+            yield* sql`UPDATE oidc_grants SET last_used_at = ${now.epochMillis},
+                expires_at = ${successor.expires_at.epochMillis}
+              WHERE grant_id = ${successor.grant_id}`
             return true
           })
         )
