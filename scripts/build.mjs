@@ -8,7 +8,7 @@
 //               what makes `npm start` start at once.
 //   --clean     remove dist/ first, so that nothing of a deleted source is left (npm pack).
 import { spawnSync } from "node:child_process"
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -97,6 +97,19 @@ const compile = () => {
 }
 
 /**
+ * The package's commands (package.json `bin`) made executable: tsc and esbuild write files as
+ * plain ones, and a command that lost its bit fails with "Permission denied" where npm linked it
+ * (`npx portcullis` in a checkout after `npm pack`).
+ */
+const markCommands = () => {
+  const { bin = {} } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+  for (const path of typeof bin === "string" ? [bin] : Object.values(bin)) {
+    const file = join(root, path)
+    if (statSync(file, { throwIfNoEntry: false }) !== undefined) chmodSync(file, 0o755)
+  }
+}
+
+/**
  * Builds dist/: transpiled for a checkout's own runs, compiled with declarations by `--clean`
  * (npm pack, whose package carries types). Answers the exit status.
  */
@@ -105,6 +118,7 @@ export const build = ({ clean = false } = {}) => {
   if (clean) rmSync(dist, { recursive: true, force: true })
   const status = clean ? compile() : transpile()
   if (status !== 0) return status
+  markCommands()
   writeFileSync(stamp, `${began.toISOString()}\n`)
   utimesSync(stamp, began, began)
   return 0

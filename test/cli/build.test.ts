@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process"
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -55,7 +56,7 @@ beforeAll(() => {
     copyFileSync(join(root, file), join(project, file))
   }
   symlinkSync(join(root, "node_modules"), join(project, "node_modules"))
-  writeFileSync(join(project, "package.json"), '{ "type": "module" }\n')
+  writeFileSync(join(project, "package.json"), '{ "type": "module", "bin": { "tool": "dist/index.js" } }\n')
   source("index.ts", 'export const version = "1"\n')
   source("config/extra.ts", "export const extra = 1\n")
 })
@@ -96,6 +97,17 @@ describe("scripts/build.mjs", { timeout: 120_000 }, () => {
     await build("--if-stale")
     expect(existsSync(output("index.js"))).toBe(true)
     expect(existsSync(output("config/extra.js"))).toBe(true)
+  })
+
+  it("leaves the package's commands executable whichever way it builds (a checkout's, npm pack's)", async () => {
+    const mode = () => statSync(output("index.js")).mode & 0o777
+    for (const args of [[], ["--clean"], ["--if-stale"]]) {
+      if (existsSync(output("index.js"))) chmodSync(output("index.js"), 0o644)
+      source("index.ts", `export const version = "${args.join("") || "plain"}"\n`)
+      touchLater("index.ts")
+      await build(...args)
+      expect(mode(), args.join(" ")).toBe(0o755)
+    }
   })
 
   it("--clean leaves nothing of a deleted source", async () => {
