@@ -96,6 +96,9 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
     /** A role's permissions in name order; an unknown role has none. */
     const rolePermissions = (role: RoleName) => roles.permissionsOf(role)
 
+    /** Every role in use with its permissions, in name order. */
+    const listRoles = roles.list
+
     const findUser = Effect.fn("Admin.findUser")(function* (ref: UserRef) {
       const found = yield* "email" in ref ? users.findByLogin("email", ref.email) : users.findById(ref.id)
       if (Option.isNone(found)) return yield* new UserNotFoundError()
@@ -128,6 +131,7 @@ export class Admin extends Effect.Service<Admin>()("app/Admin", {
       assignPermission,
       removePermission,
       rolePermissions,
+      listRoles,
       findUser,
       listUsers
     } as const

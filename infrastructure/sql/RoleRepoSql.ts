@@ -1,10 +1,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Schema } from "effect"
-import { RoleRepo } from "../../application/ports/RoleRepo.js"
+import { type RoleGrants, RoleRepo } from "../../application/ports/RoleRepo.js"
 import { PermissionName } from "../../domain/Access.js"
+import { RoleName } from "../../domain/User.js"
 import { unavailable } from "./failures.js"
 
 const decodePermissions = Schema.decodeUnknown(Schema.Array(Schema.Struct({ permission: PermissionName })))
+const decodeGrants = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ role: RoleName, permission: Schema.NullOr(PermissionName) }))
+)
 const names = (rows: ReadonlyArray<{ readonly permission: PermissionName }>) => rows.map((row) => row.permission)
 
 export const make = Effect.gen(function* () {
@@ -27,6 +31,19 @@ export const make = Effect.gen(function* () {
         Effect.map(names),
         unavailable
       ),
+    list: sql`SELECT r.name AS role, p.permission FROM roles r LEFT JOIN role_permissions p ON p.role = r.name
+      ORDER BY r.name, p.permission`.pipe(
+      Effect.flatMap(decodeGrants),
+      Effect.map((rows) => {
+        const grants: Array<{ role: RoleName; permissions: Array<PermissionName> }> = []
+        for (const row of rows) {
+          if (grants.at(-1)?.role !== row.role) grants.push({ role: row.role, permissions: [] })
+          if (row.permission !== null) grants.at(-1)?.permissions.push(row.permission)
+        }
+        return grants as ReadonlyArray<RoleGrants>
+      }),
+      unavailable
+    ),
     permissionsOfRoles: (roles) =>
       roles.length === 0
         ? Effect.succeed([])

@@ -3,7 +3,7 @@ import { Console, Effect, Option } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { Host } from "./host.js"
 import { deploymentOption, loadConfigured } from "./loadDeployment.js"
-import { decodeNewEmail, operate, storageVariables } from "./operator.js"
+import { decodeNewEmail, operate } from "./operator.js"
 import { passwordOptions, readPassword } from "./password.js"
 
 const config = deploymentOption(
@@ -52,6 +52,6 @@ export const createSuperuser = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Create an active, verified superuser. Without --password or --password-stdin, asks for the password without showing it (twice). The password must pass SERVICE_PASSWORD_MIN_LENGTH and SERVICE_PASSWORD_MAX_LENGTH. ${storageVariables}`
+    `Create an active, verified superuser. Without --password or --password-stdin, asks for the password without showing it (twice). The password must pass SERVICE_PASSWORD_MIN_LENGTH and SERVICE_PASSWORD_MAX_LENGTH.`
   )
 )

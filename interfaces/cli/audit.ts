@@ -12,7 +12,7 @@ import {
   AuditUserFilter
 } from "../../domain/Audit.js"
 import { writeOut } from "./invocation.js"
-import { operate, storageVariables } from "./operator.js"
+import { operate } from "./operator.js"
 import { withSubcommandsKnown } from "./output.js"
 import { StartupError } from "./startup.js"
 
@@ -72,7 +72,7 @@ const auditPages = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Print the audit log, newest first, as JSON; --cursor pages on. Entries older than SERVICE_AUDIT_RETENTION_DAYS are gone: serve deletes them. ${storageVariables}`
+    `Print the audit log, newest first, as JSON; --cursor pages on. Entries older than SERVICE_AUDIT_RETENTION_DAYS are gone: serve deletes them.`
   )
 )
 
@@ -136,7 +136,7 @@ const exportLog = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Print the audit log from --since on, oldest first, reading ${EXPORT_PAGE} events at a time (a log of any size, in little memory). ${storageVariables}`
+    `Print the audit log from --since on, oldest first, reading ${EXPORT_PAGE} events at a time (a log of any size, in little memory).`
   )
 )
 

@@ -2,7 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, DateTime, Effect } from "effect"
 import { ClientAdmin, type ClientAdminRefusal, type ClientView } from "../../application/oidc/ClientAdmin.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { operate, storageVariables } from "./operator.js"
+import { operate } from "./operator.js"
 import { group } from "./output.js"
 import { StartupError } from "./startup.js"
 
@@ -82,7 +82,7 @@ const add = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Add a client of the OpenID Provider and print it as JSON, with its client_secret when it is confidential. ${storageVariables}`
+    `Add a client of the OpenID Provider and print it as JSON, with its client_secret when it is confidential.`
   )
 )
 
@@ -91,21 +91,21 @@ const list = Command.make("list", {}, () =>
     administer((admin) => admin.list),
     (clients) => print(clients.map(viewJson))
   )
-).pipe(Command.withDescription(`Print every client as JSON, oldest first, without secrets. ${storageVariables}`))
+).pipe(Command.withDescription(`Print every client as JSON, oldest first, without secrets.`))
 
 const show = Command.make("show", { clientId }, ({ clientId }) =>
   Effect.flatMap(
     administer((admin) => admin.show(clientId)),
     (client) => print(viewJson(client))
   )
-).pipe(Command.withDescription(`Print one client as JSON, without its secret. ${storageVariables}`))
+).pipe(Command.withDescription(`Print one client as JSON, without its secret.`))
 
 const remove = Command.make("remove", { clientId }, ({ clientId }) =>
   Effect.flatMap(
     administer((admin) => admin.remove(clientId)),
     (client) => Console.log(`Removed ${client.client_id} (${client.name}); its tokens are refused from now on.`)
   )
-).pipe(Command.withDescription(`Remove a client. ${storageVariables}`))
+).pipe(Command.withDescription(`Remove a client.`))
 
 const rotateSecret = Command.make("rotate-secret", { clientId }, ({ clientId }) =>
   Effect.gen(function* () {
@@ -114,9 +114,7 @@ const rotateSecret = Command.make("rotate-secret", { clientId }, ({ clientId }) 
     yield* Console.error(`${keepTheSecret} The old secret no longer works.`)
   })
 ).pipe(
-  Command.withDescription(
-    `Give a confidential client a new client_secret, printed once; the old one stops working. ${storageVariables}`
-  )
+  Command.withDescription(`Give a confidential client a new client_secret, printed once; the old one stops working.`)
 )
 
 export const client = group("client", [add, list, show, remove, rotateSecret]).pipe(

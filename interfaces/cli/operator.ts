@@ -7,10 +7,6 @@ import { Host } from "./host.js"
 import { commandLogging } from "./logLevel.js"
 import { loadSettings, StartupError } from "./startup.js"
 
-/** Which SERVICE_ variables the operator commands read, for their help texts. */
-export const storageVariables =
-  "Works on the stores serve uses: SERVICE_DATABASE_URL, SERVICE_REDIS_URL, SERVICE_USER_ID_TYPE."
-
 /** An address naming a user already there: any stored one, look-alike or not, is found. */
 export const decodeEmail = (value: string, option = "--email") =>
   Schema.decodeUnknown(Email)(value).pipe(

@@ -10,6 +10,7 @@ import { RequestedLogLevel, takeLogLevel } from "./logLevel.js"
 import { withColorWhereWanted, withHelpAtEveryLevel, withOwnHelp } from "./output.js"
 import { prune } from "./prune.js"
 import { resource } from "./resource.js"
+import { role } from "./roles.js"
 import { serve } from "./serve.js"
 import { check, openapi, secret } from "./settings.js"
 import { loadDotenv, StartupError } from "./startup.js"
@@ -22,6 +23,7 @@ const portcullis = Command.make("portcullis").pipe(
     migrate,
     createSuperuser,
     user,
+    role,
     audit,
     webhook,
     client,
@@ -33,7 +35,7 @@ const portcullis = Command.make("portcullis").pipe(
     keygen
   ]),
   Command.withDescription(
-    "Portcullis: authentication and account service. Every command reads the SERVICE_ settings of its environment (README: Settings); `portcullis check` prints them."
+    "Portcullis: authentication and account service. Every command reads the SERVICE_ settings of its environment (README: Settings); `portcullis check` prints them. The commands that change or read records work on the stores serve uses (SERVICE_DATABASE_URL, SERVICE_REDIS_URL, SERVICE_USER_ID_TYPE), and may run while it serves."
   )
 )
 

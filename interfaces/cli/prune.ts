@@ -2,7 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { Pruning } from "../../application/Pruning.js"
 import type { PruneReport } from "../../domain/Retention.js"
-import { operate, storageVariables } from "./operator.js"
+import { operate } from "./operator.js"
 
 const lines = (report: PruneReport, verb: string) => [
   `refresh tokens ${verb}: ${report.refreshTokens}`,
@@ -59,6 +59,6 @@ export const prune = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Delete what has outlived its purpose, as serve does every SERVICE_PRUNE_INTERVAL_SECONDS: expired refresh tokens, sessions ended longer than an access token lives, sealed successors past the reuse grace window, audit events past SERVICE_AUDIT_RETENTION_DAYS. ${storageVariables}`
+    `Delete what has outlived its purpose, as serve does every SERVICE_PRUNE_INTERVAL_SECONDS: expired refresh tokens, sessions ended longer than an access token lives, sealed successors past the reuse grace window, audit events past SERVICE_AUDIT_RETENTION_DAYS.`
   )
 )

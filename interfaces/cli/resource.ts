@@ -4,7 +4,7 @@ import type { ClientAdminRefusal } from "../../application/oidc/ClientAdmin.js"
 import { ResourceAdmin } from "../../application/oidc/ResourceAdmin.js"
 import type { StoredResource } from "../../application/ports/OidcResources.js"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
-import { operate, storageVariables } from "./operator.js"
+import { operate } from "./operator.js"
 import { group } from "./output.js"
 import { StartupError } from "./startup.js"
 
@@ -46,7 +46,7 @@ const add = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    `Register a resource (an API or an MCP server) the OpenID Provider issues tokens for, and print it as JSON. ${storageVariables}`
+    `Register a resource (an API or an MCP server) the OpenID Provider issues tokens for, and print it as JSON.`
   )
 )
 
@@ -55,7 +55,7 @@ const list = Command.make("list", {}, () =>
     administer((admin) => admin.list),
     (resources) => print(resources.map(viewJson))
   )
-).pipe(Command.withDescription(`Print every resource as JSON, oldest first. ${storageVariables}`))
+).pipe(Command.withDescription(`Print every resource as JSON, oldest first.`))
 
 const remove = Command.make(
   "remove",
@@ -65,7 +65,7 @@ const remove = Command.make(
       administer((admin) => admin.remove(uri)),
       (removed) => Console.log(`Removed ${removed}; a request naming it is refused from now on (invalid_target).`)
     )
-).pipe(Command.withDescription(`Remove a resource. ${storageVariables}`))
+).pipe(Command.withDescription(`Remove a resource.`))
 
 export const resource = group("resource", [add, list, remove]).pipe(
   Command.withDescription(

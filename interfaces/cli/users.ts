@@ -1,19 +1,14 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import { Console, DateTime, Effect, Option, Schema } from "effect"
 import { Accounts } from "../../application/Accounts.js"
 import { AddressChangeUndo } from "../../application/AddressChangeUndo.js"
 import { Admin, type UserPage } from "../../application/Admin.js"
 import type { UserFlags } from "../../application/ports/UserRepo.js"
-import {
-  normaliseEmail,
-  type PublicUser,
-  PublicUser as PublicUserSchema,
-  RoleName,
-  toPublicUser
-} from "../../domain/User.js"
-import { decodeId, decodeNewEmail, decodeUserRef, operate, storageVariables, userRefOption } from "./operator.js"
+import { normaliseEmail, type PublicUser, PublicUser as PublicUserSchema, toPublicUser } from "../../domain/User.js"
+import { decodeId, decodeNewEmail, decodeUserRef, operate, userRefOption } from "./operator.js"
 import { group } from "./output.js"
 import { passwordOptions, readPassword } from "./password.js"
+import { decodeRole, roleArg as role } from "./roles.js"
 import { StartupError } from "./startup.js"
 
 const encodeUser = Schema.encodeSync(PublicUserSchema)
@@ -75,11 +70,7 @@ const list = Command.make(
       )
       yield* Console.log(json ? pageJson(page) : pageTable(page))
     })
-).pipe(
-  Command.withDescription(
-    `List users, oldest first, a page at a time: id, email, flags, roles and created_at. ${storageVariables}`
-  )
-)
+).pipe(Command.withDescription(`List users, oldest first, a page at a time: id, email, flags, roles and created_at.`))
 
 const pageJson = (page: UserPage) =>
   JSON.stringify(
@@ -172,7 +163,7 @@ const update = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Change a user's flags or address and print the user; deactivating or moving ends all of their sessions. ${storageVariables}`
+    `Change a user's flags or address and print the user; deactivating or moving ends all of their sessions.`
   )
 )
 
@@ -191,20 +182,9 @@ const setPassword = Command.make("set-password", { user: userRefOption, ...passw
   })
 ).pipe(
   Command.withDescription(
-    `Set a user's password, as a password reset does: the password policy applies (SERVICE_PASSWORD_MIN_LENGTH, SERVICE_PASSWORD_MAX_LENGTH) and all of the user's sessions end. Without --password or --password-stdin, asks for it without showing it (twice). ${storageVariables}`
+    `Set a user's password, as a password reset does: the password policy applies (SERVICE_PASSWORD_MIN_LENGTH, SERVICE_PASSWORD_MAX_LENGTH) and all of the user's sessions end. Without --password or --password-stdin, asks for it without showing it (twice).`
   )
 )
-
-const roleRule = "1 to 64 letters, digits or _ . : -"
-
-const role = Args.text({ name: "ROLE" }).pipe(Args.withDescription(`A role name: ${roleRule}`))
-
-const decodeRole = (value: string) =>
-  Schema.decodeUnknown(RoleName)(value).pipe(
-    Effect.mapError(
-      () => new StartupError({ lines: [`ROLE ${JSON.stringify(value)} is not a role name; expected ${roleRule}`] })
-    )
-  )
 
 const roleChange = (change: "add" | "remove", description: string) =>
   Command.make(change, { user: userRefOption, role }, ({ user, role }) =>
@@ -220,7 +200,7 @@ const roleChange = (change: "add" | "remove", description: string) =>
       )
       yield* printUser(updated)
     })
-  ).pipe(Command.withDescription(`${description} ${storageVariables}`))
+  ).pipe(Command.withDescription(description))
 
 const roles = group("roles", [
   roleChange("add", "Give a user a role (created on first use) and print the user; it counts from their next request."),

@@ -3,7 +3,7 @@ import { Console, DateTime, Effect, Option, Redacted } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { type EndpointView, WebhookAdmin, type WebhookAdminRefusal } from "../../application/WebhookAdmin.js"
 import type { Subscription } from "../../domain/Webhook.js"
-import { operate, storageVariables } from "./operator.js"
+import { operate } from "./operator.js"
 import { group } from "./output.js"
 import { StartupError } from "./startup.js"
 
@@ -60,7 +60,7 @@ const add = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    `Add an endpoint, stored with its secret sealed under SERVICE_SECRET_KEY, and print it with its secret. ${storageVariables}`
+    `Add an endpoint, stored with its secret sealed under SERVICE_SECRET_KEY, and print it with its secret.`
   )
 )
 
@@ -71,7 +71,7 @@ const list = Command.make("list", {}, () =>
   )
 ).pipe(
   Command.withDescription(
-    `Print every endpoint (those of SERVICE_WEBHOOKS and those added here) as JSON, without secrets. ${storageVariables}`
+    `Print every endpoint (those of SERVICE_WEBHOOKS and those added here) as JSON, without secrets.`
   )
 )
 
@@ -80,7 +80,7 @@ const remove = Command.make("remove", { id }, ({ id }) =>
     administer((admin) => admin.remove(id)),
     (endpoint) => Console.log(`Removed ${endpoint.id} (${endpoint.url}); its undelivered messages are dropped. ${seen}`)
   )
-).pipe(Command.withDescription(`Remove an endpoint added with \`webhook add\`. ${storageVariables}`))
+).pipe(Command.withDescription(`Remove an endpoint added with \`webhook add\`.`))
 
 const test = Command.make("test", { id }, ({ id }) =>
   Effect.gen(function* () {
@@ -90,7 +90,7 @@ const test = Command.make("test", { id }, ({ id }) =>
   })
 ).pipe(
   Command.withDescription(
-    `Send the endpoint one signed message of type webhook.test now and say what it answered (exit code 1 unless 2xx). ${storageVariables}`
+    `Send the endpoint one signed message of type webhook.test now and say what it answered (exit code 1 unless 2xx).`
   )
 )
 
@@ -112,11 +112,7 @@ const retry = Command.make(
       const count = yield* administer((admin) => admin.retry(which))
       yield* Console.log(`${count} dead ${count === 1 ? "message" : "messages"} due again, sent within a second.`)
     })
-).pipe(
-  Command.withDescription(
-    `Send dead messages again, from their first try, once a receiver is back. ${storageVariables}`
-  )
-)
+).pipe(Command.withDescription(`Send dead messages again, from their first try, once a receiver is back.`))
 
 export const webhook = group("webhook", [add, list, remove, test, retry]).pipe(
   Command.withDescription("Webhook endpoints stored in the database, and dead messages sent again (docs/operating.md).")

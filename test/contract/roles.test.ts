@@ -125,6 +125,29 @@ for (const backend of databases) {
       )
     )
 
+    it.effect(
+      "list answers every role in use, a user's without permissions too, each with its permissions, in name order",
+      () =>
+        run(
+          Effect.gen(function* () {
+            const roles = yield* RoleRepo
+            const users = yield* UserRepo
+            expect(yield* roles.list).toEqual([])
+            yield* roles.assignPermission(role("editor"), permission("posts:write"))
+            yield* roles.assignPermission(role("editor"), permission("posts:delete"))
+            yield* roles.assignPermission(role("admin"), permission("users:ban"))
+            const ada = yield* users.create(newUser("ada@example.com"))
+            yield* users.assignRole(ada.id, role("support"))
+            yield* roles.removePermission(role("admin"), permission("users:ban"))
+            expect(yield* roles.list).toEqual([
+              { role: "admin", permissions: [] },
+              { role: "editor", permissions: ["posts:delete", "posts:write"] },
+              { role: "support", permissions: [] }
+            ])
+          })
+        )
+    )
+
     it.effect("an unknown role has no permissions", () =>
       run(
         Effect.gen(function* () {
