@@ -86,7 +86,8 @@ describe("portcullis --help", () => {
 
   it("describes every command and every option in its own words; the stores' variables said once, at the top", () => {
     const top = helps.get("")?.stdout ?? ""
-    for (const name of ["SERVICE_DATABASE_URL", "SERVICE_REDIS_URL", "SERVICE_USER_ID_TYPE"]) expect(top).toContain(name)
+    for (const name of ["SERVICE_DATABASE_URL", "SERVICE_REDIS_URL", "SERVICE_USER_ID_TYPE"])
+      expect(top).toContain(name)
     expect(top).not.toContain("Works on the stores serve uses")
     for (const path of commands) {
       const help = helps.get(path.join(" "))?.stdout ?? ""
