@@ -12,6 +12,14 @@ const walkthrough = () => {
   return section[1]
 }
 
+/** The login answer the README shows, after "The login answer looks like this". */
+const shownLoginAnswer = () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8")
+  const block = /The login answer looks like this[^\n]*\n\s*```json\n([\s\S]*?)```/.exec(readme)?.[1]
+  if (block === undefined) throw new Error("README shows no login answer")
+  return JSON.parse(block.replaceAll("…", "")) as { readonly user: Record<string, unknown> }
+}
+
 describe("the README's curl walk-through", () => {
   let server: RunningServer
 
@@ -35,6 +43,11 @@ describe("the README's curl walk-through", () => {
       expect(output).toContain('"token_type":"bearer"')
       expect(output).toContain('"email":"alice@example.com"')
       expect(output.match(/"access_token"/g)).toHaveLength(2)
+      // The answer the README shows has the fields the service answers, the user's included.
+      const answered = JSON.parse(output.split("\n").find((line) => line.includes('"token_type"')) ?? "{}")
+      const shown = shownLoginAnswer()
+      expect(Object.keys(shown).sort()).toEqual(Object.keys(answered).sort())
+      expect(Object.keys(shown.user).sort()).toEqual(Object.keys(answered.user).sort())
       expect(output).toMatch(/^HTTP\/1\.1 204 No Content/m)
       expect(output.trim().split("\n").at(-1)).toBe(
         '{"type":"urn:portcullis:problem:TokenBlacklistedError","title":"Token revoked","status":401,"detail":"The token has been revoked.","code":"TokenBlacklistedError"}'
