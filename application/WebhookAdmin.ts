@@ -95,7 +95,8 @@ export class WebhookAdmin extends Effect.Service<WebhookAdmin>()("app/WebhookAdm
           })
         )
         const view: EndpointView = { id: endpoint.id, url, events, source: "cli", created_at: endpoint.created_at }
-        return { endpoint: view, secret }
+        // Added all the same: the deployment may allow private addresses later, or the name resolve elsewhere.
+        return { endpoint: view, secret, refusal: yield* transport.refusal(url) }
       })
 
     /** The endpoint of this id, from the setting or stored. */

@@ -14,5 +14,13 @@ export interface OutgoingMessage {
  */
 export class WebhookTransport extends Context.Tag("app/WebhookTransport")<
   WebhookTransport,
-  { readonly send: (endpoint: WebhookEndpoint, message: OutgoingMessage) => Effect.Effect<DeliveryOutcome> }
+  {
+    readonly send: (endpoint: WebhookEndpoint, message: OutgoingMessage) => Effect.Effect<DeliveryOutcome>
+    /**
+     * Why every try to `url` would be refused before it connects (its host is a private address,
+     * or resolves to one, and the deployment does not allow those), or nothing: what an operator
+     * adding it should hear at once rather than from dead messages later.
+     */
+    readonly refusal: (url: string) => Effect.Effect<string | undefined>
+  }
 >() {}

@@ -1,3 +1,4 @@
+import { lookup } from "node:dns/promises"
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
@@ -23,7 +24,7 @@ export const signedHeaders = (secret: string, id: string, at: Date, body: string
 })
 
 /** Why a try to a private address failed, and how an operator lets it through. */
-const refusal = (refused: RefusedAddress) => `${refused.message}; WEBHOOKS_ALLOW_PRIVATE=true allows it`
+const refusal = (refused: RefusedAddress) => `${refused.message}; SERVICE_WEBHOOKS_ALLOW_PRIVATE=true allows it`
 
 /**
  * One POST with node:http(s), no agent (nothing kept between tries), no redirect followed, cut at
@@ -66,9 +67,30 @@ const post = (url: URL, headers: Record<string, string>, body: string, allowPriv
     request.end(body)
   })
 
+/** How long `refusal` waits for the name of a URL's host to resolve before it says nothing. */
+const RESOLVE_MILLIS = 2_000
+
+/** The addresses `host` resolves to, none when it does not resolve in time. */
+const addressesOf = (host: string) =>
+  Promise.race([
+    lookup(host, { all: true }).then(
+      (found) => found.map((one) => one.address),
+      () => []
+    ),
+    new Promise<ReadonlyArray<string>>((resolve) => setTimeout(() => resolve([]), RESOLVE_MILLIS).unref())
+  ])
+
 /** The transport over HTTP; `allowPrivate` (WEBHOOKS_ALLOW_PRIVATE) lets URLs reach private addresses. */
 export const make = (allowPrivate: boolean) =>
   WebhookTransport.of({
+    refusal: (url) =>
+      Effect.promise(async () => {
+        if (allowPrivate) return undefined
+        const host = new URL(url).hostname.replace(/^\[|\]$/g, "")
+        const addresses = isIP(host) !== 0 ? [host] : await addressesOf(host)
+        const refused = addresses.find(isPrivateAddress)
+        return refused === undefined ? undefined : refusal(new RefusedAddress(refused))
+      }),
     send: (endpoint, message) =>
       Effect.promise(() => {
         const url = new URL(endpoint.url)

@@ -57,6 +57,8 @@ const add = Command.make(
       )
       yield* Console.log(JSON.stringify({ ...viewJson(added.endpoint), secret: added.secret }, null, 2))
       yield* Console.error(`Keep the secret: it is not shown again. ${seen}`)
+      if (added.refusal !== undefined)
+        yield* Console.error(`warning: nothing will be delivered there as the service is set: ${added.refusal}`)
     })
 ).pipe(
   Command.withDescription(

@@ -243,6 +243,26 @@ describe("portcullis webhook", () => {
     expect(registered("second@example.com")).toHaveLength(0)
     await server.stop()
   }, 120_000)
+
+  it("warns when the endpoint is private and the service refuses private addresses, and adds it all the same", async () => {
+    const { vars } = await database()
+    const warning =
+      /warning: nothing will be delivered there .*address (127\.0\.0\.1|::1) is private \(loopback\); SERVICE_WEBHOOKS_ALLOW_PRIVATE=true allows it/
+    for (const url of ["http://127.0.0.1:9/literal", "http://localhost:9/by-name"]) {
+      const added = await runCliInProcess(["webhook", "add", "--url", url, "--events", "*"], vars)
+      expect(added.status, added.stderr).toBe(0)
+      expect(added.stderr, url).toMatch(warning)
+    }
+    const listed = json((await runCliInProcess(["webhook", "list"], vars)).stdout) as ReadonlyArray<{ url: string }>
+    expect(listed.map((endpoint) => endpoint.url)).toEqual(["http://127.0.0.1:9/literal", "http://localhost:9/by-name"])
+
+    const allowed = await runCliInProcess(["webhook", "add", "--url", "http://127.0.0.1:9/allowed", "--events", "*"], {
+      ...vars,
+      SERVICE_WEBHOOKS_ALLOW_PRIVATE: "true"
+    })
+    expect(allowed.status).toBe(0)
+    expect(allowed.stderr).not.toContain("warning")
+  }, 60_000)
 })
 
 describe("portcullis audit export", () => {
