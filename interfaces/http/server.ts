@@ -65,9 +65,12 @@ export const serveRouted = <E, R>(
     Effect.gen(function* () {
       const router = yield* HttpApiBuilder.Router.router
       const steps = yield* pipeline
+      // find-my-way folds `//` to `/` over the whole target, its query too, so an unencoded
+      // `redirect_uri=http://localhost…` would arrive as `http:/localhost…`: a path with `//` is
+      // one no route serves instead.
       const app = yield* HttpRouter.toHttpApp(
         HttpRouter.use(routes.complete(router), (handler) => steps(handler as HttpApp.Default))
-      )
+      ).pipe(HttpRouter.withRouterConfig({ ignoreDuplicateSlashes: false }))
       // What the router cannot read at all (a malformed escape in a parameter) goes through the
       // steps as a path no route serves.
       const unreadable = steps(Effect.succeed(noRouteResponse))

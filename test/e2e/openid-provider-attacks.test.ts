@@ -69,6 +69,12 @@ for (const backend of TestApp.backends) {
       const loopback = await fetch(url, { redirect: "manual" })
       expect(loopback.status).toBe(303)
       expect(locationOf(loopback)?.pathname).toBe(`${provider.authPrefix}/oauth2/sign-in`)
+      // Written unencoded, as a hand-made URL has it: its `//` reaches the rule as sent.
+      const raw = url.href.replace(/redirect_uri=[^&]*/, "redirect_uri=http://127.0.0.1:51234/cb")
+      expect(raw).toContain("redirect_uri=http://127.0.0.1:51234/cb")
+      const unencoded = await fetch(raw, { redirect: "manual" })
+      expect(unencoded.status).toBe(303)
+      expect(locationOf(unencoded)?.pathname).toBe(`${provider.authPrefix}/oauth2/sign-in`)
     })
 
     it("refuses an authorization without PKCE or with plain, at the redirect URI with state and iss", async () => {
