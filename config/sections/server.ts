@@ -71,11 +71,11 @@ export const readServer = (read: SettingsReader, storage: StorageSettings) => {
     }),
     /**
      * Where the hosted pages send people back ("Back to PRODUCT_NAME") once a link is used or
-     * found dead. Unset, the root of PUBLIC_URL's origin: the service usually sits beside or
-     * under the app it signs people in to.
+     * found dead. Unset, the service's own page saying the flow is over and that this is the
+     * setting to set (the root of the service's address answers no page).
      */
     appUrl: read.optional("APP_URL", F.url("http:", "https:"), {
-      doc: "Where the hosted pages' \"Back to PRODUCT_NAME\" link leads once a link is used, e.g. the app's sign-in page; unset, the root of PUBLIC_URL's origin."
+      doc: "Where the hosted pages' \"Back to PRODUCT_NAME\" link leads once a link is used, e.g. the app's sign-in page; unset, a page of the service (`/hosted/done`) saying the flow is over and that this is what to set."
     }),
     /** An image the OpenID Provider's sign-in and consent pages show above PRODUCT_NAME. */
     logoUrl: read.optional("LOGO_URL", F.url("https:", "http:"), {

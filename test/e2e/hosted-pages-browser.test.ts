@@ -107,7 +107,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
       { port }
     )
     const api = `http://localhost:${port}/api/v1/auth`
-    const back = `http://localhost:${port}/`
+    const back = `http://localhost:${port}/hosted/done`
     const post = (path: string, body: unknown) =>
       fetch(api + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
     const browser = await launchChromium()
@@ -192,9 +192,13 @@ describe.skipIf(suite.skip)(suite.title, () => {
       await page.keyboard.type(chosen)
       await page.keyboard.press("Enter")
       await eventually(() => resultOf(page).textContent()).toContain("Your password has been changed")
-      // The way back to the app: PUBLIC_URL's origin, APP_URL being unset.
+      // The way back, APP_URL being unset: the service's page saying the flow is over and what to set.
       await expectOver(page, "Sign in with the new password", back)
       await shots(page, "reset-password-done")
+      await page.getByRole("link", { name: /^Back to / }).click()
+      await eventually(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("You are done here")
+      expect(await page.locator("code").textContent()).toBe("SERVICE_APP_URL")
+      await shots(page, "done")
 
       const login = await post("/login", { email, password: chosen })
       expect(login.status).toBe(200)

@@ -53,14 +53,21 @@ describe("HOSTED_PAGES on (the default)", () => {
       })
     )
 
-    it.effect("offers a way back to the app: the root of PUBLIC_URL's origin when APP_URL is unset", () =>
+    it.effect("offers a way back: without APP_URL, to a page that says the flow is over and what to set", () =>
       Effect.gen(function* () {
         const app = yield* TestApp.TestApp
-        const root = new URL("/", app.settings.server.publicUrl).href
+        const done = new URL("hosted/done", `${app.settings.server.publicUrl.href.replace(/\/?$/, "/")}`).href
         for (const path of pages) {
           const page = yield* app.request("GET", path)
-          expect(page.text, path).toContain(`<p id="back" hidden><a href="${root}">Back to Acme &lt;Cloud&gt;</a></p>`)
+          expect(page.text, path).toContain(`<p id="back" hidden><a href="${done}">Back to Acme &lt;Cloud&gt;</a></p>`)
         }
+        const reached = yield* app.request("GET", new URL(done).pathname)
+        expect(reached.status).toBe(200)
+        expect(reached.headers.get("content-type")).toMatch(/^text\/html/)
+        expect(reached.headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
+        expect(reached.text).toContain("You are done here")
+        expect(reached.text).toContain("<code>SERVICE_APP_URL</code>")
+        expect(reached.text).toContain("Acme &lt;Cloud&gt;")
       })
     )
 

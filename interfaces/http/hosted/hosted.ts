@@ -4,6 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import type { LinkPage } from "../../../domain/Mail.js"
 import {
   confirmEmailPage,
+  donePage,
   type PageOptions,
   pageStyles,
   resetPasswordPage,
@@ -15,6 +16,8 @@ import { pageScript } from "./script.js"
 
 const SCRIPT_PATH = "/hosted/pages.js"
 const STYLES_PATH = "/hosted/pages.css"
+/** Where "Back to …" leads without APP_URL: a page that says the flow is over, and what the operator sets. */
+const DONE_PATH = "/hosted/done"
 
 /** The pages the mailed links open (PUBLIC_URL/<purpose>?token=…), at the root whatever the auth prefix. */
 const pagePaths: Readonly<Record<LinkPage, `/${LinkPage}`>> = {
@@ -26,7 +29,7 @@ const pagePaths: Readonly<Record<LinkPage, `/${LinkPage}`>> = {
 }
 
 /** Every GET route of the hosted pages, for the route table (405 on a wrong method) and their policy. */
-export const hostedPaths: ReadonlyArray<string> = [...Object.values(pagePaths), SCRIPT_PATH, STYLES_PATH]
+export const hostedPaths: ReadonlyArray<string> = [...Object.values(pagePaths), SCRIPT_PATH, STYLES_PATH, DONE_PATH]
 
 /**
  * The pages' own Content-Security-Policy: script, styles and API calls from this origin only,
@@ -46,11 +49,14 @@ export interface HostedOptions {
 }
 
 /**
- * Where "Back to …" leads: APP_URL when set, else the root of PUBLIC_URL's origin, which is the
- * app itself when the service sits under the app's address, and its host's home page otherwise.
+ * Where "Back to …" leads: APP_URL when set, else the service's own page saying the flow is over
+ * (under PUBLIC_URL, as the pages are): the root of the service's address answers no page.
  */
 export const returnUrl = (server: { readonly appUrl: Option.Option<URL>; readonly publicUrl: URL }) =>
-  Option.match(server.appUrl, { onNone: () => new URL("/", server.publicUrl).href, onSome: (url) => url.href })
+  Option.match(server.appUrl, {
+    onNone: () => new URL(DONE_PATH.slice(1), server.publicUrl.href.replace(/\/?$/, "/")).href,
+    onSome: (url) => url.href
+  })
 
 /** The API route as the page reaches it: relative to the page, which sits at the root. */
 const relative = (authPrefix: string, route: string) => `${authPrefix}${route}`.slice(1)
@@ -76,6 +82,7 @@ export const hostedLayer = (options: HostedOptions) =>
       if (options.emailSignIn) {
         yield* router.get(pagePaths["sign-in"], html(signInPage(page("/email-sign-in/confirm"))))
       }
+      yield* router.get(DONE_PATH, html(donePage(options.product)))
       yield* router.get(
         SCRIPT_PATH,
         Effect.succeed(HttpServerResponse.text(pageScript, { contentType: "text/javascript; charset=utf-8" }))

@@ -145,3 +145,27 @@ button[disabled] { background: #767676; cursor: progress; }
 #back { margin: 1rem 0 0; }
 a { color: #005fcc; }
 `
+
+/**
+ * Where "Back to …" leads when APP_URL is unset: the flow is over, nothing is left to do here,
+ * and the operator is told what would send people back to the app instead. No script.
+ */
+export const donePage = (product: string) => `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="robots" content="noindex">
+  <title>Done · ${escapeHtml(product)}</title>
+  <link rel="stylesheet" href="pages.css">
+</head>
+<body data-page="done">
+<main>
+  <p class="product">${escapeHtml(product)}</p>
+  <h1>You are done here</h1>
+  <p>You can close this page and go back to ${escapeHtml(product)}.</p>
+  <p class="note">For whoever runs ${escapeHtml(product)}: set <code>SERVICE_APP_URL</code> to your app's address, and this page's link leads there instead.</p>
+</main>
+</body>
+</html>
+`
