@@ -140,7 +140,12 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
           product: productName,
           passwordMinLength: settings.accounts.passwordMinLength,
           emailSignIn: settings.accounts.emailSignInEnabled,
-          returnUrl: returnUrl(settings.server)
+          returnUrl: returnUrl(settings.server),
+          ...(settings.cookies.tokenTransport === "bearer"
+            ? {
+                bearerSignIn: { handOff: Option.getOrUndefined(Option.map(settings.server.appUrl, (url) => url.href)) }
+              }
+            : {})
         })
       : noHostedPages,
     metricsHere ? metricsRoute(metrics) : Layer.empty

@@ -1,4 +1,6 @@
 import { mkdirSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { browserSuite, launchChromium } from "../support/browser.js"
@@ -126,6 +128,60 @@ describe.skipIf(suite.skip)(suite.title, () => {
     } finally {
       await browser.close()
       await server.stop()
+    }
+  })
+
+  it("in bearer mode never claims a sign-in it did not keep: the link goes on to APP_URL, or the page says where to finish", {
+    timeout: 120_000
+  }, async () => {
+    suite.requirePresent()
+    // The app: a page that only shows it was reached; what it is given is read from its address.
+    const app = createServer((_, response) =>
+      response.writeHead(200, { "content-type": "text/html" }).end("<h1>App</h1>")
+    )
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve))
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}/signed-in`
+    const browser = await launchChromium()
+    try {
+      for (const handOff of [appUrl, undefined]) {
+        const port = await freePort()
+        const server = await startServer(
+          { ...baseEnv(port), ...(handOff === undefined ? {} : { SERVICE_APP_URL: handOff }) },
+          { port }
+        )
+        const api = `http://localhost:${port}/api/v1/auth`
+        const post = (path: string, body: unknown) =>
+          fetch(api + path, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body)
+          })
+        const email = `bearer-${Date.now()}@example.com`
+        expect((await post("/register", { email, password: "correct horse battery staple" })).status).toBe(202)
+        expect((await post("/email-sign-in/request", { email })).status).toBe(202)
+        const link = signInLink(await mailTo(email, "Your sign-in link"))
+        const token = new URL(link).searchParams.get("token") ?? ""
+        const page = await browser.newPage()
+        await page.goto(link)
+        if (handOff === undefined) {
+          await eventually(() => page.locator("#result").textContent()).toContain("type the 6-digit code")
+          expect(await page.locator("#result").textContent()).not.toContain("signed in as")
+          expect(await page.getByRole("button").count()).toBe(0)
+          await page.screenshot({ path: join(results, "hosted-sign-in-bearer-no-app.png"), fullPage: true })
+        } else {
+          await page.getByRole("button", { name: "Continue to Portcullis test" }).click()
+          await eventually(() => page.url()).toBe(`${appUrl}#sign_in_token=${encodeURIComponent(token)}`)
+        }
+        // Nothing was spent on the way: the app confirms the link and keeps the session.
+        const confirmed = await post("/email-sign-in/confirm", { token })
+        expect(confirmed.status).toBe(200)
+        expect(((await confirmed.json()) as { user: { email: string } }).user.email).toBe(email)
+        await page.close()
+        await server.stop()
+      }
+    } finally {
+      await browser.close()
+      app.close()
     }
   })
 

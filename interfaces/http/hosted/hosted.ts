@@ -44,8 +44,13 @@ export interface HostedOptions {
   readonly passwordMinLength: number
   /** Serve /sign-in, whose link only EMAIL_SIGN_IN_ENABLED mails. */
   readonly emailSignIn: boolean
-  /** Where the pages send people back once done: APP_URL, else the root of PUBLIC_URL's origin. */
+  /** Where the pages send people back once done: APP_URL, else the service's /hosted/done. */
   readonly returnUrl: string
+  /**
+   * Bearer mode (TOKEN_TRANSPORT=bearer): /sign-in hands its link on to the app at `handOff`
+   * (APP_URL), unset when there is none, instead of signing in a browser that would keep nothing.
+   */
+  readonly bearerSignIn?: { readonly handOff: string | undefined }
 }
 
 /**
@@ -80,7 +85,7 @@ export const hostedLayer = (options: HostedOptions) =>
       yield* router.get(pagePaths["confirm-email"], html(confirmEmailPage(page("/me/email/confirm"))))
       yield* router.get(pagePaths["undo-email-change"], html(undoEmailChangePage(page("/me/email/undo"))))
       if (options.emailSignIn) {
-        yield* router.get(pagePaths["sign-in"], html(signInPage(page("/email-sign-in/confirm"))))
+        yield* router.get(pagePaths["sign-in"], html(signInPage(page("/email-sign-in/confirm"), options.bearerSignIn)))
       }
       yield* router.get(DONE_PATH, html(donePage(options.product)))
       yield* router.get(

@@ -113,14 +113,21 @@ export const undoEmailChangePage = (options: PageOptions) =>
  * /sign-in: one button that spends the mailed link, for a scanner must not sign anyone in. In
  * cookie mode the answer's cookies keep the browser signed in to the service.
  */
-export const signInPage = (options: PageOptions) =>
+export const signInPage = (options: PageOptions, bearer: { readonly handOff: string | undefined } | undefined) =>
   frame(
     "sign-in",
     "Sign in",
     options,
-    `  <form id="form" hidden>
+    bearer === undefined
+      ? `  <form id="form" hidden>
     <p>Press the button to sign in with the link from your mail.</p>
     <button type="submit">Sign in</button>
+  </form>`
+      : // Bearer mode: a session's tokens are the app's to keep, so this page never spends the link;
+        // it hands the link on to the app (APP_URL), or says where to finish signing in.
+        `  <form id="form" hidden data-hand-off="${escapeHtml(bearer.handOff ?? "")}">
+    <p>Press the button to go on to ${escapeHtml(options.product)}, which signs you in with this link.</p>
+    <button type="submit">Continue to ${escapeHtml(options.product)}</button>
   </form>`
   )
 

@@ -13,6 +13,16 @@ export const pageScript = `"use strict";
   var button = form.querySelector("button");
   var token = new URLSearchParams(window.location.search).get("token");
   if (token !== null) window.history.replaceState(null, "", window.location.pathname);
+  // Bearer mode's /sign-in: the app (APP_URL, "" without one) keeps the session, so it confirms the link.
+  var handOff = form.dataset.handOff === undefined ? null : form.dataset.handOff;
+
+  // The link handed on to the app in the address's fragment, which no server receives or logs.
+  function handOn() {
+    var to = new URL(handOff);
+    to.hash = "sign_in_token=" + encodeURIComponent(token);
+    window.location.assign(to.href);
+    return Promise.resolve();
+  }
 
   function show(kind, detail, rules) {
     result.dataset.kind = kind;
@@ -131,6 +141,7 @@ export const pageScript = `"use strict";
       if (!refused(answer)) show("error", answer.detail);
     },
     "sign-in": async function () {
+      if (handOff !== null) return handOn();
       var answer = await complete({ token: token }, "same-origin");
       if (answer.ok) return finished("You are signed in as " + answer.email + ". You can close this page.");
       if (!refused(answer)) show("error", answer.detail);
@@ -189,6 +200,9 @@ export const pageScript = `"use strict";
 
   var problem = linkProblem();
   if (problem !== null) return over("error", words[problem]);
+  if (handOff === "") {
+    return over("info", "This link signs you in to the app that sent the mail, which has to open it itself. Go back to the app and type the 6-digit code from the same mail there.");
+  }
   form.hidden = false;
   var first = form.querySelector("input, button");
   if (first) first.focus();
