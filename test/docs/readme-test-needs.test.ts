@@ -20,7 +20,7 @@ const optionalPieces = () => {
 
 describe("the README on what npm test needs", () => {
   it("says a build comes first, rather than that Node alone will do", () => {
-    expect(needs).toContain("compiles `dist/` first")
+    expect(needs).toContain("builds `dist/` first")
     expect(needs).not.toMatch(/nothing but Node/)
   })
 
