@@ -7,7 +7,20 @@
  * DEV_PROVIDER_PORT (9400) is where it listens; the redirect URI it allows is the demo page of the
  * service at SERVICE_PUBLIC_URL, else http://localhost:SERVICE_PORT (8000).
  */
-import { start } from "../test/support/OidcProvider.js"
+// oidc-provider prints two notices on import that say nothing to this script's user: that Node 20
+// is not its supported runtime (the suite runs it on Node 20, this project's engine) and that its
+// memory adapter keeps nothing (which is what a development provider is for). Only those two are
+// kept quiet.
+const notices = [
+  /^oidc-provider WARNING: Unsupported runtime/,
+  /^oidc-provider WARNING: a quick start development-only/
+]
+const warn = console.warn.bind(console)
+console.warn = (...args: Array<unknown>) => {
+  if (typeof args[0] === "string" && notices.some((notice) => notice.test(args[0] as string))) return
+  warn(...args)
+}
+const { start } = await import("../test/support/OidcProvider.js")
 
 const port = Number(process.env.DEV_PROVIDER_PORT ?? 9400)
 const service = process.env.SERVICE_PUBLIC_URL ?? `http://localhost:${process.env.SERVICE_PORT ?? 8000}`

@@ -42,7 +42,11 @@ const startDevProvider = (port: number, servicePort: number) =>
     child.stdout.on("data", read)
     child.stderr.on("data", read)
     child.once("exit", (code) => reject(new Error(`the provider exited (${code}):\n${output}`)))
+    warnings = () => output.split("\n").filter((line) => /WARNING|warning/.test(line))
   })
+
+/** The lines the provider printed that warn of something, once it has started. */
+let warnings: () => ReadonlyArray<string> = () => []
 
 describe.skipIf(suite.skip)(suite.title, () => {
   it("signs in with the provider's one user and lands on the demo page signed in", { timeout: 120_000 }, async () => {
@@ -52,6 +56,8 @@ describe.skipIf(suite.skip)(suite.title, () => {
     expect(JSON.parse(setting)).toEqual([
       expect.objectContaining({ name: "local", redirect_uris: [`http://localhost:${port}/demo`] })
     ])
+    // On this project's Node (20), with nothing to warn of.
+    expect(warnings()).toEqual([])
     await startServer(
       {
         SERVICE_SECRET_KEY: "dev-provider-secret-key-with-32-bytes-or-more",
@@ -75,8 +81,8 @@ describe.skipIf(suite.skip)(suite.title, () => {
 
       // The provider's own pages: its login form, then the consent to what the client asks for.
       await page.waitForURL(/127\.0\.0\.1:\d+\/interaction\//)
-      await page.locator('input[name="login"]').fill("dev@example.com")
-      await page.locator('input[name="password"]').fill("dev-password")
+      await page.getByLabel("Email").fill("dev@example.com")
+      await page.getByLabel("Password").fill("dev-password")
       await page.getByRole("button", { name: "Sign in" }).click()
       await page.getByRole("button", { name: "Allow" }).click()
 

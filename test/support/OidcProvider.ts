@@ -70,7 +70,7 @@ const interactionPage = (interaction: Interaction, problem?: string) => {
   const error = problem === undefined ? "" : `<p role="alert">${htmlEscape(problem)}</p>`
   switch (interaction.prompt.name) {
     case "login":
-      return `<h1>Sign in</h1>${error}<form method="post" action="${action}/login" data-prompt="login"><input name="login"><input name="password" type="password"><button>Sign in</button></form>`
+      return `<h1>Sign in</h1>${error}<form method="post" action="${action}/login" data-prompt="login"><label for="login">Email</label><input id="login" name="login" autocomplete="username"><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password"><button>Sign in</button></form>`
     case "consent":
       return `<h1>Authorize ${htmlEscape(String(interaction.params.client_id))}</h1><p>Scopes: ${htmlEscape(String(interaction.params.scope))}</p><form method="post" action="${action}/confirm" data-prompt="consent"><button>Allow</button></form>`
     default:
