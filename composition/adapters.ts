@@ -14,6 +14,7 @@ import * as PasswordHasherArgon2 from "../infrastructure/crypto/PasswordHasherAr
 import * as TokenSignerHmac from "../infrastructure/crypto/TokenSignerHmac.js"
 import * as EventsInProcess from "../infrastructure/events/EventsInProcess.js"
 import * as MailerConsole from "../infrastructure/mail/MailerConsole.js"
+import * as MailerDev from "../infrastructure/mail/MailerDev.js"
 import { builtInTemplates } from "../infrastructure/mail/templates.js"
 import * as AttemptCounterMemory from "../infrastructure/memory/AttemptCounterMemory.js"
 import * as BlacklistMemory from "../infrastructure/memory/BlacklistMemory.js"
@@ -98,16 +99,35 @@ const webAuthn = ({ passkeys }: Settings) => {
     : WebAuthnOnDemand.layer(options)
 }
 
-/** The built-in mailer: the log with MAILER=console, SMTP when SMTP_URL is set, else none. */
-export const mailer = ({ mail }: Settings) =>
-  Option.contains(mail.mailer, "console")
-    ? Option.some(MailerConsole.layer)
-    : Option.map(mail.smtpUrl, (url) =>
+/** A loopback address or name: the service is then only reachable from this machine. */
+const loopback = (host: string) => host === "localhost" || /^127\./.test(host) || host === "::1" || host === "[::1]"
+
+/**
+ * Which built-in mailer sends: MAILER when set; unset, SMTP when SMTP_URL is set, else the
+ * development inbox for a laptop's service (listening on loopback, its PUBLIC_URL a loopback
+ * one: a deployment behind a proxy names its public address there), else none.
+ */
+export const mailerKind = ({ mail, server }: Settings): "smtp" | "console" | "dev" | "none" =>
+  Option.getOrElse(mail.mailer, () =>
+    Option.isSome(mail.smtpUrl) ? "smtp" : loopback(server.host) && loopback(server.publicUrl.hostname) ? "dev" : "none"
+  )
+
+/** The built-in mailer of `mailerKind`, none when mails are dropped. */
+export const mailer = (settings: Settings) => {
+  switch (mailerKind(settings)) {
+    case "console":
+      return Option.some(MailerConsole.layer)
+    case "dev":
+      return Option.some(MailerDev.layer)
+    default:
+      return Option.map(settings.mail.smtpUrl, (url) =>
         imported(
           () => import("../infrastructure/mail/MailerSmtp.js"),
-          (smtp) => smtp.layer({ url, from: mail.mailFrom })
+          (smtp) => smtp.layer({ url, from: settings.mail.mailFrom })
         )
       )
+  }
+}
 
 /** The deployment's event handlers, and the built-in mailer for the send events they leave to it. */
 const events = (settings: Settings, deployment: Deployment) => {
@@ -122,7 +142,14 @@ const events = (settings: Settings, deployment: Deployment) => {
         : undefined
     }
   })
-  return Option.match(mailer(settings), { onNone: () => layer, onSome: (mail) => layer.pipe(Layer.provide(mail)) })
+  // The development inbox's mails stay readable (its page), as DevInbox; with another mailer it is empty.
+  return Option.match(mailer(settings), {
+    onNone: () => Layer.merge(layer, MailerDev.noInbox),
+    onSome: (mail) =>
+      mailerKind(settings) === "dev"
+        ? layer.pipe(Layer.provideMerge(MailerDev.layer))
+        : Layer.merge(layer.pipe(Layer.provide(mail)), MailerDev.noInbox)
+  })
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Deployment } from "../config/Deployment.js"
 import type { Settings } from "../config/Settings.js"
 import type { MetricsText } from "../interfaces/http/metrics.js"
 import { httpLayer, keptFeatures, servedApi, servedFeatures } from "../interfaces/http/server.js"
+import { mailerKind } from "./adapters.js"
 import { application } from "./application.js"
 import { features } from "./features.js"
 import { metricsPortLayer, metricsText, tracing } from "./observability.js"
@@ -18,7 +19,8 @@ import { metricsPortLayer, metricsText, tracing } from "./observability.js"
  */
 const served = (settings: Settings, deployment: Deployment) => ({
   parts: servedFeatures(features, settings, deployment).map((feature) => feature.api({ settings, deployment })),
-  limits: keptFeatures(features, deployment).flatMap((feature) => feature.limits)
+  limits: keptFeatures(features, deployment).flatMap((feature) => feature.limits),
+  devInbox: mailerKind(settings) === "dev"
 })
 
 /** The deployment's HTTP API, timing its requests into `metrics` when given; needs the application and an HttpServer. */

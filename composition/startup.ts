@@ -5,7 +5,8 @@ import { PREFIX } from "../config/reader.js"
 import type { Settings } from "../config/Settings.js"
 import { isAsymmetric } from "../config/sections/tokens.js"
 import { sendEvents } from "../domain/Events.js"
-import { mailer } from "./adapters.js"
+import { DEV_INBOX_PATH } from "../interfaces/http/devInbox.js"
+import { mailer, mailerKind } from "./adapters.js"
 import { features } from "./features.js"
 import { loginFieldProblems } from "./policy.js"
 
@@ -25,8 +26,13 @@ export const notYetSupported = (settings: Settings, deployment: Deployment = {})
 
 /** What start-up should warn about in how mail is handled. */
 const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => {
-  if (Option.contains(settings.mail.mailer, "console")) {
+  if (mailerKind(settings) === "console") {
     return [`${PREFIX}MAILER=console: mails, tokens included, are written to the log instead of being sent`]
+  }
+  if (mailerKind(settings) === "dev") {
+    return [
+      `mails are kept, not sent (${PREFIX}MAILER=dev): read them at ${new URL(DEV_INBOX_PATH.slice(1), settings.server.publicUrl.href.replace(/\/?$/, "/")).href} (this machine only); set ${PREFIX}SMTP_URL to send them`
+    ]
   }
   if (Option.isSome(mailer(settings))) return []
   const noMailer = `no mailer is set (${PREFIX}SMTP_URL or ${PREFIX}MAILER=console)`

@@ -10,6 +10,7 @@ import { AccessGuardsLive } from "./AccessLevels.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { SessionTransport } from "./cookies.js"
 import { demoLayer, demoPaths, demoPolicy, noDemo } from "./demo/demo.js"
+import { DEV_INBOX_PATH, devInboxLayer, devInboxPolicy } from "./devInbox.js"
 import { assembleApi, type Feature, type FeatureApi } from "./Feature.js"
 import { health } from "./features/health/handlers.js"
 import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages, returnUrl } from "./hosted/hosted.js"
@@ -41,6 +42,8 @@ export const servedFeatures = <F extends Feature<string, unknown>>(
 export interface Served<P extends FeatureApi<unknown>> {
   readonly parts: ReadonlyArray<P>
   readonly limits: ReadonlyArray<LimitedRoute>
+  /** Serve /dev/inbox: the mailer is the development inbox (MAILER=dev). */
+  readonly devInbox?: boolean
 }
 
 /** The API of the groups served, the health group with them. */
@@ -99,13 +102,16 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
   const docsPath = `${authPrefix}/docs`
   const openApiPath = `${authPrefix}/openapi.json`
   const metricsHere = metrics !== undefined && Option.isNone(settings.observability.metricsPort)
+  // MAILER=dev, said or chosen by default (composition/adapters.ts mailerKind): its inbox's page.
+  const devInbox = served.devInbox === true
   // The GET routes mounted beside the API's, with the policy of those that are pages.
   const pages: ReadonlyArray<readonly [path: string, policy?: string]> = [
     [docsPath, docsPolicy],
     [openApiPath],
     ...(demo ? demoPaths.map((path) => [path, demoPolicy] as const) : []),
     ...(hostedPages ? hostedPaths.map((path) => [path, hostedPolicy] as const) : []),
-    ...(metricsHere ? [[METRICS_PATH] as const] : [])
+    ...(metricsHere ? [[METRICS_PATH] as const] : []),
+    ...(devInbox ? [[DEV_INBOX_PATH, devInboxPolicy] as const] : [])
   ]
   const routes = routeCatalog(api, {
     limits: { prefix: authPrefix, routes: served.limits },
@@ -148,7 +154,8 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
             : {})
         })
       : noHostedPages,
-    metricsHere ? metricsRoute(metrics) : Layer.empty
+    metricsHere ? metricsRoute(metrics) : Layer.empty,
+    devInbox ? devInboxLayer(productName) : Layer.empty
   )
   const pipeline = servicePipeline(settings, {
     routes,

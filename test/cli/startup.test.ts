@@ -213,7 +213,9 @@ describe("the .env file in a test run (hermetic tests)", () => {
     const logged = lines(served.stdout())
     expect(logged.length).toBeGreaterThan(0)
     for (const line of logged) expect(() => JSON.parse(line)).not.toThrow()
-    expect(served.stdout()).toContain("generated and dropped")
+    // The file's MAILER=console is not read: the mails go to the default, the development inbox.
+    expect(served.stdout()).toContain("(SERVICE_MAILER=dev)")
+    expect(served.stdout()).not.toContain("MAILER=console")
   })
 
   it("is not read by the suite's own helpers, startServer and runCli", async () => {
