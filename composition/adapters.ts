@@ -104,13 +104,16 @@ const loopback = (host: string) => host === "localhost" || /^127\./.test(host) |
 
 /**
  * Which built-in mailer sends: MAILER when set; unset, SMTP when SMTP_URL is set, else the
- * development inbox for a laptop's service (listening on loopback, its PUBLIC_URL a loopback
- * one: a deployment behind a proxy names its public address there), else none.
+ * development inbox for a laptop's service (one process listening on loopback, its PUBLIC_URL a
+ * loopback one: a deployment behind a proxy names its public address there; with several
+ * workers each would keep its own mails, and the inbox would show one worker's), else none.
  */
 export const mailerKind = ({ mail, server }: Settings): "smtp" | "console" | "dev" | "none" =>
-  Option.getOrElse(mail.mailer, () =>
-    Option.isSome(mail.smtpUrl) ? "smtp" : loopback(server.host) && loopback(server.publicUrl.hostname) ? "dev" : "none"
-  )
+  Option.getOrElse(mail.mailer, () => {
+    if (Option.isSome(mail.smtpUrl)) return "smtp"
+    const laptop = server.workers === 1 && loopback(server.host) && loopback(server.publicUrl.hostname)
+    return laptop ? "dev" : "none"
+  })
 
 /** The built-in mailer of `mailerKind`, none when mails are dropped. */
 export const mailer = (settings: Settings) => {

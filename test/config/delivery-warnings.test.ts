@@ -21,7 +21,12 @@ describe("start-up warnings about mail", () => {
     expect(startupWarnings(settings, {})).toContain(
       "mails are kept, not sent (SERVICE_MAILER=dev): read them at http://localhost:8000/dev/inbox (this machine only); set SERVICE_SMTP_URL to send them"
     )
-    for (const env of [reached, { SERVICE_HOST: "0.0.0.0" }, { SERVICE_SMTP_URL: "smtp://127.0.0.1:2525" }]) {
+    for (const env of [
+      reached,
+      { SERVICE_HOST: "0.0.0.0" },
+      { SERVICE_WORKERS: "2", SERVICE_REDIS_URL: "redis://127.0.0.1:6379", SERVICE_DATABASE_URL: "sqlite:./x.db" },
+      { SERVICE_SMTP_URL: "smtp://127.0.0.1:2525" }
+    ]) {
       const lines = startupWarnings(settingsFor({ SERVICE_SECRET_KEY: testSecretKey, ...env }), {})
       expect(
         lines.some((line) => line.includes("MAILER=dev")),
