@@ -165,9 +165,9 @@ for (const backend of TestApp.backends) {
           const prefix = app.settings.server.authPrefix
           for (const target of [
             `${prefix}/login/`,
-            `/${prefix}//login`,
             `${prefix.toUpperCase()}/LOGIN`,
             `${prefix}/%6Cogin`,
+            `${prefix}/LOGIN/`,
             `${prefix}/login;x=1`
           ]) {
             const reply = yield* app.request("POST", target, { json: {}, headers: from(ip) })
@@ -175,6 +175,12 @@ for (const backend of TestApp.backends) {
             expect(reply.headers.get("ratelimit-limit"), target).toBe("5")
           }
           expectRateLimited(yield* login(uniqueEmail(), password, from(ip)), 5)
+          // A doubled slash is a spelling the router does not accept: no route, so no way around the bucket.
+          expectProblem(
+            yield* app.request("POST", `${prefix}//login`, { json: {}, headers: from(freshIp()) }),
+            404,
+            "NotFoundError"
+          )
         })
       )
 
