@@ -270,7 +270,10 @@ describe.skipIf(suite.skip)(suite.title, () => {
         SERVICE_PUBLIC_URL: `http://localhost:${port}`,
         SERVICE_PRODUCT_NAME: "Portcullis test",
         SERVICE_EMAIL_SIGN_IN_ENABLED: "true",
-        SERVICE_APP_URL: "https://app.example.com/sign-in"
+        SERVICE_APP_URL: "https://app.example.com/sign-in",
+        // Cookie mode: /sign-in confirms its link here (bearer mode hands it on to APP_URL unspent).
+        SERVICE_TOKEN_TRANSPORT: "cookie",
+        SERVICE_COOKIE_SECURE: "false"
       },
       { port }
     )
