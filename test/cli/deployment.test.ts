@@ -6,6 +6,8 @@ import { runCli } from "../support/cliRun.js"
 import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
 
 const secret = { SERVICE_SECRET_KEY: "deployment-test-secret-key-of-32-bytes-or-more" }
+/** A service others reach (PUBLIC_URL not loopback): without a mailer its mails are dropped, not kept in the development inbox. */
+const reached = { ...secret, SERVICE_PUBLIC_URL: "https://auth.example.com" }
 const folder = () => mkdtempSync(join(tmpdir(), "portcullis-deployment-"))
 /** Inside the project, so that a deployment's `import ... from "effect"` resolves. */
 const projectFolder = () => {
@@ -60,7 +62,7 @@ describe("portcullis serve --config", () => {
       const module = join(dir, `deployment.${extension}`)
       writeFileSync(module, moduleSource(outbox, extension === "ts"))
       const server = await startServer(
-        { ...secret, SERVICE_DATABASE_URL: temporaryDatabase() },
+        { ...reached, SERVICE_DATABASE_URL: temporaryDatabase() },
         { args: ["--config", module] }
       )
       expect(server.output()).not.toContain("send_verification_email has no handler")
@@ -149,7 +151,7 @@ describe("portcullis serve --config", () => {
   })
 
   it("warns at start-up that send-event tokens are dropped when nothing handles them", async () => {
-    const server = await startServer({ ...secret, SERVICE_DATABASE_URL: temporaryDatabase() })
+    const server = await startServer({ ...reached, SERVICE_DATABASE_URL: temporaryDatabase() })
     expect(server.output()).toContain("send_verification_email has no handler")
     expect(server.output()).toContain("send_password_reset_email has no handler")
     await server.stop()
