@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
-import { Effect, Option } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import type { StoreUnavailableError } from "../../../application/ports/StoreUnavailableError.js"
 import { unavailable } from "../failures.js"
@@ -22,7 +22,7 @@ export const open = (filename: string, access: Access): Database.Database => {
 }
 
 /** A connection of a fast adapter's own, closed with its layer's scope. */
-export const connection = (filename: string, access: Access) =>
+export const connection = (filename: string, access: Access): Effect.Effect<Database.Database, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.try({
       try: () => open(filename, access),
