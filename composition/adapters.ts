@@ -146,13 +146,12 @@ const events = (settings: Settings, deployment: Deployment) => {
     }
   })
   // The development inbox's mails stay readable (its page), as DevInbox; with another mailer it is empty.
-  return Option.match(mailer(settings), {
-    onNone: () => Layer.merge(layer, MailerDev.noInbox),
-    onSome: (mail) =>
-      mailerKind(settings) === "dev"
-        ? layer.pipe(Layer.provideMerge(MailerDev.layer))
-        : Layer.merge(layer.pipe(Layer.provide(mail)), MailerDev.noInbox)
+  if (mailerKind(settings) === "dev") return layer.pipe(Layer.provideMerge(MailerDev.layer))
+  const sent = Option.match(mailer(settings), {
+    onNone: () => layer,
+    onSome: (mail) => layer.pipe(Layer.provide(mail))
   })
+  return Layer.merge(sent, MailerDev.noInbox)
 }
 
 /**

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { RefreshTokenRepo, type Rotation } from "../../../application/ports/RefreshTokenRepo.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
 import { rotationStatements, rotationValues } from "../rotation.js"
-import { connection, ownOrPlain } from "./connections.js"
+import { connection, outsideTransaction } from "./connections.js"
 import { attempt, prepared } from "./prepared.js"
 
 /** The family ended between the claim of its token and its touch: the rotation rolls back. */
@@ -58,7 +58,7 @@ export const layer = (filename: string) =>
 
       return RefreshTokenRepo.of({
         ...plain,
-        rotate: (rotation) => ownOrPlain(sql, "writing", plain.rotate(rotation), () => committed(rotation))
+        rotate: (rotation) => outsideTransaction(sql, plain.rotate(rotation), () => committed(rotation))
       })
     })
   )

@@ -32,23 +32,16 @@ export const connection = (filename: string, access: Access): Effect.Effect<Data
   )
 
 /**
- * `fast`, a synchronous call on a connection of the adapter's own, bounded and failing as the
- * client's calls do; inside a transaction of the client (the Transaction port), `plain` instead,
- * which runs in it and sees what it wrote. A write holds the client's connection (its permit)
- * while it commits, so that no transaction of this process is open beside it.
+ * `commit`, a synchronous transaction on the adapter's own writing connection, made while the
+ * client's connection (its permit) is held so that no transaction of this process is open beside
+ * it, bounded and failing as the client's calls do; inside a transaction of the client (the
+ * Transaction port), `plain` instead, which runs in it.
  */
-export const ownOrPlain = <A>(
+export const outsideTransaction = <A>(
   sql: SqlClient.SqlClient,
-  access: Access,
   plain: Effect.Effect<A, StoreUnavailableError>,
-  fast: () => Effect.Effect<A, SqlError | ParseError>
+  commit: () => Effect.Effect<A, SqlError | ParseError>
 ): Effect.Effect<A, StoreUnavailableError> =>
   Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-    Option.isSome(open)
-      ? plain
-      : unavailable(
-          access === "reading"
-            ? Effect.suspend(fast)
-            : Effect.scoped(Effect.zipRight(sql.reserve, Effect.suspend(fast)))
-        )
+    Option.isSome(open) ? plain : unavailable(Effect.scoped(Effect.zipRight(sql.reserve, Effect.suspend(commit))))
   )
