@@ -3,6 +3,7 @@ import { rm } from "node:fs/promises"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { gzipSync } from "node:zlib"
 import * as esbuild from "esbuild"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -62,9 +63,37 @@ globalThis.client = createClient({
   bundle = readFileSync(join(scratch, "bundle.js"), "utf8")
 }, 120_000)
 
+/** The app's bundle as it would ship: minified for the browser, with what esbuild put in it. */
+const shippedBundle = async () => {
+  const built = await esbuild.build({
+    entryPoints: [join(scratch, "app.js")],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    minify: true,
+    write: false,
+    metafile: true,
+    nodePaths: [join(root, "node_modules")],
+    logLevel: "warning"
+  })
+  const [output] = built.outputFiles
+  if (output === undefined) throw new Error("esbuild wrote no bundle")
+  return { bytes: output.contents, inputs: Object.keys(built.metafile.inputs) }
+}
+
 afterAll(async () => {
   await killAll()
   if (scratch !== "") await rm(scratch, { recursive: true, force: true })
+})
+
+describe.skipIf(suite.skip)("@portcullis/client in a browser bundle", () => {
+  it("weighs at most 10 KB minified and gzipped, with nothing but the client's own modules in it", async () => {
+    const { bytes, inputs } = await shippedBundle()
+    // Every module bundled is the client's own: no package (Effect was 151 KB gzipped of 478 KB).
+    expect(inputs.filter((input) => input.includes("node_modules"))).toEqual([])
+    expect(inputs.some((input) => input.endsWith("client/index.js"))).toBe(true)
+    expect(gzipSync(bytes).length).toBeLessThanOrEqual(10 * 1024)
+  })
 })
 
 const appPage = '<!doctype html><title>app</title><script type="module" src="/app/bundle.js"></script>'

@@ -38,7 +38,8 @@ const run = async (command: string, args: ReadonlyArray<string>, cwd: string, ti
 }
 
 /** What the app's type checker must accept, and one mistake it must refuse: the types are real, not `any`. */
-const typeCheck = `import { AuthenticationError, createClient, make, PortcullisError, problemBody, type Wire, type PublicUser } from "@portcullis/client"
+const typeCheck = `import { createClient, PortcullisError, type Wire } from "@portcullis/client"
+import { AuthenticationError, make, problemBody, type PublicUser } from "@portcullis/client/effect"
 import type { Effect } from "effect"
 import { nodeGuard, resourceServer, verifyEffect } from "@portcullis/client/resource-server"
 const client = createClient({ baseUrl: "http://localhost:8000" })
@@ -54,6 +55,10 @@ const family: string | undefined = sessions[0]?.family_id
 client.sessions.revoke()
 const failure = new Error() as unknown
 const code: string | undefined = failure instanceof PortcullisError ? failure.code : undefined
+// @ts-expect-error -- a typo in the login body is refused
+client.auth.login({ payload: { emial: "ada@example.com", password: "pw" } })
+// @ts-expect-error -- no problem of the service has this code
+if (failure instanceof PortcullisError && failure.code === "AuthenticationEror") throw failure
 type EffectClient = Effect.Effect.Success<ReturnType<typeof make>>
 const login: EffectClient["auth"]["login"] = null as unknown as EffectClient["auth"]["login"]
 const refused: { readonly status: number; readonly detail: string } = problemBody(new AuthenticationError())
@@ -66,7 +71,7 @@ export const checks = [user, pair, status, family, code, login, refused, metadat
 `
 
 describe.skipIf(!reachable && !required)(title, () => {
-  it("installs with effect, @effect/platform and jose only, and drives a service through both clients", {
+  it("installs with effect, @effect/platform (peers) and jose only, and drives a service through both clients", {
     timeout: 600_000
   }, async () => {
     if (!reachable) throw new Error("TEST_REQUIRE_REGISTRY=1 but the npm registry does not answer (npm ping)")
@@ -81,6 +86,8 @@ describe.skipIf(!reachable && !required)(title, () => {
     expect(listed).toContain("dist/index.js")
     expect(listed).toContain("dist/index.d.ts")
     expect(listed).toContain("dist/types/packages/client/src/index.d.ts")
+    expect(listed).toContain("dist/effect.js")
+    expect(listed).toContain("dist/effect.d.ts")
     expect(listed).toContain("dist/resource-server.js")
     expect(listed).toContain("dist/resource-server.d.ts")
     expect(listed.filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))).toEqual([])
@@ -108,6 +115,11 @@ describe.skipIf(!reachable && !required)(title, () => {
     expect(installed).toContain("@effect/platform")
     expect(installed).toContain("jose")
     expect(installed.filter((name) => serverOnly.includes(name))).toEqual([])
+
+    // The Promise client's module loads nothing: fetch alone (the Effect client's loads its peers).
+    const shipped = join(modules, "@portcullis/client/dist")
+    expect(readFileSync(join(shipped, "index.js"), "utf8")).not.toMatch(/\bfrom\s*["']|\bimport\s*\(|\brequire\s*\(/)
+    expect(readFileSync(join(shipped, "effect.js"), "utf8")).toMatch(/from\s*["']effect["']/)
 
     // The shipped declarations, checked as an app's compiler sees them.
     writeFileSync(join(app, "check.ts"), typeCheck)

@@ -1,12 +1,13 @@
 /**
- * @portcullis/client: the clients of a Portcullis service.
+ * @portcullis/client: the Promise client of a Portcullis service, for browsers and Node.
  *
- * - The Effect client (`make`, `PortcullisApi`, `cookieJar`, the error classes and schemas): made
- *   by HttpApiClient from the very HttpApi definition the service serves, bundled in at build time.
- * - The Promise client (`createClient`), for apps that do not use Effect: the same routes, plain
- *   JSON in and out (ISO date strings), failures thrown as `PortcullisError`.
+ * `createClient` calls the service with fetch alone: no runtime dependency, every route from a
+ * table made from the service's HttpApi definition, plain JSON in and out (ISO date strings),
+ * refusals thrown as `PortcullisError`. Its types are the definition's, imported as types only.
+ * The Effect client is `@portcullis/client/effect`; the resource-server helper
+ * `@portcullis/client/resource-server`.
  */
-export * from "../../../interfaces/http/client.js"
-export { createClient, type PromiseClient, type PromiseClientOptions } from "./promise/client.js"
-export { PortcullisError } from "./promise/errors.js"
+export { createClient, type PromiseClient, type PromiseClientOptions, type Session } from "./promise/client.js"
+export { type ErrorCode, PortcullisError, type ProblemBody } from "./promise/errors.js"
+export type { Deployment } from "./promise/routes.js"
 export type { Wire } from "./promise/wire.js"

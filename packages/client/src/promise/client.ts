@@ -1,20 +1,22 @@
-import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import type { TokenPair } from "../../../../domain/Token.js"
-import { defaultShape } from "../../../../interfaces/http/Api.js"
-import { type ClientShape, type PortcullisApi, portcullisApi } from "../../../../interfaces/http/client.js"
+import type { PortcullisApi } from "../../../../interfaces/http/client.js"
 import { csrfToken } from "./csrf.js"
 import { errorOf } from "./errors.js"
 import { exclusive } from "./lock.js"
-import type { Routes } from "./routes.js"
+import type { Deployment, Routes } from "./routes.js"
+import { atRoot, defaultPrefix, routeTable } from "./routeTable.js"
 import type { Wire } from "./wire.js"
 
-export interface PromiseClientOptions {
+export interface PromiseClientOptions<D extends Deployment = {}> {
   /** The service's origin (PUBLIC_URL), e.g. `https://auth.example.com`; the auth prefix is added per route. */
   readonly baseUrl: string | URL
   /** The fetch to call (the global one unless given): a test double, or one with an agent of its own. */
   readonly fetch?: typeof globalThis.fetch
-  /** The deployment's settings where they differ from the defaults (`authPrefix`, `loginField`, …). */
-  readonly shape?: ClientShape
+  /**
+   * The deployment's settings where they differ from the defaults: AUTH_PREFIX (`authPrefix`),
+   * and for the body types LOGIN_FIELD (`loginField`) and TOKEN_TRANSPORT (`tokenTransport`).
+   */
+  readonly shape?: { readonly authPrefix?: string } & Partial<D>
   /**
    * fetch's `credentials`: `"include"` unless told, so that in cookie mode the browser sends and
    * keeps the refresh and CSRF cookies on a page of another origin too (CORS_ORIGINS).
@@ -35,7 +37,7 @@ export interface Session {
   readonly clear: () => void
 }
 
-export type PromiseClient = Routes<PortcullisApi> & {
+export type PromiseClient<D extends Deployment = {}> = Routes<PortcullisApi, D> & {
   readonly session: Session
   /**
    * Rotates the session's refresh token (the held one in bearer mode, the cookie in cookie mode)
@@ -51,6 +53,13 @@ interface AnyRequest {
   readonly payload?: unknown
   readonly headers?: Readonly<Record<string, string>>
   readonly withResponse?: boolean
+}
+
+/** One route: its method, and its path with the prefix (`:name` for a path parameter). */
+interface Endpoint {
+  readonly name: string
+  readonly method: string
+  readonly path: string
 }
 
 const hasBody = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
@@ -71,9 +80,8 @@ const query = (params: Readonly<Record<string, unknown>>) => {
  * refusal thrown as a `PortcullisError`. It keeps the tokens of the latest sign-in in memory and
  * sends the access token itself; in cookie mode it echoes the CSRF cookie on unsafe requests.
  */
-export const createClient = (options: PromiseClientOptions): PromiseClient => {
-  const shape = { ...defaultShape, ...options.shape }
-  const api = portcullisApi(shape)
+export const createClient = <const D extends Deployment = {}>(options: PromiseClientOptions<D>): PromiseClient<D> => {
+  const prefix = options.shape?.authPrefix ?? defaultPrefix
   const base = options.baseUrl.toString().replace(/\/+$/, "")
   const fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
   const credentials = options.credentials ?? "include"
@@ -96,7 +104,7 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     refreshToken = undefined
   }
 
-  const send = async (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps, request: AnyRequest = {}) => {
+  const send = async (endpoint: Endpoint, request: AnyRequest = {}) => {
     const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) =>
       encodeURIComponent(String(request.path?.[name] ?? ""))
     )
@@ -126,10 +134,11 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     return request.withResponse === true ? ([body, response] as const) : body
   }
 
-  const refreshEndpoint = Object.values(api.groups.auth?.endpoints ?? {}).find(
-    (endpoint) => endpoint.name === "refresh"
-  )
-  if (refreshEndpoint === undefined) throw new Error("the API has no auth.refresh endpoint")
+  const endpointOf = (group: string, name: string, route: string): Endpoint => {
+    const [method = "GET", path = "/"] = route.split(" ")
+    return { name, method, path: atRoot.includes(group) ? path : `${prefix}${path}` }
+  }
+  const refreshEndpoint = endpointOf("auth", "refresh", routeTable.auth?.refresh ?? "POST /refresh")
   let inFlight: Promise<unknown> | undefined
   /** The held token, read inside the lock: the one another caller's refresh may just have replaced. */
   const coordinatedRefresh = (request: AnyRequest = {}): Promise<unknown> => {
@@ -149,12 +158,13 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
   }
 
   const routes: Record<string, Record<string, (request?: AnyRequest) => Promise<unknown>>> = {}
-  for (const group of Object.values(api.groups)) {
+  for (const [group, endpoints] of Object.entries(routeTable)) {
     const methods: Record<string, (request?: AnyRequest) => Promise<unknown>> = {}
-    for (const endpoint of Object.values(group.endpoints)) {
-      methods[endpoint.name] = (request) => send(endpoint, request)
+    for (const [name, route] of Object.entries(endpoints)) {
+      const endpoint = endpointOf(group, name, route)
+      methods[name] = (request) => send(endpoint, request)
     }
-    routes[group.identifier] = methods
+    routes[group] = methods
   }
   const auth = routes.auth ?? {}
   // A refresh that names no token of its own spends the session's, so it takes the lock.
@@ -171,5 +181,6 @@ export const createClient = (options: PromiseClientOptions): PromiseClient => {
     set: keep,
     clear
   }
-  return { ...routes, session, refresh: () => coordinatedRefresh() } as unknown as PromiseClient
+  // The methods are made from the route table, which the tests hold to the definition the types come from.
+  return { ...routes, session, refresh: () => coordinatedRefresh() } as unknown as PromiseClient<D>
 }

@@ -1,3 +1,8 @@
+import type { ProblemCode } from "../../../../interfaces/http/problems.js"
+
+/** What `code` of a refusal may be: a problem code of the service, or `UnknownError` for an answer that is no problem. */
+export type ErrorCode = ProblemCode | "UnknownError"
+
 /** What a problem+json body (RFC 9457) of the service holds; extension members vary by code. */
 export interface ProblemBody {
   readonly type?: string
@@ -17,7 +22,7 @@ export interface ProblemBody {
 export class PortcullisError extends Error {
   override readonly name = "PortcullisError"
   readonly status: number
-  readonly code: string
+  readonly code: ErrorCode
   readonly title: string
   readonly detail: string
   readonly retryAfter: number | undefined
@@ -28,7 +33,8 @@ export class PortcullisError extends Error {
     const detail = typeof problem.detail === "string" ? problem.detail : title
     super(`${status} ${title}: ${detail}`)
     this.status = status
-    this.code = typeof problem.code === "string" ? problem.code : "UnknownError"
+    // The service's codes are the union; a newer service may answer one this client does not know yet.
+    this.code = typeof problem.code === "string" ? (problem.code as ErrorCode) : "UnknownError"
     this.title = title
     this.detail = detail
     this.retryAfter = retryAfter
