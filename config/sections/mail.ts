@@ -68,7 +68,7 @@ export const readMail = (read: SettingsReader) => {
     })
     .pipe(Option.map((value) => Redacted.make(value.href)))
   const mailer = read.optional("MAILER", F.oneOf("smtp", "console", "dev"), {
-    doc: "`dev` keeps mails, tokens included, in the process's memory and shows them at `/dev/inbox` to this machine's browsers (local development); `console` writes them to the log instead; `smtp` requires SMTP_URL. Unset: SMTP when SMTP_URL is set, else `dev` when one process (WORKERS=1) listens on a loopback address (HOST) and PUBLIC_URL names one too, else mails are dropped with a start-up warning. With several workers each keeps its own mails."
+    doc: "`dev` keeps mails, tokens included, in the process's memory and shows them at `/dev/inbox` to this machine's browsers (local development); `console` prints them on stderr as readable text instead (the log says only to whom and about what); `smtp` requires SMTP_URL. Unset: SMTP when SMTP_URL is set, else `dev` when one process (WORKERS=1) listens on a loopback address (HOST) and PUBLIC_URL names one too, else mails are dropped with a start-up warning. With several workers each keeps its own mails."
   })
   if (Option.contains(mailer, "smtp") && Option.isNone(smtpUrl)) {
     read.problem(`${PREFIX}MAILER=smtp needs ${PREFIX}SMTP_URL; expected smtp://… or smtps://…`)

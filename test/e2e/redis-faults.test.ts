@@ -18,12 +18,13 @@ import { type PrivateRedis, privateRedis, redisCommand } from "../support/privat
 import { killAll, startServer, temporaryDatabase } from "../support/processes.js"
 import { testRedisUrl } from "../support/redis.js"
 
-/** The reset token the console mailer logged for `email`. */
+/** The reset token the console mailer printed for `email` (one mail a block, from ┌ to └). */
 const resetToken = async (output: () => string, email: string) => {
   for (let attempt = 0; attempt < 50; attempt++) {
-    for (const line of output().split("\n")) {
-      if (!line.includes("Reset your password") || !line.includes(`"to":"${email}"`)) continue
-      const token = /reset-password\?token=([\w.-]+)/.exec(line)?.[1]
+    for (const mail of output().split("┌").slice(1)) {
+      const block = mail.split("└")[0] ?? ""
+      if (!block.includes("Reset your password") || !block.includes(`To:      ${email}\n`)) continue
+      const token = /reset-password\?token=([\w.-]+)/.exec(block)?.[1]
       if (token !== undefined) return token
     }
     await sleep(100)
