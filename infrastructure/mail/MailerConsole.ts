@@ -16,7 +16,7 @@ const RULE = "─".repeat(72)
  * What a terminal would act on rather than show (escape sequences, carriage returns) is shown as
  * U+FFFD: a mail may quote what a caller sent (a security notice names the client's user agent).
  */
-const printable = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "\ufffd")
+const printable = (text: string) => text.replace(/(?![\n\t])\p{Cc}/gu, "\ufffd")
 
 /** The mail as printed: a rule, its headers, its text, a rule, written at once. */
 export const readable = (message: MailMessage): string =>

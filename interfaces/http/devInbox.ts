@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option, Schedule } from "effect"
 import { DevInbox, type KeptMail } from "../../application/ports/DevInbox.js"
 import { escapeHtml } from "../../domain/Text.js"
 import { normaliseAddress } from "./clientAddress.js"
@@ -9,6 +9,11 @@ import { noRouteResponse } from "./middleware.js"
 
 /** Where the development inbox (MAILER=dev) shows the mails it kept. */
 export const DEV_INBOX_PATH = "/dev/inbox"
+/**
+ * The newest mail as plain text, `?to=` an address for the newest to it: for a terminal or a
+ * script, which may ask right after the request that mails (whose answer may come first).
+ */
+export const DEV_INBOX_LATEST_PATH = "/dev/inbox/latest"
 
 /**
  * The inbox's policy: no script at all; the mails' own inline styles and images; each HTML part
@@ -75,21 +80,58 @@ const inboxPage = (product: string, mails: ReadonlyArray<KeptMail>) => `<!doctyp
 </html>
 `
 
-/** /dev/inbox, for this machine's browsers only: any other request is answered as a path nothing serves. */
+/** The newest mail (to `to`, when named) as a terminal shows it: its headers, a blank line, its text. */
+/** How long /dev/inbox/latest waits for a mail before it says there is none. */
+const LATEST_WAIT = "5 seconds"
+
+const latestText = (mails: ReadonlyArray<KeptMail>, to: string | undefined) => {
+  const wanted = to?.trim().toLowerCase()
+  const mail = mails.find((kept) => wanted === undefined || kept.to.toLowerCase() === wanted)
+  return mail === undefined
+    ? undefined
+    : `To:      ${mail.to}\nSubject: ${mail.subject}\nDate:    ${DateTime.formatIso(mail.at)}\n\n${mail.text.trimEnd()}\n`
+}
+
+/**
+ * /dev/inbox and /dev/inbox/latest, for this machine only: any other request is answered as a
+ * path nothing serves.
+ */
 export const devInboxLayer = (product: string) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.flatMap(DevInbox, (inbox) =>
-      router.get(
-        DEV_INBOX_PATH,
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          if (!fromThisMachine(request)) return yield* noRouteResponse
-          const mails = yield* inbox.mails
-          return HttpServerResponse.text(inboxPage(product, mails), {
-            contentType: "text/html; charset=utf-8",
-            headers: { "cache-control": "no-store" }
+      Effect.zipRight(
+        router.get(
+          DEV_INBOX_PATH,
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!fromThisMachine(request)) return yield* noRouteResponse
+            const mails = yield* inbox.mails
+            return HttpServerResponse.text(inboxPage(product, mails), {
+              contentType: "text/html; charset=utf-8",
+              headers: { "cache-control": "no-store" }
+            })
           })
-        })
+        ),
+        router.get(
+          DEV_INBOX_LATEST_PATH,
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!fromThisMachine(request)) return yield* noRouteResponse
+            const to = new URL(request.url, "http://inbox").searchParams.get("to") ?? undefined
+            // A mail may still be on its way when the request that sends it has answered: wait a little.
+            const text = yield* inbox.mails.pipe(
+              Effect.map((mails) => latestText(mails, to)),
+              Effect.filterOrFail((found) => found !== undefined),
+              Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(LATEST_WAIT))),
+              Effect.orElseSucceed(() => undefined)
+            )
+            return HttpServerResponse.text(text ?? "No mail yet.\n", {
+              status: text === undefined ? 404 : 200,
+              contentType: "text/plain; charset=utf-8",
+              headers: { "cache-control": "no-store" }
+            })
+          })
+        )
       )
     )
   )

@@ -10,7 +10,7 @@ import { AccessGuardsLive } from "./AccessLevels.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { SessionTransport } from "./cookies.js"
 import { demoLayer, demoPaths, demoPolicy, noDemo } from "./demo/demo.js"
-import { DEV_INBOX_PATH, devInboxLayer, devInboxPolicy } from "./devInbox.js"
+import { DEV_INBOX_LATEST_PATH, DEV_INBOX_PATH, devInboxLayer, devInboxPolicy } from "./devInbox.js"
 import { assembleApi, type Feature, type FeatureApi } from "./Feature.js"
 import { health } from "./features/health/handlers.js"
 import { hostedLayer, hostedPaths, hostedPolicy, noHostedPages, returnUrl } from "./hosted/hosted.js"
@@ -111,7 +111,7 @@ export const httpLayer = <P extends FeatureApi<unknown>>(
     ...(demo ? demoPaths.map((path) => [path, demoPolicy] as const) : []),
     ...(hostedPages ? hostedPaths.map((path) => [path, hostedPolicy] as const) : []),
     ...(metricsHere ? [[METRICS_PATH] as const] : []),
-    ...(devInbox ? [[DEV_INBOX_PATH, devInboxPolicy] as const] : [])
+    ...(devInbox ? [[DEV_INBOX_PATH, devInboxPolicy] as const, [DEV_INBOX_LATEST_PATH] as const] : [])
   ]
   const routes = routeCatalog(api, {
     limits: { prefix: authPrefix, routes: served.limits },

@@ -66,7 +66,7 @@ describe("the console mailer", () => {
   it.effect("shows a terminal's control characters instead of sending them to it", () =>
     Effect.gen(function* () {
       const { printed } = yield* sent({ ...mail, text: "client: evil\u001b]0;pwned\u0007\rover\n" })
-      expect(printed[0]).not.toMatch(/[\u001b\u0007\r]/)
+      for (const control of ["\u001b", "\u0007", "\r"]) expect(printed[0]).not.toContain(control)
       expect(printed[0]).toContain("client: evil\ufffd]0;pwned\ufffd\ufffdover")
     })
   )
