@@ -7,6 +7,7 @@ import { PublishedKeys } from "../application/ports/PublishedKeys.js"
 import type { Deployment } from "../config/Deployment.js"
 import { oauthProviders } from "../config/oauthProviders.js"
 import type { Settings } from "../config/Settings.js"
+import { isLoopbackHost } from "../domain/Here.js"
 import { withReplacements } from "../domain/Mail.js"
 import * as CryptographyNode from "../infrastructure/crypto/CryptographyNode.js"
 import * as CsrfTokensHmac from "../infrastructure/crypto/CsrfTokensHmac.js"
@@ -99,9 +100,6 @@ const webAuthn = ({ passkeys }: Settings) => {
     : WebAuthnOnDemand.layer(options)
 }
 
-/** A loopback address or name: the service is then only reachable from this machine. */
-const loopback = (host: string) => host === "localhost" || /^127\./.test(host) || host === "::1" || host === "[::1]"
-
 /**
  * Which built-in mailer sends: MAILER when set; unset, SMTP when SMTP_URL is set, else the
  * development inbox for a laptop's service (one process listening on loopback, its PUBLIC_URL a
@@ -111,7 +109,7 @@ const loopback = (host: string) => host === "localhost" || /^127\./.test(host) |
 export const mailerKind = ({ mail, server }: Settings): "smtp" | "console" | "dev" | "none" =>
   Option.getOrElse(mail.mailer, () => {
     if (Option.isSome(mail.smtpUrl)) return "smtp"
-    const laptop = server.workers === 1 && loopback(server.host) && loopback(server.publicUrl.hostname)
+    const laptop = server.workers === 1 && isLoopbackHost(server.host) && isLoopbackHost(server.publicUrl.hostname)
     return laptop ? "dev" : "none"
   })
 

@@ -5,6 +5,7 @@ import { PREFIX } from "../config/reader.js"
 import type { Settings } from "../config/Settings.js"
 import { isAsymmetric } from "../config/sections/tokens.js"
 import { sendEvents } from "../domain/Events.js"
+import { underPublicUrl } from "../domain/Here.js"
 import { DEV_INBOX_PATH } from "../interfaces/http/devInbox.js"
 import { mailer, mailerKind } from "./adapters.js"
 import { features } from "./features.js"
@@ -27,11 +28,11 @@ export const notYetSupported = (settings: Settings, deployment: Deployment = {})
 /** What start-up should warn about in how mail is handled. */
 const deliveryWarnings = (settings: Settings, deployment: Deployment): ReadonlyArray<string> => {
   if (mailerKind(settings) === "console") {
-    return [`${PREFIX}MAILER=console: mails, tokens included, are written to the log instead of being sent`]
+    return [`${PREFIX}MAILER=console: mails, tokens included, are printed on stderr instead of being sent`]
   }
   if (mailerKind(settings) === "dev") {
     return [
-      `mails are kept, not sent (${PREFIX}MAILER=dev): read them at ${new URL(DEV_INBOX_PATH.slice(1), settings.server.publicUrl.href.replace(/\/?$/, "/")).href} (this machine only); set ${PREFIX}SMTP_URL to send them`
+      `mails are kept, not sent (${PREFIX}MAILER=dev): read them at ${underPublicUrl(settings.server.publicUrl, DEV_INBOX_PATH).href} (this machine only); set ${PREFIX}SMTP_URL to send them`
     ]
   }
   if (Option.isSome(mailer(settings))) return []

@@ -1,4 +1,5 @@
 import { DateTime } from "effect"
+import { underPublicUrl } from "./Here.js"
 import { noticeWording, oneLine, type SecurityNotice } from "./SecurityNotice.js"
 import { escapeHtml } from "./Text.js"
 
@@ -125,7 +126,7 @@ const addressChangePage: Readonly<Record<AddressChangeMail, LinkPage>> = {
 
 /** PUBLIC_URL/<path>?token=…, keeping any path PUBLIC_URL has. */
 export const mailLink = (publicUrl: URL, purpose: LinkPage, token: string) => {
-  const url = new URL(purpose, publicUrl.href.endsWith("/") ? publicUrl : `${publicUrl.href}/`)
+  const url = underPublicUrl(publicUrl, purpose)
   url.searchParams.set("token", token)
   return url.href
 }

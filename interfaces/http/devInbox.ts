@@ -3,6 +3,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { DateTime, Effect, Option, Schedule } from "effect"
 import { DevInbox, type KeptMail } from "../../application/ports/DevInbox.js"
+import { isLoopbackHost } from "../../domain/Here.js"
 import { escapeHtml } from "../../domain/Text.js"
 import { normaliseAddress } from "./clientAddress.js"
 import { noRouteResponse } from "./middleware.js"
@@ -31,8 +32,7 @@ const forwarding = ["forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-ho
  */
 const fromThisMachine = (request: HttpServerRequest.HttpServerRequest) => {
   const peer = Option.getOrUndefined(Option.flatMapNullable(request.remoteAddress, normaliseAddress))
-  const loopback = peer !== undefined && (/^127\./.test(peer) || peer === "::1")
-  return loopback && forwarding.every((name) => request.headers[name] === undefined)
+  return peer !== undefined && isLoopbackHost(peer) && forwarding.every((name) => request.headers[name] === undefined)
 }
 
 /** A text part with its addresses made links (every other character escaped). */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createMcpServer } from "../../examples/mcp-server/server.js"
 import { password } from "../support/flows.js"
 import { MemoryProvider } from "../support/mcpClient.js"
-import { Jar } from "../support/openidProvider.js"
+import { allowParked, Jar, signInParked } from "../support/openidProvider.js"
 import { noPostgres, scratchDatabase } from "../support/postgres.js"
 import { cleanEnv, cli, freePort, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
 
@@ -172,24 +172,9 @@ for (const store of stores)
         const parked = await fetch(authorizationUrl, { redirect: "manual" })
         expect(parked.status, await parked.clone().text()).toBe(303)
         const request = new URL(parked.headers.get("location") ?? "").searchParams.get("request") ?? ""
-        const signedIn = await fetch(`${base}/api/v1/auth/oauth2/session`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ email, password, request })
-        })
-        expect(signedIn.status).toBe(200)
-        jar.take(signedIn.headers)
-        const answered = await fetch(`${base}/api/v1/auth/oauth2/consent`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            cookie: jar.header,
-            "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-          },
-          body: JSON.stringify({ request, approve: true })
-        })
-        expect(answered.status).toBe(200)
-        const code = new URL(((await answered.json()) as { continue: string }).continue).searchParams.get("code") ?? ""
+        const route = (path: string) => `${base}/api/v1/auth${path}`
+        await signInParked(route, { request, email, jar })
+        const code = (await allowParked(route, { request, jar })).searchParams.get("code") ?? ""
 
         const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: client })
         await transport.finishAuth(code)

@@ -27,6 +27,42 @@ export const publicClient = { id: "cli-tool" }
 export const redirectUri = "https://app.example.com/cb"
 export const loggedOut = "https://app.example.com/signed-out"
 
+/**
+ * The browser signs in for a parked authorization `request` through the route the hosted sign-in
+ * page calls (`route` names a path under the auth prefix): the cookies in the jar, where it goes next.
+ */
+export const signInParked = async (
+  route: (path: string) => string,
+  { request, email, jar }: { readonly request: string; readonly email: string; readonly jar: Jar }
+) => {
+  const signedIn = await fetch(route("/oauth2/session"), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password, request })
+  })
+  expect(signedIn.status).toBe(200)
+  jar.take(signedIn.headers)
+  return new URL(((await signedIn.json()) as { continue: string }).continue)
+}
+
+/** The user allows the parked `request` on the consent route, with the session's CSRF binding: where the browser goes next. */
+export const allowParked = async (
+  route: (path: string) => string,
+  { request, jar }: { readonly request: string; readonly jar: Jar }
+) => {
+  const answered = await fetch(route("/oauth2/consent"), {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      cookie: jar.header,
+      "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
+    },
+    body: JSON.stringify({ request, approve: true })
+  })
+  expect(answered.status).toBe(200)
+  return new URL(((await answered.json()) as { continue: string }).continue)
+}
+
 /** A browser's cookies for the provider's routes: just what a jar keeps. */
 export class Jar {
   readonly cookies = new Map<string, string>()
@@ -127,32 +163,8 @@ export const useProvider = (backend: TestApp.Backend, options: ProviderOptions =
       { execute: [oidc.allowInsecureRequests] }
     )
 
-  /** Signs the browser in for a parked request: the cookies in the jar, where it goes next. */
-  const signIn = async (request: string, email: string, jar: Jar) => {
-    const signedIn = await fetch(route("/oauth2/session"), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email, password, request })
-    })
-    expect(signedIn.status).toBe(200)
-    jar.take(signedIn.headers)
-    return new URL(((await signedIn.json()) as { continue: string }).continue)
-  }
-
-  /** The user allows the parked `request` on the consent route, with the session's CSRF binding: where the browser goes next. */
-  const allow = async (request: string, jar: Jar) => {
-    const answered = await fetch(route("/oauth2/consent"), {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        cookie: jar.header,
-        "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-      },
-      body: JSON.stringify({ request, approve: true })
-    })
-    expect(answered.status).toBe(200)
-    return new URL(((await answered.json()) as { continue: string }).continue)
-  }
+  const signIn = (request: string, email: string, jar: Jar) => signInParked(route, { request, email, jar })
+  const allow = (request: string, jar: Jar) => allowParked(route, { request, jar })
 
   /** The browser's part: the authorization URL followed, the sign-in and consent done through the JSON routes. */
   const browse = async (authorizationUrl: URL, email: string, jar = new Jar()) => {

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Layer, Option } from "effect"
+import { underPublicUrl } from "../../../domain/Here.js"
 import type { LinkPage } from "../../../domain/Mail.js"
 import {
   confirmEmailPage,
@@ -59,7 +60,7 @@ export interface HostedOptions {
  */
 export const returnUrl = (server: { readonly appUrl: Option.Option<URL>; readonly publicUrl: URL }) =>
   Option.match(server.appUrl, {
-    onNone: () => new URL(DONE_PATH.slice(1), server.publicUrl.href.replace(/\/?$/, "/")).href,
+    onNone: () => underPublicUrl(server.publicUrl, DONE_PATH).href,
     onSome: (url) => url.href
   })
 
