@@ -108,6 +108,63 @@ const portcullisExtras = async ({ target, server, routes }, { rssLoad = false } 
   })
 }
 
+/**
+ * Each compared route loaded on every server `rounds` times, the order reversed every other round,
+ * and each server given its median round: one load in a slow phase of the VM (a third of the
+ * speed, seen) no longer decides a ratio, and drift over the rounds falls on all alike.
+ */
+const alternated = async (opened) => {
+  for (const slot of comparedSlots) {
+    const loads = opened.flatMap(({ target, server, routes }) =>
+      Object.entries(routes)
+        .filter(([name]) => slotOf(name) === slot)
+        .map(([name, route]) => ({ target, server, name, route, taken: [] }))
+    )
+    for (let round = 0; round < rounds; round++) {
+      for (const load of round % 2 === 0 ? loads : [...loads].reverse()) {
+        const figures = await measure(load.server, load.route)
+        log(`  round ${round + 1} of ${rounds}: ${load.target} ${load.name} ${figures.requests_per_second} req/s`)
+        load.taken.push(figures)
+      }
+    }
+    for (const { target, name, taken } of loads) record(target, name, medianRound(taken))
+  }
+}
+
+/** The PostgreSQL + Redis floor (bench/targets/floor-pg.mjs) on a schema of its own, dropped when it stops. */
+const openFloorPg = async (pg, redis) => {
+  const schema = `floor_bench_${run}`
+  execFileSync("psql", [pg, "-q", "-c", `CREATE SCHEMA ${schema}`])
+  const url = new URL(pg)
+  url.searchParams.set("options", `-c search_path=${schema}`)
+  const port = freePort()
+  const dropSchema = () =>
+    execFileSync("psql", [pg, "-q", "-c", `SET client_min_messages = warning; DROP SCHEMA ${schema} CASCADE`])
+  try {
+    const server = await startServer(
+      "floor pg+redis",
+      [join(benchDir, "targets/floor-pg.mjs")],
+      {
+        PORT: String(port),
+        SECRET: secret,
+        FLOOR_PG_URL: url.toString(),
+        FLOOR_REDIS_URL: redis,
+        FLOOR_RUN: String(run)
+      },
+      `http://127.0.0.1:${port}/hello`
+    )
+    const routes = await describing(server, () => contractRoutes("floor pg+redis", `http://127.0.0.1:${port}`))
+    const stop = async () => {
+      await server.stop()
+      dropSchema()
+    }
+    return { target: "floor pg+redis", server: { ...server, stop }, routes }
+  } catch (error) {
+    dropSchema()
+    throw error
+  }
+}
+
 const openFloor = async (dataDir) => {
   const port = freePort()
   const server = await startServer(
@@ -301,6 +358,14 @@ const ratios = () => {
     "me / lean Effect me, tracer on (≥ 1)": ratio(me, sound("effect reference (tracer on)", "lean me")),
     "me / better-auth get-session (≥ 4)": ratio(me, sound("better-auth", "me")),
     "refresh / floor refresh (≥ 0.5)": ratio(sound(us, "refresh"), sound("floor", "refresh")),
+    "pg+redis me / pg+redis floor me (≥ 0.5)": ratio(
+      sound("portcullis pg+redis, 1 worker", "me"),
+      sound("floor pg+redis", "me")
+    ),
+    "pg+redis refresh / pg+redis floor refresh (≥ 0.4)": ratio(
+      sound("portcullis pg+redis, 1 worker", "refresh"),
+      sound("floor pg+redis", "refresh")
+    ),
     "me p99 under logins / idle p99 just before (≤ 3)": underLogins
       ? Math.round(underLogins.p99_ratio * 100) / 100
       : null,
@@ -407,24 +472,7 @@ const main = async () => {
       )
     }
     if (wants("better-auth")) opened.push(await openBetterAuth(dataDir))
-    // Each route is loaded on every server `rounds` times, the order reversed every other round,
-    // and each server is given its median round: one load in a slow phase of the VM (a third of
-    // the speed, seen) no longer decides a ratio, and drift over the rounds falls on all alike.
-    for (const slot of comparedSlots) {
-      const loads = opened.flatMap(({ target, server, routes }) =>
-        Object.entries(routes)
-          .filter(([name]) => slotOf(name) === slot)
-          .map(([name, route]) => ({ target, server, name, route, taken: [] }))
-      )
-      for (let round = 0; round < rounds; round++) {
-        for (const load of round % 2 === 0 ? loads : [...loads].reverse()) {
-          const figures = await measure(load.server, load.route)
-          log(`  round ${round + 1} of ${rounds}: ${load.target} ${load.name} ${figures.requests_per_second} req/s`)
-          load.taken.push(figures)
-        }
-      }
-      for (const { target, name, taken } of loads) record(target, name, medianRound(taken))
-    }
+    await alternated(opened)
     const us = opened.find(({ target }) => target === "portcullis sqlite")
     if (us !== undefined) await portcullisExtras(us, { rssLoad: true })
   } finally {
@@ -444,11 +492,21 @@ const main = async () => {
           SERVICE_REDIS_URL: redis,
           SERVICE_WORKERS: String(workers)
         })
+        // One worker is set against the PostgreSQL + Redis floor, loaded in the same rounds.
+        const floorPg =
+          workers === 1 && wants("floor")
+            ? await openFloorPg(pg, redis).catch(async (error) => {
+                await pgTarget.server.stop()
+                throw error
+              })
+            : undefined
         try {
-          await measureAll(pgTarget)
+          if (floorPg === undefined) await measureAll(pgTarget)
+          else await alternated([floorPg, pgTarget])
           await portcullisExtras(pgTarget)
         } finally {
           await pgTarget.server.stop()
+          await floorPg?.server.stop()
         }
       } finally {
         execFileSync("psql", [pg, "-q", "-c", `SET client_min_messages = warning; DROP SCHEMA ${schema} CASCADE`])
