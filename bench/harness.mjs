@@ -302,12 +302,12 @@ export const contractRoutes = async (target, base) => {
   }
 }
 
-/** `portcullis serve` of the build in `dist` started with `env`, and its contract routes. */
-export const openPortcullis = async (target, env, dist = join(root, "dist/")) => {
+/** `portcullis serve` of the build in `dist` started with `env` (and `nodeArgs`), and its contract routes. */
+export const openPortcullis = async (target, env, dist = join(root, "dist/"), nodeArgs = []) => {
   const port = freePort()
   const server = await startServer(
     target,
-    [join(dist, "main/cli.js"), "serve"],
+    [...nodeArgs, join(dist, "main/cli.js"), "serve"],
     {
       SERVICE_PORT: String(port),
       SERVICE_SECRET_KEY: secret,
