@@ -8,7 +8,13 @@ import { validated } from "../../domain/validated.js"
 import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
 import { type KeyedRow, keyedBatch } from "./keyedBatch.js"
-import { rotationStatements, rotationValues, tokenValues } from "./rotation.js"
+import {
+  rotationEndedMeanwhile,
+  rotationInOneStatement,
+  rotationStatements,
+  rotationValues,
+  tokenValues
+} from "./rotation.js"
 import { firstTokenWithFamily, tokenWithFamilyColumns } from "./tokenRows.js"
 
 const Millis = SqlMillis
@@ -115,20 +121,28 @@ export const make = Effect.gen(function* () {
         WHERE t.digest = ${digest}`.pipe(Effect.flatMap(firstTokenWithFamily), unavailable),
 
     rotate: (rotation) =>
-      inTransaction(
-        Effect.gen(function* () {
-          const [claim, successor, touch] = rotationValues(rotation)
-          const family = (yield* statement.claim(...claim))[0]?.family_id
-          if (family === undefined) return false
-          yield* statement.insert(...successor)
-          const touched = yield* statement.touch(...touch, family)
-          if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
-          return true
+      sql
+        .onDialectOrElse({
+          // One round trip: the statements as one (rotation.ts), its own transaction.
+          pg: () =>
+            rotationInOneStatement(sql, rotationValues(rotation)).pipe(
+              Effect.map((claimed) => claimed.length === 1),
+              Effect.catchIf(rotationEndedMeanwhile, () => Effect.succeed(false))
+            ),
+          orElse: () =>
+            inTransaction(
+              Effect.gen(function* () {
+                const [claim, successor, touch] = rotationValues(rotation)
+                const family = (yield* statement.claim(...claim))[0]?.family_id
+                if (family === undefined) return false
+                yield* statement.insert(...successor)
+                const touched = yield* statement.touch(...touch, family)
+                if (touched.length === 0) return yield* Effect.fail(new FamilyEnded())
+                return true
+              })
+            ).pipe(Effect.catchTag("FamilyEnded", () => Effect.succeed(false)))
         })
-      ).pipe(
-        Effect.catchTag("FamilyEnded", () => Effect.succeed(false)),
-        unavailable
-      ),
+        .pipe(unavailable),
 
     revokeFamily: (familyId, now) =>
       sql`UPDATE token_families SET revoked_at = ${now.epochMillis}

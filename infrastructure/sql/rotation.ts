@@ -47,6 +47,47 @@ export const rotationStatements = (sql: SqlClient.SqlClient) => ({
       RETURNING family_id`
 })
 
+/**
+ * The rotation as one statement, for PostgreSQL: the three statements above as data-modifying
+ * CTEs, one round trip and one transaction of their own, in the plain adapter's order (the
+ * token's row, then the family's). The claim is the same compare-and-swap; the touch updates the
+ * claimed token's family while it is live (re-checked on the committed row); the successor is
+ * stored from a touched family. When the family was ended while the claim waited, the claim
+ * holds and the touch does not: the statement then fails on purpose (a division by the touched
+ * count, zero), so that PostgreSQL rolls all of it back and the rotation changes nothing, as the
+ * plain adapter's rollback does; `rotationEndedMeanwhile` tells that failure. A row answered is
+ * a rotation done; none, a claim lost to another rotation.
+ */
+export const rotationInOneStatement = (
+  sql: SqlClient.SqlClient,
+  [claim, successor, touch]: ReturnType<typeof rotationValues>
+) => {
+  const [rotatedAt, sealed, presented] = claim
+  const [digest, , issuedAt, expiresAt, successorRotatedAt, successorSealed] = successor
+  const [lastUsedAt, familyExpiresAt, ipAddress, userAgent] = touch
+  return sql<{ readonly family_id: string }>`WITH claimed AS (
+      UPDATE refresh_tokens SET rotated_at = ${rotatedAt}, sealed_successor = ${sealed}
+      WHERE digest = ${presented} AND rotated_at IS NULL
+        AND EXISTS (SELECT 1 FROM token_families f
+          WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NULL)
+      RETURNING family_id),
+    touched AS (
+      UPDATE token_families
+      SET last_used_at = ${lastUsedAt}, expires_at = ${familyExpiresAt},
+        ip_address = COALESCE(${ipAddress}, ip_address), user_agent = COALESCE(${userAgent}, user_agent)
+      WHERE family_id IN (SELECT family_id FROM claimed) AND revoked_at IS NULL
+      RETURNING family_id),
+    stored AS (
+      INSERT INTO refresh_tokens (digest, family_id, issued_at, expires_at, rotated_at, sealed_successor)
+      SELECT ${digest}, family_id, ${issuedAt}, ${expiresAt}, ${successorRotatedAt}, ${successorSealed} FROM touched
+      RETURNING family_id)
+    SELECT family_id, 1 / (SELECT count(*) FROM touched) AS touched FROM claimed`
+}
+
+/** The failure `rotationInOneStatement` raises on purpose: the family ended while the claim waited. */
+export const rotationEndedMeanwhile = (error: { readonly cause?: unknown }): boolean =>
+  (error.cause as { readonly code?: unknown } | undefined)?.code === "22012"
+
 /** A stored token's values, as `insert` takes them. */
 export const tokenValues = (token: StoredRefreshToken) =>
   [
