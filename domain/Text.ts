@@ -7,6 +7,13 @@ export const hasControlCharacter = (text: string) => {
   return false
 }
 
+/**
+ * Text for a terminal: what it would act on rather than show (escape sequences, carriage returns,
+ * every control character but line feed and tab) as U+FFFD. A mail may quote what a caller sent
+ * (a security notice names the client's user agent).
+ */
+export const printable = (text: string) => text.replace(/(?![\n\t])\p{Cc}/gu, "\ufffd")
+
 /** `&`, `<`, `>` and quotes escaped: text safe in an HTML element or a quoted attribute. */
 export const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c)

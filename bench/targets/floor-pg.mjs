@@ -11,7 +11,7 @@ import { createServer } from "node:http"
 import { hash, verify } from "@node-rs/argon2"
 import Redis from "ioredis"
 import pg from "pg"
-import { argon, digest, now, publicUser, signToken } from "./floorContract.mjs"
+import { argon, digest, now, publicUser, readJson, send, signToken } from "./floorContract.mjs"
 
 const port = Number(process.env.PORT ?? 8101)
 const pool = new pg.Pool({ connectionString: process.env.FLOOR_PG_URL, max: 10 })
@@ -64,31 +64,6 @@ const rotate = named(
 
 const secret = process.env.SECRET ?? "floor-secret-key-with-at-least-32-bytes!"
 const key = new TextEncoder().encode(secret)
-const securityHeaders = {
-  "content-type": "application/json",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-  "content-security-policy": "default-src 'none'; frame-ancestors 'none'"
-}
-
-const send = (response, status, body) => {
-  response.writeHead(status, securityHeaders)
-  response.end(JSON.stringify(body))
-}
-const readJson = (request) =>
-  new Promise((resolve) => {
-    const chunks = []
-    request.on("data", (chunk) => chunks.push(chunk))
-    request.on("end", () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-      } catch {
-        resolve(undefined)
-      }
-    })
-  })
 
 const hs256Header = Buffer.from(JSON.stringify({ alg: "HS256" })).toString("base64url")
 

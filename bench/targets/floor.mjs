@@ -8,7 +8,7 @@ import { createServer } from "node:http"
 import { hash, verify } from "@node-rs/argon2"
 import Database from "better-sqlite3"
 import { jwtVerify } from "jose"
-import { argon, digest, now, publicUser, schema, signToken } from "./floorContract.mjs"
+import { argon, digest, now, publicUser, readJson, schema, send, signToken } from "./floorContract.mjs"
 
 const port = Number(process.env.PORT ?? 8100)
 const db = new Database(process.env.FLOOR_DB ?? ":memory:")
@@ -35,31 +35,6 @@ const rotate = db.transaction((oldDigest, newDigest, familyId, userId, expiresAt
 
 const key = new TextEncoder().encode(process.env.SECRET ?? "floor-secret-key-with-at-least-32-bytes!")
 const blacklist = new Set()
-const securityHeaders = {
-  "content-type": "application/json",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-  "content-security-policy": "default-src 'none'; frame-ancestors 'none'"
-}
-
-const send = (response, status, body) => {
-  response.writeHead(status, securityHeaders)
-  response.end(JSON.stringify(body))
-}
-const readJson = (request) =>
-  new Promise((resolve) => {
-    const chunks = []
-    request.on("data", (chunk) => chunks.push(chunk))
-    request.on("end", () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-      } catch {
-        resolve(undefined)
-      }
-    })
-  })
 const publicUserOf = (user) => publicUser(user, rolesOf.all(user.id))
 
 const pair = async (user, familyId) => {

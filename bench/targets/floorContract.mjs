@@ -1,6 +1,6 @@
-// What the floor does by hand, shared with the Effect references' lean login and register so that
-// both do exactly the same work: the tables, argon2id's parameters, the stored token's digest,
-// the signed tokens and the user as answered.
+// What the floors do by hand, shared with the Effect references' lean login and register so that
+// all do exactly the same work: the tables, argon2id's parameters, the stored token's digest,
+// the signed tokens, the user as answered, and the JSON in and out with the security headers.
 import { createHash, randomUUID } from "node:crypto"
 import { Algorithm } from "@node-rs/argon2"
 import { SignJWT } from "jose"
@@ -42,3 +42,33 @@ export const publicUser = (user, roles) => ({
   created_at: new Date(user.created_at).toISOString(),
   roles: roles.map((row) => row.role)
 })
+
+/** The headers every answer of the floors carries, as Portcullis's do. */
+const securityHeaders = {
+  "content-type": "application/json",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'"
+}
+
+/** A JSON answer with the security headers. */
+export const send = (response, status, body) => {
+  response.writeHead(status, securityHeaders)
+  response.end(JSON.stringify(body))
+}
+
+/** A request's JSON body, undefined when it is none. */
+export const readJson = (request) =>
+  new Promise((resolve) => {
+    const chunks = []
+    request.on("data", (chunk) => chunks.push(chunk))
+    request.on("end", () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+      } catch {
+        resolve(undefined)
+      }
+    })
+  })

@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { Mailer } from "../../application/ports/Mailer.js"
 import type { MailMessage } from "../../domain/Mail.js"
+import { printable } from "../../domain/Text.js"
 
 /**
  * MAILER=console: every message is printed instead of being sent, tokens included, for local
@@ -11,12 +12,6 @@ import type { MailMessage } from "../../domain/Mail.js"
  */
 
 const RULE = "─".repeat(72)
-
-/**
- * What a terminal would act on rather than show (escape sequences, carriage returns) is shown as
- * U+FFFD: a mail may quote what a caller sent (a security notice names the client's user agent).
- */
-const printable = (text: string) => text.replace(/(?![\n\t])\p{Cc}/gu, "\ufffd")
 
 /** The mail as printed: a rule, its headers, its text, a rule, written at once. */
 export const readable = (message: MailMessage): string =>

@@ -4,7 +4,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { DateTime, Effect, Option, Schedule } from "effect"
 import { DevInbox, type KeptMail } from "../../application/ports/DevInbox.js"
 import { isLoopbackHost } from "../../domain/Here.js"
-import { escapeHtml } from "../../domain/Text.js"
+import { escapeHtml, printable } from "../../domain/Text.js"
 import { normaliseAddress } from "./clientAddress.js"
 import { noRouteResponse } from "./middleware.js"
 
@@ -89,7 +89,9 @@ const latestText = (mails: ReadonlyArray<KeptMail>, to: string | undefined) => {
   const mail = mails.find((kept) => wanted === undefined || kept.to.toLowerCase() === wanted)
   return mail === undefined
     ? undefined
-    : `To:      ${mail.to}\nSubject: ${mail.subject}\nDate:    ${DateTime.formatIso(mail.at)}\n\n${mail.text.trimEnd()}\n`
+    : printable(
+        `To:      ${mail.to}\nSubject: ${mail.subject}\nDate:    ${DateTime.formatIso(mail.at)}\n\n${mail.text.trimEnd()}\n`
+      )
 }
 
 /**

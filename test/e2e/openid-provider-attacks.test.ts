@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as oidc from "openid-client"
 import { signIn as portcullisSignIn } from "../support/flows.js"
-import { confidential, Jar, publicClient, redirectUri, useProvider } from "../support/openidProvider.js"
+import { allowParked, confidential, Jar, publicClient, redirectUri, useProvider } from "../support/openidProvider.js"
 import * as TestApp from "../support/TestApp.js"
 
 /**
@@ -182,17 +182,8 @@ for (const backend of TestApp.backends) {
         })
         expect(answered.status, csrf).toBe(403)
       }
-      // Refused, the request still waits for the user's own answer.
-      const answered = await fetch(route("/oauth2/consent"), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          cookie: jar.header,
-          "x-csrf-token": jar.cookies.get("portcullis_op_csrf") ?? ""
-        },
-        body: JSON.stringify({ request, approve: true })
-      })
-      expect(answered.status).toBe(200)
+      // Refused, the request still waits for the user's own answer (allowParked expects its 200).
+      await allowParked(route, { request, jar })
     })
 
     it("refuses a foreign page's post to the browser-bound routes, in bearer mode too", async () => {
