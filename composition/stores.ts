@@ -20,6 +20,7 @@ import * as OidcResourcesSql from "../infrastructure/sql/OidcResourcesSql.js"
 import * as OutboxSql from "../infrastructure/sql/OutboxSql.js"
 import * as ParkedRequestsSql from "../infrastructure/sql/ParkedRequestsSql.js"
 import * as PasskeyRepoSql from "../infrastructure/sql/PasskeyRepoSql.js"
+import type { PgPool } from "../infrastructure/sql/PgDatabase.js"
 import * as RefreshTokenRepoSql from "../infrastructure/sql/RefreshTokenRepoSql.js"
 import * as RoleRepoSql from "../infrastructure/sql/RoleRepoSql.js"
 import * as TokenHoldersSql from "../infrastructure/sql/TokenHoldersSql.js"
@@ -30,38 +31,56 @@ import type { UserRepoOptions } from "../infrastructure/users.js"
 import { imported } from "./imported.js"
 
 /**
- * A SQL database: the layer of its migrated connection, and its migration on a connection of its
- * own; and the adapters a database in a file of its own has (SQLite's).
+ * A SQL database: its repositories over its migrated connection, and its migration on a
+ * connection of its own.
  */
 interface SqlDatabase {
-  readonly layer: (options: SchemaOptions) => Layer.Layer<SqlClient.SqlClient, ConfigError.ConfigError | SqlError>
+  readonly repositories: (options: UserRepoOptions) => Layer.Layer<Repositories | SqlClient.SqlClient, DatabaseError>
   readonly migrate: (
     options: SchemaOptions
   ) => Effect.Effect<ReadonlyArray<readonly [number, string]>, MigrationError | SqlError | ConfigError.ConfigError>
-  readonly files?: FileAdapters
 }
 
+type DatabaseError = ConfigError.ConfigError | SqlError
+
+/** What `sqlRepositories` gives: every repository. */
+type Repositories = Layer.Layer.Success<ReturnType<typeof sqlRepositories>>
+
 /**
- * What a database in a file of its own adds to the plain adapters: the hot paths' fast ones
- * (infrastructure/sql/fast/, each held by its port's contract suite), and the room it gives back.
+ * What a database adds to the plain adapters on its hot paths: fast ones (infrastructure/sql/fast/,
+ * each held by its port's contract suite), over what `R` the database gives them; and, for a file,
+ * the room it gives back.
  */
-export interface FileAdapters {
-  readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, SqlClient.SqlClient>
-  readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, SqlClient.SqlClient>
-  readonly storeSpace?: Layer.Layer<StoreSpace, never, SqlClient.SqlClient>
+export interface FastAdapters<R = SqlClient.SqlClient> {
+  readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, R>
+  readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, R>
+  readonly storeSpace?: Layer.Layer<StoreSpace, never, R>
 }
+
+/** The repositories, the fast adapters among them, over the migrated connection `db` gives. */
+const over = <R>(
+  db: Layer.Layer<SqlClient.SqlClient | R, DatabaseError>,
+  options: UserRepoOptions,
+  fast: FastAdapters<SqlClient.SqlClient | R>
+) => sqlRepositories(options, fast).pipe(Layer.provideMerge(db))
 
 const sqlite = () => import("../infrastructure/sql/SqliteDatabase.js")
 
 /** A SQLite database of `filename`, `:memory:` included. */
 const sqliteDatabase = (filename: string): SqlDatabase => ({
-  layer: (options) => imported(sqlite, (db) => db.layer(filename, options)),
+  repositories: (options) =>
+    over(
+      imported(sqlite, (db) => db.layer(filename, options)),
+      options,
+      // A file can be read and written on connections of its own; another connection to
+      // `:memory:` would be another database.
+      filename === ":memory:" ? {} : sqliteFileAdapters(filename)
+    ),
   migrate: (options) =>
-    Effect.flatMap(Effect.promise(sqlite), (db) => db.prepare(options).pipe(Effect.provide(db.client(filename)))),
-  // A file can be read and written on connections of its own; another connection to
-  // `:memory:` would be another database.
-  ...(filename === ":memory:" ? {} : { files: sqliteFileAdapters(filename) })
+    Effect.flatMap(Effect.promise(sqlite), (db) => db.prepare(options).pipe(Effect.provide(db.client(filename))))
 })
+
+const pg = () => import("../infrastructure/sql/PgDatabase.js")
 
 /**
  * The SQL database of DATABASE_URL. The memory store is SQLite in memory: the same adapters and
@@ -74,21 +93,24 @@ const sqlDatabase = (url: DatabaseUrl): SqlDatabase => {
       return sqliteDatabase(":memory:")
     case "sqlite":
       return sqliteDatabase(url.filename)
-    case "postgres": {
-      const pg = () => import("../infrastructure/sql/PgDatabase.js")
+    case "postgres":
       return {
-        layer: (options) => imported(pg, (db) => db.layer(url.url, options)),
+        repositories: (options) =>
+          over(
+            imported(pg, (db) => db.layer(url.url, options)),
+            options,
+            postgresFastAdapters
+          ),
         migrate: (options) =>
           Effect.flatMap(Effect.promise(pg), (db) =>
             db.prepare(options).pipe(Effect.provide(db.client(url.url, { maxConnections: 1 })))
           )
       }
-    }
   }
 }
 
-/** The adapters of a SQLite file of its own. */
-export const sqliteFileAdapters = (filename: string): FileAdapters => ({
+/** The fast adapters of a SQLite file of its own. */
+export const sqliteFileAdapters = (filename: string): FastAdapters => ({
   storeSpace: imported(
     () => import("../infrastructure/sql/StoreSpaceSqlite.js"),
     (space) => space.layer(filename)
@@ -103,8 +125,20 @@ export const sqliteFileAdapters = (filename: string): FileAdapters => ({
   )
 })
 
+/** The fast adapters of PostgreSQL: named statements on the client's own pool. */
+export const postgresFastAdapters: FastAdapters<SqlClient.SqlClient | PgPool> = {
+  tokenHolders: imported(
+    () => import("../infrastructure/sql/fast/TokenHoldersPgReader.js"),
+    (reader) => reader.layer
+  ),
+  refreshTokens: imported(
+    () => import("../infrastructure/sql/fast/RefreshTokenRotationPg.js"),
+    (rotation) => rotation.layer
+  )
+}
+
 /** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `files` has others. */
-export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapters = {}) =>
+export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOptions = {}, files: FastAdapters<R> = {}) =>
   Layer.mergeAll(
     files.refreshTokens ?? RefreshTokenRepoSql.layer,
     RoleRepoSql.layer,
@@ -131,10 +165,7 @@ export const sqlRepositories = (options: UserRepoOptions = {}, files: FileAdapte
  * included) before they use it, and its client (for a test's double of one of them). Used by serve, by every CLI command that touches storage and by
  * the tests' harness.
  */
-export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) => {
-  const sql = sqlDatabase(url)
-  return sqlRepositories(options, sql.files).pipe(Layer.provideMerge(sql.layer(options)))
-}
+export const database = (url: DatabaseUrl, options: UserRepoOptions = {}) => sqlDatabase(url).repositories(options)
 
 /** The memory store's repositories: SQLite in memory, migrated. */
 export const memoryRepositories = (options: UserRepoOptions = {}) => database({ kind: "memory" }, options)

@@ -49,6 +49,12 @@ const within = <A, E, R>(effect: Effect.Effect<A, E, R>, timeout: Duration.Durat
     })
   )
 
+/** A call to `store` that took longer than `timeout`: logged, and failed as an unavailable store. */
+export const timedOut = (store: string, timeout: Duration.Duration): Effect.Effect<never, StoreUnavailableError> =>
+  Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
+    Effect.zipRight(storeUnavailable(store))
+  )
+
 /**
  * `effect`, bounded by the StoreTimeout of the fiber that runs it; a timeout is logged and fails
  * as `store`.
@@ -61,12 +67,6 @@ export const bounded =
         ? effect
         : Effect.flatMap(
             within(effect, timeout),
-            Option.match({
-              onSome: Effect.succeed,
-              onNone: () =>
-                Effect.logError(`${store} operation took longer than ${Duration.format(timeout)}`).pipe(
-                  Effect.zipRight(storeUnavailable(store))
-                )
-            })
+            Option.match({ onSome: Effect.succeed, onNone: () => timedOut(store, timeout) })
           )
     )

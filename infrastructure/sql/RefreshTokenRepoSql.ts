@@ -9,6 +9,7 @@ import { SqlMillis } from "./columns.js"
 import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./failures.js"
 import { type KeyedRow, keyedBatch } from "./keyedBatch.js"
 import {
+  oneStatementValues,
   rotationEndedMeanwhile,
   rotationInOneStatement,
   rotationStatements,
@@ -125,7 +126,7 @@ export const make = Effect.gen(function* () {
         .onDialectOrElse({
           // One round trip: the statements as one (rotation.ts), its own transaction.
           pg: () =>
-            rotationInOneStatement(sql, rotationValues(rotation)).pipe(
+            rotationInOneStatement(sql)(...oneStatementValues(rotation)).pipe(
               Effect.map((claimed) => claimed.length === 1),
               Effect.catchIf(rotationEndedMeanwhile, () => Effect.succeed(false))
             ),

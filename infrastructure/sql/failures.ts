@@ -22,17 +22,23 @@ export const isForeignKeyViolation = (error: SqlError): boolean => {
 export const boundedCall = bounded("database")
 
 /**
- * A database call, bounded in time; any failure of it is logged with its cause for the
- * operator and answered to the request as an unavailable store (503), never as a crash.
+ * A database call whose failures are logged with their cause for the operator and answered to
+ * the request as an unavailable store (503), never as a crash. Not bounded in time: for a call
+ * that bounds itself (fast/named.ts).
  */
+export const failingAsUnavailable = <A, R>(
+  effect: Effect.Effect<A, SqlError | ParseError | StoreUnavailableError, R>
+): Effect.Effect<A, StoreUnavailableError, R> =>
+  Effect.catchAll(effect, (error) =>
+    error._tag === "StoreUnavailableError"
+      ? Effect.fail(error)
+      : Effect.logError("database operation failed", error).pipe(Effect.zipRight(storeUnavailable("database")))
+  )
+
+/** A database call bounded in time (StoreTimeout) and failing as `failingAsUnavailable` says. */
 export const unavailable = <A, R>(
   effect: Effect.Effect<A, SqlError | ParseError, R>
-): Effect.Effect<A, StoreUnavailableError, R> =>
-  boundedCall(
-    Effect.catchAll(effect, (error) =>
-      Effect.logError("database operation failed", error).pipe(Effect.zipRight(storeUnavailable("database")))
-    )
-  )
+): Effect.Effect<A, StoreUnavailableError, R> => boundedCall(failingAsUnavailable(effect))
 
 /**
  * `sql.withTransaction`, where a COMMIT or ROLLBACK that fails (the connection dropped under

@@ -58,14 +58,23 @@ export const rotationStatements = (sql: SqlClient.SqlClient) => ({
  * plain adapter's rollback does; `rotationEndedMeanwhile` tells that failure. A row answered is
  * a rotation done; none, a claim lost to another rotation.
  */
-export const rotationInOneStatement = (
-  sql: SqlClient.SqlClient,
-  [claim, successor, touch]: ReturnType<typeof rotationValues>
-) => {
-  const [rotatedAt, sealed, presented] = claim
-  const [digest, , issuedAt, expiresAt, successorRotatedAt, successorSealed] = successor
-  const [lastUsedAt, familyExpiresAt, ipAddress, userAgent] = touch
-  return sql<{ readonly family_id: string }>`WITH claimed AS (
+export const rotationInOneStatement =
+  (sql: SqlClient.SqlClient) =>
+  (
+    rotatedAt: number,
+    sealed: string | null,
+    presented: string,
+    lastUsedAt: number,
+    familyExpiresAt: number,
+    ipAddress: string | null,
+    userAgent: string | null,
+    digest: string,
+    issuedAt: number,
+    expiresAt: number,
+    successorRotatedAt: number | null,
+    successorSealed: string | null
+  ) =>
+    sql<{ readonly family_id: string }>`WITH claimed AS (
       UPDATE refresh_tokens SET rotated_at = ${rotatedAt}, sealed_successor = ${sealed}
       WHERE digest = ${presented} AND rotated_at IS NULL
         AND EXISTS (SELECT 1 FROM token_families f
@@ -82,6 +91,12 @@ export const rotationInOneStatement = (
       SELECT ${digest}, family_id, ${issuedAt}, ${expiresAt}, ${successorRotatedAt}, ${successorSealed} FROM touched
       RETURNING family_id)
     SELECT family_id, 1 / (SELECT count(*) FROM touched) AS touched FROM claimed`
+
+/** A rotation's values, as `rotationInOneStatement` takes them (the successor's family is the claim's). */
+export const oneStatementValues = (rotation: Rotation) => {
+  const [claim, successor, touch] = rotationValues(rotation)
+  const [digest, , issuedAt, expiresAt, successorRotatedAt, successorSealed] = successor
+  return [...claim, ...touch, digest, issuedAt, expiresAt, successorRotatedAt, successorSealed] as const
 }
 
 /** The failure `rotationInOneStatement` raises on purpose: the family ended while the claim waited. */

@@ -6,7 +6,7 @@ import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, User, UserId } from "../../domain/User.js"
-import { type Database, databases, sqliteFileFast, sqliteWithClient } from "../support/databases.js"
+import { type Database, databases, postgresqlFast, sqliteFileFast, sqliteWithClient } from "../support/databases.js"
 
 /** An instant with a millisecond part, so that a store rounding to seconds would show. */
 const START = Date.UTC(2033, 2, 3, 4, 5, 6, 789)
@@ -252,7 +252,7 @@ for (const backend of databases) {
 }
 
 // The rotation of a SQLite file's own adapter (infrastructure/sql/fast/) is held here too.
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = runOn(backend)
 
   describe.skipIf(backend.skip)(`RefreshTokenRepo contract (${backend.name})`, () => {

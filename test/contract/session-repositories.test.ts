@@ -4,7 +4,7 @@ import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId, listTop, type SessionPosition, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email, type User, UserId } from "../../domain/User.js"
-import { databases, sqliteFileFast } from "../support/databases.js"
+import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 
 /**
  * The RefreshTokenRepo contract for the sessions routes (listing a user's live families, ending
@@ -71,7 +71,7 @@ const revokedAt = (familyId: string) =>
   )
 
 // The rotation of a SQLite file's own adapter (infrastructure/sql/fast/) is held here too.
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)

@@ -5,7 +5,7 @@ import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { FamilyId } from "../../domain/Session.js"
 import { RoleName, User, UserId } from "../../domain/User.js"
-import { databases, sqliteFileFast } from "../support/databases.js"
+import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 import { at, clientStatements, newUser, startFamily, tokenOf } from "../support/sessionRecords.js"
 
 /**
@@ -53,7 +53,7 @@ const encoded = (effect: ReturnType<typeof find>) =>
     Option.map(({ user, sessionEnded }) => ({ user: encodeUser(user), sessionEnded }))
   )
 
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo | TokenHolders>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 

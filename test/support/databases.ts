@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { type FileAdapters, memoryRepositories, sqliteFileAdapters, sqlRepositories } from "../../composition/stores.js"
+import {
+  type FastAdapters,
+  memoryRepositories,
+  postgresFastAdapters,
+  sqliteFileAdapters,
+  sqlRepositories
+} from "../../composition/stores.js"
 import * as SqliteDatabase from "../../infrastructure/sql/SqliteDatabase.js"
 import type { UserRepoOptions } from "../../infrastructure/users.js"
 import * as Postgres from "./postgres.js"
@@ -28,7 +34,7 @@ export const sqliteWithClient = (options: UserRepoOptions = {}) =>
  * The SQLite repositories over a migrated file of their own (removed after), its client reachable
  * for checks; the plain adapters, or those `files` makes for the file.
  */
-export const sqliteFileWithClient = (options: UserRepoOptions = {}, files?: (filename: string) => FileAdapters) =>
+export const sqliteFileWithClient = (options: UserRepoOptions = {}, files?: (filename: string) => FastAdapters) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -64,6 +70,18 @@ export const postgresql: Database = {
   name: "postgresql",
   skip: Postgres.noPostgres,
   repositories: (options = {}) => sqlRepositories(options).pipe(Layer.provideMerge(Postgres.layer(options)))
+}
+
+/**
+ * PostgreSQL as `serve` opens it, with its fast adapters (infrastructure/sql/fast/): TokenHolders
+ * read and refresh tokens rotated by named statements on the client's pool, held by their ports'
+ * contract suites like the plain adapters.
+ */
+export const postgresqlFast: Database = {
+  name: "postgresql, fast adapters",
+  skip: Postgres.noPostgres,
+  repositories: (options = {}) =>
+    sqlRepositories(options, postgresFastAdapters).pipe(Layer.provideMerge(Postgres.layer(options)))
 }
 
 /**

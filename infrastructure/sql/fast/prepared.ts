@@ -6,15 +6,17 @@ import { Effect } from "effect"
 export type Rows = ReadonlyArray<Readonly<Record<string, unknown>>>
 
 /** A statement's values, as its builder takes them. */
-type Values<B> = B extends (...values: infer V) => Statement<object> ? V : never
+export type Values<B> = B extends (...values: infer V) => Statement<object> ? V : never
+
+/** A plain adapter's statement builder. */
+export type Builder = (...values: never) => Statement<object>
 
 /**
- * A statement of a plain adapter's, compiled once for SQLite and prepared on `db`: a call binds
- * its values where the client's compilation put them (found by compiling it with a marker for
- * each of the builder's parameters) and runs it at once, one synchronous call of the driver.
- * `all` answers the rows (a SELECT, a RETURNING), `run` answers nothing.
+ * A statement of a plain adapter's, compiled once by the client (and so for its dialect): its
+ * text, and how a call's values are bound where the compilation put them (found by compiling it
+ * with a marker for each of the builder's parameters).
  */
-export const prepared = <B extends (...values: never) => Statement<object>>(db: Database.Database, build: B) => {
+export const compiled = <B extends Builder>(build: B) => {
   const arity = build.length
   const markers = Array.from({ length: arity }, (_, index) => `\u0000value:${index}`)
   // The builder is called with markers in place of its values, whatever their types: only the
@@ -24,8 +26,17 @@ export const prepared = <B extends (...values: never) => Statement<object>>(db: 
   if (places.length !== arity || places.some((place) => place < 0) || new Set(places).size !== arity) {
     throw new Error("every value must be bound as a parameter exactly once")
   }
+  return { text, bound: (values: Values<B>): Array<unknown> => places.map((place) => values[place]) }
+}
+
+/**
+ * A statement of a plain adapter's, compiled once for SQLite and prepared on `db`: a call runs
+ * it at once, one synchronous call of the driver. `all` answers the rows (a SELECT, a
+ * RETURNING), `run` answers nothing.
+ */
+export const prepared = <B extends Builder>(db: Database.Database, build: B) => {
+  const { text, bound } = compiled(build)
   const statement = db.prepare(text)
-  const bound = (values: Values<B>) => places.map((place) => values[place])
   return {
     all: (...values: Values<B>): Rows => statement.all(...bound(values)) as Rows,
     run: (...values: Values<B>): void => {
