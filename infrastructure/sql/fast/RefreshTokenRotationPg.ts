@@ -1,11 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { RefreshTokenRepo } from "../../../application/ports/RefreshTokenRepo.js"
 import { failingAsUnavailable } from "../failures.js"
 import { PgPool } from "../PgDatabase.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
 import { oneStatementValues, rotationEndedMeanwhile, rotationInOneStatement } from "../rotation.js"
-import { named } from "./named.js"
+import { named, unlessInTransaction } from "./named.js"
 
 /**
  * RefreshTokenRepo on PostgreSQL, its rotation (every refresh's write) run outside @effect/sql's
@@ -14,9 +14,7 @@ import { named } from "./named.js"
  * client spends a span, a compilation and two fibers. The statement is its own transaction, with
  * the plain adapter's guarantees (a compare-and-swap, rolled back whole when the family ended
  * meanwhile). Everything else is the plain adapter's (RefreshTokenRepoSql).
- *
- * Inside a transaction of the client (the Transaction port) the rotation is the plain adapter's,
- * on the transaction's connection.
+ * Inside a transaction of the client, the plain adapter's rotation (`unlessInTransaction`).
  */
 export const layer = Layer.effect(
   RefreshTokenRepo,
@@ -28,17 +26,15 @@ export const layer = Layer.effect(
     return RefreshTokenRepo.of({
       ...plain,
       rotate: (rotation) =>
-        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-          Option.isSome(open)
-            ? plain.rotate(rotation)
-            : rotateNow(...oneStatementValues(rotation)).pipe(
-                Effect.map((claimed) => claimed.length === 1),
-                Effect.catchIf(
-                  (error) => error._tag === "SqlError" && rotationEndedMeanwhile(error),
-                  () => Effect.succeed(false)
-                ),
-                failingAsUnavailable
-              )
+        unlessInTransaction(plain.rotate(rotation), () =>
+          rotateNow(...oneStatementValues(rotation)).pipe(
+            Effect.map((claimed) => claimed.length === 1),
+            Effect.catchIf(
+              (error) => error._tag === "SqlError" && rotationEndedMeanwhile(error),
+              () => Effect.succeed(false)
+            ),
+            failingAsUnavailable
+          )
         )
     })
   })

@@ -1,20 +1,23 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Duration, Effect, Option } from "effect"
+import { DateTime, Duration, Effect, Layer, Option } from "effect"
 import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
+import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { Transaction } from "../../application/ports/Transaction.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { sqliteFileAdapters } from "../../composition/stores.js"
+import { postgresFastAdapters, sqliteFileAdapters, sqlRepositories } from "../../composition/stores.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
 import { Email } from "../../domain/User.js"
 import { open } from "../../infrastructure/sql/fast/connections.js"
 import { sqliteFileWithClient } from "../support/databases.js"
+import * as Postgres from "../support/postgres.js"
 
 /**
- * What the fast rotation of a SQLite file (infrastructure/sql/fast/RefreshTokenRotationSqlite)
- * must keep beside the contract suites, which it passes like the plain adapter: it commits on a
- * connection of its own, so its durability, its turn beside the client's transactions, and its
- * rollback are its own to show.
+ * What the fast rotations (infrastructure/sql/fast/) must keep beside the contract suites, which
+ * they pass like the plain adapter: SQLite's commits on a connection of its own, so its
+ * durability, its turn beside the client's transactions, and its rollback are its own to show;
+ * PostgreSQL's runs on the pool, so it must leave a transaction of the client's to that
+ * transaction's connection.
  */
 
 const now = DateTime.unsafeMake(Date.UTC(2033, 2, 3, 4, 5, 6, 789))
@@ -161,6 +164,38 @@ describe("the fast rotation of a SQLite file", () => {
         expect(yield* rotatedAt("refused")).toEqual(Option.none())
         // The connection is left usable: the same rotation with a fresh successor wins.
         expect(yield* tokens.rotate(rotation("refused", "refused-2", familyId))).toBe(true)
+      })
+    )
+  )
+})
+
+const onPostgres = <A, E>(
+  effect: Effect.Effect<A, E, RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient | TokenHolders>
+) => effect.pipe(Effect.provide(sqlRepositories({}, postgresFastAdapters).pipe(Layer.provideMerge(Postgres.layer()))))
+
+describe.skipIf(Postgres.noPostgres)("the fast adapters of PostgreSQL inside a transaction of the client", () => {
+  it.live("the rotation joins the transaction and rolls back with it; the reads see what it wrote", () =>
+    onPostgres(
+      Effect.gen(function* () {
+        const familyId = yield* session("inside")
+        const tokens = yield* RefreshTokenRepo
+        const holders = yield* TokenHolders
+        const outcome = yield* (yield* Transaction)
+          .transaction(
+            Effect.gen(function* () {
+              expect(yield* tokens.rotate(rotation("inside", "inside-2", familyId))).toBe(true)
+              // Read on the transaction's connection: the successor it stored, not yet committed.
+              expect(Option.isSome(yield* holders.presented("inside-2"))).toBe(true)
+              return yield* Effect.fail("then the use case fails" as const)
+            })
+          )
+          .pipe(Effect.timeout("3 seconds"), Effect.either)
+        expect(outcome).toMatchObject({ _tag: "Left", left: "then the use case fails" })
+        expect(yield* rotatedAt("inside")).toEqual(Option.none())
+        expect(yield* holders.presented("inside-2")).toEqual(Option.none())
+        // Outside a transaction the same rotation commits on its own.
+        expect(yield* tokens.rotate(rotation("inside", "inside-3", familyId))).toBe(true)
+        expect(Option.isSome(yield* rotatedAt("inside"))).toBe(true)
       })
     )
   )
