@@ -137,10 +137,10 @@ export const postgresFastAdapters: FastAdapters<SqlClient.SqlClient | PgPool> = 
   )
 }
 
-/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `files` has others. */
-export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOptions = {}, files: FastAdapters<R> = {}) =>
+/** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `fast` has others. */
+export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOptions = {}, fast: FastAdapters<R> = {}) =>
   Layer.mergeAll(
-    files.refreshTokens ?? RefreshTokenRepoSql.layer,
+    fast.refreshTokens ?? RefreshTokenRepoSql.layer,
     RoleRepoSql.layer,
     PasskeyRepoSql.layer,
     OAuthAccountRepoSql.layer,
@@ -155,8 +155,8 @@ export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOption
     ConsentsSql.layer,
     ParkedRequestsSql.layer,
     OidcGrantsSql.layer,
-    files.storeSpace ?? StoreSpaceNone.layer,
-    files.tokenHolders ?? TokenHoldersSql.layer,
+    fast.storeSpace ?? StoreSpaceNone.layer,
+    fast.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer
   ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
 

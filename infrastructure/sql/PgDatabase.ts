@@ -11,7 +11,7 @@ const connectTimeout = Duration.seconds(5)
 
 /**
  * The node-postgres pool under the client: the client runs every statement on it, and the fast
- * adapters (fast/pg/) run their named statements on it, so the database sees one pool a process.
+ * adapters (fast/named.ts) run their named statements on it, so the database sees one pool a process.
  */
 export class PgPool extends Context.Tag("infrastructure/sql/PgPool")<PgPool, pg.Pool>() {}
 

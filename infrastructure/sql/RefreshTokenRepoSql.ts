@@ -10,7 +10,7 @@ import { boundedCall, isForeignKeyViolation, transaction, unavailable } from "./
 import { type KeyedRow, keyedBatch } from "./keyedBatch.js"
 import {
   oneStatementValues,
-  rotationEndedMeanwhile,
+  oneStatementWon,
   rotationInOneStatement,
   rotationStatements,
   rotationValues,
@@ -125,11 +125,7 @@ export const make = Effect.gen(function* () {
       sql
         .onDialectOrElse({
           // One round trip: the statements as one (rotation.ts), its own transaction.
-          pg: () =>
-            rotationInOneStatement(sql)(...oneStatementValues(rotation)).pipe(
-              Effect.map((claimed) => claimed.length === 1),
-              Effect.catchIf(rotationEndedMeanwhile, () => Effect.succeed(false))
-            ),
+          pg: () => oneStatementWon(rotationInOneStatement(sql)(...oneStatementValues(rotation))),
           orElse: () =>
             inTransaction(
               Effect.gen(function* () {

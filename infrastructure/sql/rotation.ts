@@ -1,5 +1,5 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Rotation } from "../../application/ports/RefreshTokenRepo.js"
 import type { StoredRefreshToken } from "../../domain/Session.js"
 
@@ -55,8 +55,7 @@ export const rotationStatements = (sql: SqlClient.SqlClient) => ({
  * stored from a touched family. When the family was ended while the claim waited, the claim
  * holds and the touch does not: the statement then fails on purpose (a division by the touched
  * count, zero), so that PostgreSQL rolls all of it back and the rotation changes nothing, as the
- * plain adapter's rollback does; `rotationEndedMeanwhile` tells that failure. A row answered is
- * a rotation done; none, a claim lost to another rotation.
+ * plain adapter's rollback does; `oneStatementWon` reads what it answered.
  */
 export const rotationInOneStatement =
   (sql: SqlClient.SqlClient) =>
@@ -100,8 +99,23 @@ export const oneStatementValues = (rotation: Rotation) => {
 }
 
 /** The failure `rotationInOneStatement` raises on purpose: the family ended while the claim waited. */
-export const rotationEndedMeanwhile = (error: { readonly cause?: unknown }): boolean =>
+const rotationEndedMeanwhile = (error: { readonly cause?: unknown }): boolean =>
   (error.cause as { readonly code?: unknown } | undefined)?.code === "22012"
+
+/**
+ * Whether `rotationInOneStatement`, run, won: its one row, a rotation done; no row, a claim lost
+ * to another rotation; its failure on purpose, a family ended meanwhile (lost, nothing changed).
+ */
+export const oneStatementWon = <E extends { readonly _tag: string; readonly cause?: unknown }, R>(
+  run: Effect.Effect<ReadonlyArray<unknown>, E, R>
+): Effect.Effect<boolean, E, R> =>
+  run.pipe(
+    Effect.map((claimed) => claimed.length === 1),
+    Effect.catchIf(
+      (error) => error._tag === "SqlError" && rotationEndedMeanwhile(error),
+      () => Effect.succeed(false)
+    )
+  )
 
 /** A stored token's values, as `insert` takes them. */
 export const tokenValues = (token: StoredRefreshToken) =>

@@ -36,9 +36,13 @@ const within = (millis: number) => Effect.provideService(StoreTimeout, Duration.
 describe.skipIf(Postgres.noPostgres)("a named statement on PostgreSQL (fast adapters)", () => {
   it.live("answers its rows, and runs again on the same connection under its name", () =>
     Effect.gen(function* () {
-      const { mark, marks } = yield* statements
+      const { mark, marks, sql } = yield* statements
       expect(yield* mark("first")).toEqual([{ mark: "first" }])
       expect(yield* mark("second")).toEqual([{ mark: "second" }])
+      // Prepared once on the pool's one connection, under its name, which the client's own
+      // statements share.
+      const prepared = yield* sql<{ readonly name: string }>`SELECT name FROM pg_prepared_statements`
+      expect(prepared.map((row) => row.name)).toContain("test_mark")
       expect((yield* marks()).map((row) => row.mark)).toEqual(["first", "second"])
     }).pipe(Effect.provide(onePool))
   )

@@ -4,7 +4,7 @@ import { RefreshTokenRepo } from "../../../application/ports/RefreshTokenRepo.js
 import { failingAsUnavailable } from "../failures.js"
 import { PgPool } from "../PgDatabase.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
-import { oneStatementValues, rotationEndedMeanwhile, rotationInOneStatement } from "../rotation.js"
+import { oneStatementValues, oneStatementWon, rotationInOneStatement } from "../rotation.js"
 import { named, unlessInTransaction } from "./named.js"
 
 /**
@@ -27,14 +27,7 @@ export const layer = Layer.effect(
       ...plain,
       rotate: (rotation) =>
         unlessInTransaction(plain.rotate(rotation), () =>
-          rotateNow(...oneStatementValues(rotation)).pipe(
-            Effect.map((claimed) => claimed.length === 1),
-            Effect.catchIf(
-              (error) => error._tag === "SqlError" && rotationEndedMeanwhile(error),
-              () => Effect.succeed(false)
-            ),
-            failingAsUnavailable
-          )
+          failingAsUnavailable(oneStatementWon(rotateNow(...oneStatementValues(rotation))))
         )
     })
   })

@@ -6,9 +6,6 @@ import type { StoreUnavailableError } from "../../../application/ports/StoreUnav
 import { StoreTimeout, timedOut } from "../../storeTimeout.js"
 import { type Builder, compiled, type Rows, type Values } from "./prepared.js"
 
-/** The call's time ran out: `timedOut` answers it. */
-const expired = Symbol("expired")
-
 /**
  * A statement of a plain adapter's, compiled once for PostgreSQL and run on the pool as a named
  * statement: node-postgres parses it once on each connection and then sends only its name and
@@ -32,15 +29,15 @@ export const named = <B extends Builder>(pool: pg.Pool, name: string, build: B) 
   return (...values: Values<B>): Effect.Effect<Rows, SqlError | StoreUnavailableError> =>
     Effect.flatMap(StoreTimeout, (timeout) => {
       const limit = Duration.isFinite(timeout) ? Duration.toMillis(timeout) : undefined
-      const call = Effect.async<Rows, SqlError | typeof expired>((resume) => {
+      return Effect.async<Rows, SqlError | StoreUnavailableError>((resume) => {
         let settled = false
-        const settle = (outcome: Effect.Effect<Rows, SqlError | typeof expired>) => {
+        const settle = (outcome: Effect.Effect<Rows, SqlError | StoreUnavailableError>) => {
           if (settled) return
           settled = true
           clearTimeout(timer)
           resume(outcome)
         }
-        const timer = limit === undefined ? undefined : setTimeout(() => settle(Effect.fail(expired)), limit)
+        const timer = limit === undefined ? undefined : setTimeout(() => settle(timedOut("database", timeout)), limit)
         pool.connect((cause, client, release) => {
           if (cause !== undefined || client === undefined) {
             settle(Effect.fail(new SqlError({ cause, message: "Failed to acquire connection" })))
@@ -74,11 +71,6 @@ export const named = <B extends Builder>(pool: pg.Pool, name: string, build: B) 
           clearTimeout(timer)
         })
       })
-      return Effect.catchIf(
-        call,
-        (error): error is typeof expired => error === expired,
-        () => timedOut("database", timeout)
-      )
     })
 }
 
