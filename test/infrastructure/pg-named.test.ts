@@ -84,7 +84,11 @@ describe.skipIf(Postgres.noPostgres)("a named statement on PostgreSQL (fast adap
 
   it.live("a connection broken under the statement fails it, is dropped, and the next call opens another", () =>
     Effect.gen(function* () {
-      const { sleep, mark, sql } = yield* statements
+      const { sleep, mark, sql, pool } = yield* statements
+      // The server says it ends the session before it closes the socket: the connection must be
+      // dropped then, not handed back to the pool for the next call to be sent on it.
+      const releases: Array<Error | undefined> = []
+      pool.on("release", (error: Error | undefined) => releases.push(error))
       const running = yield* Effect.fork(Effect.exit(sleep(5).pipe(within(10_000))))
       yield* Effect.sleep("200 millis")
       // Another connection of the server's ends the sleeping one, as a restart or a proxy would.
@@ -99,6 +103,8 @@ describe.skipIf(Postgres.noPostgres)("a named statement on PostgreSQL (fast adap
       })
       const exit = yield* Fiber.join(running)
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause).includes("SqlError")).toBe(true)
+      expect(releases).toHaveLength(1)
+      expect(releases[0]).toBeInstanceOf(Error)
       expect(yield* mark("again")).toEqual([{ mark: "again" }])
       expect((yield* sql<{ readonly n: number }>`SELECT 1 AS n`)[0]?.n).toBe(1)
     }).pipe(Effect.provide(onePool))

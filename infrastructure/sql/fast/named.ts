@@ -55,9 +55,7 @@ export const named = <B extends Builder>(pool: pg.Pool, name: string, build: B) 
           client.once("error", broken)
           client.query({ name, text, values: bound(values) }, (error, result) => {
             client.removeListener("error", broken)
-            // A statement's own failure (a constraint, a division by zero) leaves the connection
-            // sound; any other error drops it.
-            release(error instanceof pg.DatabaseError ? undefined : error)
+            release(leavesConnectionSound(error) ? undefined : error)
             settle(
               error
                 ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
@@ -73,6 +71,16 @@ export const named = <B extends Builder>(pool: pg.Pool, name: string, build: B) 
       })
     })
 }
+
+/**
+ * A statement's own failure (a constraint, a division by zero) leaves its connection sound. The
+ * server ending the session says so with an error of its own before it closes the socket (class
+ * 57P: terminated, shutting down; class 08: the connection), and the close may come after the
+ * connection is back in the pool, in time for the next call to be sent on it: those errors, and
+ * any that is not the server's, drop the connection.
+ */
+const leavesConnectionSound = (error: Error | undefined) =>
+  error === undefined || (error instanceof pg.DatabaseError && !/^(57P|08)/.test(error.code ?? ""))
 
 /**
  * `fast()`, a named statement on the pool, which sees what is committed; inside a transaction of
