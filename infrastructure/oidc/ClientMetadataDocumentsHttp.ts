@@ -9,10 +9,16 @@ import {
 } from "../../application/ports/ClientMetadataDocuments.js"
 import { guardedLookup, isPrivateAddress, RefusedAddress } from "../net/addressGuard.js"
 
-/** The whole fetch, connection to last byte, within this. */
-export const DOCUMENT_TIMEOUT_MILLIS = 5_000
-/** At most this much of a document: a client's metadata is a few hundred bytes. */
-export const MAX_DOCUMENT_BYTES = 5_120
+/** How far one fetch may go. */
+export interface DocumentLimits {
+  /** The whole fetch, connection to last byte, within this. */
+  readonly timeoutMillis: number
+  /** At most this much of a document. */
+  readonly maxBytes: number
+}
+
+/** A client's metadata is a few hundred bytes, and its server answers at once. */
+export const documentLimits: DocumentLimits = { timeoutMillis: 5_000, maxBytes: 5_120 }
 
 const maxAgeOf = (cacheControl: string | undefined) => {
   const found = /(?:^|,)\s*max-age\s*=\s*"?(\d{1,10})"?/i.exec(cacheControl ?? "")
@@ -20,11 +26,10 @@ const maxAgeOf = (cacheControl: string | undefined) => {
 }
 
 /**
- * One GET with node:http(s), no agent, no redirect followed, cut at DOCUMENT_TIMEOUT_MILLIS and
- * MAX_DOCUMENT_BYTES. Unless `allowPrivate`, a private address is refused: an IP literal before
+ * One GET with node:http(s), no agent, no redirect followed, cut at the limits' time and size. Unless `allowPrivate`, a private address is refused: an IP literal before
  * connecting, a name at connect time by the guarded lookup (one resolution, checked and used).
  */
-const get = (url: URL, allowPrivate: boolean) =>
+const get = (url: URL, allowPrivate: boolean, limits: DocumentLimits) =>
   new Promise<FetchedDocument>((resolve, reject) => {
     const fail = (reason: string) => reject(new ClientDocumentError({ reason }))
     const host = url.hostname.replace(/^\[|\]$/g, "")
@@ -34,7 +39,7 @@ const get = (url: URL, allowPrivate: boolean) =>
       method: "GET",
       agent: false,
       headers: { accept: "application/json", "user-agent": "Portcullis-OpenID-Provider" },
-      signal: AbortSignal.timeout(DOCUMENT_TIMEOUT_MILLIS),
+      signal: AbortSignal.timeout(limits.timeoutMillis),
       ...(allowPrivate ? {} : { lookup: guardedLookup })
     })
     request.on("error", (error) =>
@@ -53,15 +58,15 @@ const get = (url: URL, allowPrivate: boolean) =>
       let size = 0
       response.on("data", (chunk: Buffer) => {
         size += chunk.length
-        if (size > MAX_DOCUMENT_BYTES) {
+        if (size > limits.maxBytes) {
           request.destroy()
-          return fail(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`)
+          return fail(`the document is larger than ${limits.maxBytes} bytes`)
         }
         chunks.push(chunk)
       })
       response.on("error", () => fail("the document's answer broke off"))
       response.on("end", () => {
-        if (size > MAX_DOCUMENT_BYTES) return
+        if (size > limits.maxBytes) return
         try {
           resolve({
             document: JSON.parse(Buffer.concat(chunks).toString("utf8")),
@@ -75,11 +80,11 @@ const get = (url: URL, allowPrivate: boolean) =>
     request.end()
   })
 
-export const make = (allowPrivate: boolean) =>
+export const make = (allowPrivate: boolean, limits: DocumentLimits = documentLimits) =>
   ClientMetadataDocuments.of({
     fetch: (url) =>
       Effect.tryPromise({
-        try: () => get(new URL(url), allowPrivate),
+        try: () => get(new URL(url), allowPrivate, limits),
         catch: (error) =>
           error instanceof ClientDocumentError
             ? error

@@ -33,6 +33,47 @@ describe("a client registering itself (RFC 7591)", () => {
   })
 })
 
+describe("redirect URIs of other schemes, registering or by a document", () => {
+  // Where a code would be sent: a script, the file system, another protocol, an app's scheme no
+  // stranger can be trusted to own, or a look-alike of loopback.
+  const others = [
+    "javascript:alert(1)",
+    "JavaScript://app.example.com/%0aalert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "file:///etc/passwd",
+    "ftp://app.example.com/cb",
+    "ws://127.0.0.1/cb",
+    "wss://app.example.com/cb",
+    "blob:https://app.example.com/4b1c",
+    "com.example.app:/cb",
+    "http://app.example.com/cb",
+    "http://localhost.evil.example/cb",
+    "http://127.0.0.1.evil.example/cb",
+    "//app.example.com/cb",
+    "/cb"
+  ]
+
+  it("refuses each, in registration and in a metadata document", () => {
+    const url = "https://agent.example.com/client.json"
+    for (const uri of others) {
+      expect(decideRegistration({ redirect_uris: [uri] }), uri).toMatchObject({
+        _tag: "Refuse",
+        error: "invalid_redirect_uri"
+      })
+      expect(decideMetadataDocument(url, { client_id: url, redirect_uris: [uri] }), uri).toMatchObject({
+        _tag: "Refuse",
+        error: "invalid_redirect_uri"
+      })
+      // Beside a good one, the bad one still refuses the whole registration.
+      expect(decideRegistration({ redirect_uris: ["https://app.example.com/cb", uri] })._tag, uri).toBe("Refuse")
+      expect(
+        decideRegistration({ redirect_uris: ["https://app.example.com/cb"], post_logout_redirect_uris: [uri] })._tag,
+        uri
+      ).toBe("Refuse")
+    }
+  })
+})
+
 describe("a client ID metadata document", () => {
   const url = "https://agent.example.com/client.json"
   const document = { client_id: url, client_name: "Agent", redirect_uris: ["http://127.0.0.1/cb"] }
