@@ -5,7 +5,8 @@ import { failingAsUnavailable } from "../failures.js"
 import { PgPool } from "../PgDatabase.js"
 import * as RefreshTokenRepoSql from "../RefreshTokenRepoSql.js"
 import { oneStatementValues, oneStatementWon, rotationInOneStatement } from "../rotation.js"
-import { named, unlessInTransaction } from "./named.js"
+import { named } from "./named.js"
+import { unlessInTransaction } from "./transactions.js"
 
 /**
  * RefreshTokenRepo on PostgreSQL, its rotation (every refresh's write) run outside @effect/sql's

@@ -4,8 +4,9 @@ import { TokenHolders } from "../../../application/ports/TokenHolders.js"
 import { failingAsUnavailable } from "../failures.js"
 import { PgPool } from "../PgDatabase.js"
 import * as TokenHoldersSql from "../TokenHoldersSql.js"
-import { named, unlessInTransaction } from "./named.js"
+import { named } from "./named.js"
 import { sameRowsSameUsers } from "./sameRows.js"
+import { unlessInTransaction } from "./transactions.js"
 
 /**
  * TokenHolders on PostgreSQL, read outside @effect/sql's client: each read is one named statement

@@ -1,10 +1,6 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
-import { Effect, Option, type Scope } from "effect"
-import type { ParseError } from "effect/ParseResult"
-import type { StoreUnavailableError } from "../../../application/ports/StoreUnavailableError.js"
-import { unavailable } from "../failures.js"
+import { Effect, type Scope } from "effect"
 
 /** How a fast adapter opens the file: to read only, or to write with durable commits. */
 export type Access = "reading" | "writing"
@@ -29,19 +25,4 @@ export const connection = (filename: string, access: Access): Effect.Effect<Data
       catch: (cause) => new SqlError({ cause, message: `the ${access} connection cannot open it` })
     }),
     (opened) => Effect.sync(() => opened.close())
-  )
-
-/**
- * `commit`, a synchronous transaction on the adapter's own writing connection, made while the
- * client's connection (its permit) is held so that no transaction of this process is open beside
- * it, bounded and failing as the client's calls do; inside a transaction of the client (the
- * Transaction port), `plain` instead, which runs in it.
- */
-export const outsideTransaction = <A>(
-  sql: SqlClient.SqlClient,
-  plain: Effect.Effect<A, StoreUnavailableError>,
-  commit: () => Effect.Effect<A, SqlError | ParseError>
-): Effect.Effect<A, StoreUnavailableError> =>
-  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-    Option.isSome(open) ? plain : unavailable(Effect.scoped(Effect.zipRight(sql.reserve, Effect.suspend(commit))))
   )

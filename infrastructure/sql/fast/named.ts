@@ -1,6 +1,5 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect } from "effect"
 import pg from "pg"
 import type { StoreUnavailableError } from "../../../application/ports/StoreUnavailableError.js"
 import { StoreTimeout, timedOut } from "../../storeTimeout.js"
@@ -81,13 +80,3 @@ export const named = <B extends Builder>(pool: pg.Pool, name: string, build: B) 
  */
 const leavesConnectionSound = (error: Error | undefined) =>
   error === undefined || (error instanceof pg.DatabaseError && !/^(57P|08)/.test(error.code ?? ""))
-
-/**
- * `fast()`, a named statement on the pool, which sees what is committed; inside a transaction of
- * the client (the Transaction port), whose writes only its own connection sees, `plain` instead,
- * the plain adapter's call on that connection.
- */
-export const unlessInTransaction = <A, E, R>(plain: Effect.Effect<A, E, R>, fast: () => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (open) =>
-    Option.isSome(open) ? plain : fast()
-  )
