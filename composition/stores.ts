@@ -2,6 +2,7 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Effect, Layer } from "effect"
+import type { OidcGrants } from "../application/ports/OidcGrants.js"
 import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
 import type { StoreSpace } from "../application/ports/StoreSpace.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
@@ -54,6 +55,7 @@ type Repositories = Layer.Layer.Success<ReturnType<typeof sqlRepositories>>
 export interface FastAdapters<R = SqlClient.SqlClient> {
   readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, R>
   readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, R>
+  readonly oidcGrants?: Layer.Layer<OidcGrants, SqlError, R>
   readonly storeSpace?: Layer.Layer<StoreSpace, never, R>
 }
 
@@ -122,6 +124,10 @@ export const sqliteFileAdapters = (filename: string): FastAdapters => ({
   refreshTokens: imported(
     () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
     (rotation) => rotation.layer(filename)
+  ),
+  oidcGrants: imported(
+    () => import("../infrastructure/sql/fast/OidcGrantsRotationSqlite.js"),
+    (rotation) => rotation.layer(filename)
   )
 })
 
@@ -154,7 +160,7 @@ export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOption
     AuthorizationCodesSql.layer,
     ConsentsSql.layer,
     ParkedRequestsSql.layer,
-    OidcGrantsSql.layer,
+    fast.oidcGrants ?? OidcGrantsSql.layer,
     fast.storeSpace ?? StoreSpaceNone.layer,
     fast.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer

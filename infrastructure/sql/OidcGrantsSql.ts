@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer, Option, Schema } from "effect"
+import { type DateTime, Effect, Layer, Option, Schema } from "effect"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
 import { countOf, SqlInt, SqlMillis } from "./columns.js"
@@ -36,6 +36,43 @@ const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.resources,
   g.expires_at, g.revoked_at`
 
 /**
+ * A rotation's three statements over plain values, one parameter each: the claim, one UPDATE that
+ * only an unrotated token of a live grant passes; the successor stored; the grant touched. The
+ * plain adapter runs them in a transaction of the client, the fast one
+ * (fast/OidcGrantsRotationSqlite) prepares them once on a connection of its own.
+ */
+export const rotationStatements = (sql: SqlClient.SqlClient) => ({
+  claim: (rotatedAt: number, digest: string, grantId: string) =>
+    sql<{ readonly digest: string }>`UPDATE oidc_refresh_tokens
+      SET rotated_at = ${rotatedAt}
+      WHERE digest = ${digest} AND rotated_at IS NULL AND grant_id IN (
+        SELECT grant_id FROM oidc_grants WHERE grant_id = ${grantId} AND revoked_at IS NULL)
+      RETURNING digest`,
+  insert: (digest: string, grantId: string, issuedAt: number, expiresAt: number, rotatedAt: number | null) =>
+    sql`INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at, rotated_at)
+      VALUES (${digest}, ${grantId}, ${issuedAt}, ${expiresAt}, ${rotatedAt})`,
+  touch: (lastUsedAt: number, expiresAt: number, grantId: string) =>
+    sql`UPDATE oidc_grants SET last_used_at = ${lastUsedAt}, expires_at = ${expiresAt} WHERE grant_id = ${grantId}`
+})
+
+const tokenValues = (token: GrantToken) =>
+  [
+    token.digest,
+    token.grant_id,
+    token.issued_at.epochMillis,
+    token.expires_at.epochMillis,
+    token.rotated_at?.epochMillis ?? null
+  ] as const
+
+/** The values of a rotation's three statements, in their order. */
+export const rotationValues = (digest: string, successor: GrantToken, now: DateTime.Utc) =>
+  [
+    [now.epochMillis, digest, successor.grant_id],
+    tokenValues(successor),
+    [now.epochMillis, successor.expires_at.epochMillis, successor.grant_id]
+  ] as const
+
+/**
  * Grants in `oidc_grants`, their refresh tokens in `oidc_refresh_tokens` by digest. A rotation
  * claims the token with one UPDATE that only an unrotated token of a live grant passes, in the
  * transaction that stores its successor.
@@ -44,10 +81,8 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(grantColumns)
 
-  const insertToken = (token: GrantToken) =>
-    sql`INSERT INTO oidc_refresh_tokens (digest, grant_id, issued_at, expires_at, rotated_at)
-      VALUES (${token.digest}, ${token.grant_id}, ${token.issued_at.epochMillis}, ${token.expires_at.epochMillis},
-        ${token.rotated_at?.epochMillis ?? null})`
+  const rotation = rotationStatements(sql)
+  const insertToken = (token: GrantToken) => rotation.insert(...tokenValues(token))
 
   return OidcGrants.of({
     start: (grant: Grant, token) =>
@@ -94,16 +129,10 @@ export const make = Effect.gen(function* () {
       sql
         .withTransaction(
           Effect.gen(function* () {
-            const claimed = yield* sql<{ readonly digest: string }>`UPDATE oidc_refresh_tokens
-              SET rotated_at = ${now.epochMillis}
-              WHERE digest = ${digest} AND rotated_at IS NULL AND grant_id IN (
-                SELECT grant_id FROM oidc_grants WHERE grant_id = ${successor.grant_id} AND revoked_at IS NULL)
-              RETURNING digest`
-            if (claimed.length === 0) return false
-            yield* insertToken(successor)
-            yield* sql`UPDATE oidc_grants SET last_used_at = ${now.epochMillis},
-                expires_at = ${successor.expires_at.epochMillis}
-              WHERE grant_id = ${successor.grant_id}`
+            const [claimed, stored, touched] = rotationValues(digest, successor, now)
+            if ((yield* rotation.claim(...claimed)).length === 0) return false
+            yield* rotation.insert(...stored)
+            yield* rotation.touch(...touched)
             return true
           })
         )

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Duration, Effect, Layer, Option } from "effect"
+import type { OidcClients } from "../../application/ports/OidcClients.js"
+import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
 import { TokenHolders } from "../../application/ports/TokenHolders.js"
 import { Transaction } from "../../application/ports/Transaction.js"
@@ -12,6 +14,7 @@ import { Email } from "../../domain/User.js"
 import { open } from "../../infrastructure/sql/fast/connections.js"
 import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
 import { sqliteFileWithClient } from "../support/databases.js"
+import { addClient, addUser } from "../support/oidcFixtures.js"
 import * as Postgres from "../support/postgres.js"
 
 /**
@@ -106,8 +109,13 @@ const commitsInLog = (file: string) => {
   return commits
 }
 
-const onFile = <A, E>(effect: Effect.Effect<A, E, RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient>) =>
-  effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFileAdapters)))
+const onFile = <A, E>(
+  effect: Effect.Effect<
+    A,
+    E,
+    RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient | OidcGrants | OidcClients
+  >
+) => effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFileAdapters)))
 
 describe("the fast rotation of a SQLite file", () => {
   it.live("its connection commits every rotation with synchronous=FULL", () =>
@@ -209,6 +217,52 @@ describe("the fast rotation of a SQLite file", () => {
             true
           )
         expect(commitsInLog(file)).toBe(3)
+      })
+    )
+  )
+
+  it.live("the provider's refresh grants that arrive together are committed together too", () =>
+    onFile(
+      Effect.gen(function* () {
+        const userId = yield* addUser("grants@example.com")
+        yield* addClient("app")
+        const grants = yield* OidcGrants
+        const grantToken = (digest: string, grantId: string) => ({
+          digest,
+          grant_id: grantId,
+          issued_at: now,
+          expires_at: later,
+          rotated_at: null
+        })
+        const lanes = Array.from({ length: 8 }, (_, lane) => `grant-${lane}`)
+        for (const grantId of lanes)
+          yield* grants.start(
+            {
+              grant_id: grantId,
+              client_id: "app",
+              user_id: userId,
+              scopes: ["openid", "offline_access"],
+              resources: [],
+              auth_time: 1,
+              amr: ["pwd"],
+              created_at: now,
+              last_used_at: now,
+              expires_at: later,
+              revoked_at: null
+            },
+            Option.some(grantToken(`${grantId}-t1`, grantId))
+          )
+        const file = yield* fileOfClient
+        yield* emptyLog(file)
+        const outcomes = yield* Effect.all(
+          lanes.map((grantId) => grants.rotate(`${grantId}-t1`, grantToken(`${grantId}-t2`, grantId), now)),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes).toEqual(lanes.map(() => true))
+        expect(commitsInLog(file)).toBe(1)
+        const rotated = yield* grants.presented("grant-3-t1")
+        expect(Option.map(rotated, ({ token }) => token.rotated_at !== null)).toEqual(Option.some(true))
+        expect(Option.isSome(yield* grants.presented("grant-3-t2"))).toBe(true)
       })
     )
   )

@@ -1,0 +1,52 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { DateTime } from "effect"
+import { Effect, Layer } from "effect"
+import { OidcGrants } from "../../../application/ports/OidcGrants.js"
+import type { GrantToken } from "../../../domain/oidc/Grant.js"
+import { unavailable } from "../failures.js"
+import * as OidcGrantsSql from "../OidcGrantsSql.js"
+import { connection } from "./connections.js"
+import { groupCommits } from "./groupCommit.js"
+import { prepared } from "./prepared.js"
+import { unlessInTransaction } from "./transactions.js"
+
+interface GrantRotation {
+  readonly digest: string
+  readonly successor: GrantToken
+  readonly now: DateTime.Utc
+}
+
+/**
+ * OidcGrants on a SQLite file, its rotation (every refresh grant's write) committed on a
+ * connection of its own, the rotations that arrive together in one transaction (groupCommit.ts:
+ * each in a savepoint, each answered after the COMMIT, with synchronous=FULL), as the first-party
+ * refresh's rotation is (RefreshTokenRotationSqlite). The statements and everything else are the
+ * plain adapter's (OidcGrantsSql); inside a transaction of the client, its rotation too.
+ */
+export const layer = (filename: string) =>
+  Layer.scoped(
+    OidcGrants,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const plain = yield* OidcGrantsSql.make
+      const db = yield* connection(filename, "writing")
+      const statement = OidcGrantsSql.rotationStatements(sql)
+      const claim = prepared(db, statement.claim)
+      const insert = prepared(db, statement.insert)
+      const touch = prepared(db, statement.touch)
+      const committed = groupCommits(sql.reserve, db, ({ digest, successor, now }: GrantRotation): boolean => {
+        const [claimed, stored, touched] = OidcGrantsSql.rotationValues(digest, successor, now)
+        if (claim.all(...claimed).length === 0) return false
+        insert.run(...stored)
+        touch.run(...touched)
+        return true
+      })
+      return OidcGrants.of({
+        ...plain,
+        rotate: (digest, successor, now) =>
+          unlessInTransaction(plain.rotate(digest, successor, now), () =>
+            unavailable(committed({ digest, successor, now }))
+          )
+      })
+    })
+  )
