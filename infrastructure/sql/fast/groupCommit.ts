@@ -29,9 +29,10 @@ const failed = (cause: unknown, message: string) => Exit.fail(new SqlError({ cau
  *   that throws rolls back its own writes only, and its caller gets the failure (a SqlError), or
  *   `answer` when it threw `RolledBack`. A failed COMMIT fails every caller of the group.
  * - The group's turn is `permit`, held while it commits: the client's connection (`sql.reserve`),
- *   as a single write's is, so that no transaction of this process is open beside it. The first caller of a group takes it on a
- *   fiber of its own, so that a caller giving up does not strand the others; it waits one turn of
- *   the event loop first, so that the requests read in this turn join its group.
+ *   as a single write's is, so that no transaction of this process is open beside it. The first
+ *   caller of a group takes it on a fiber of its own, so that a caller giving up does not strand
+ *   the others; that fiber waits one turn of the event loop first, so that the requests read in
+ *   this turn join its group.
  * - A caller that gives up before its group is written is left out of it (nothing of it is
  *   written); once written, its answer is simply not heard, as a single write's would be.
  */

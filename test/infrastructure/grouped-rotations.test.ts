@@ -1,0 +1,153 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Option } from "effect"
+import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { Transaction } from "../../application/ports/Transaction.js"
+import { FamilyId } from "../../domain/Session.js"
+import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
+import { addClient, addUser } from "../support/oidcFixtures.js"
+import {
+  commitsInLog,
+  emptyLog,
+  fileOfClient,
+  later,
+  now,
+  onFile,
+  rotatedAt,
+  rotation,
+  session
+} from "../support/rotations.js"
+
+/**
+ * The rotations of a SQLite file's fast adapters (the first-party refresh's and the provider's
+ * refresh grants') that arrive together are committed together (infrastructure/sql/fast/
+ * groupCommit.ts): counted in the write-ahead log, and each caller told what is on the disk.
+ */
+describe("rotations of a SQLite file committed together", () => {
+  it.live("rotations that arrive together are committed together, one after another each alone", () =>
+    onFile(
+      Effect.gen(function* () {
+        const families = yield* Effect.all(Array.from({ length: 12 }, (_, lane) => session(`together-${lane}`)))
+        const tokens = yield* RefreshTokenRepo
+        const file = yield* fileOfClient
+        yield* emptyLog(file)
+        const outcomes = yield* Effect.all(
+          families.map((familyId, lane) => tokens.rotate(rotation(`together-${lane}`, `together-${lane}-2`, familyId))),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes).toEqual(families.map(() => true))
+        // Twelve rotations, one transaction: the disk's sync paid once.
+        expect(commitsInLog(file)).toBe(1)
+        for (const lane of [0, 5, 11]) expect(Option.isSome(yield* rotatedAt(`together-${lane}`))).toBe(true)
+
+        yield* emptyLog(file)
+        for (const lane of [0, 1, 2])
+          expect(yield* tokens.rotate(rotation(`together-${lane}-2`, `together-${lane}-3`, families[lane] ?? ""))).toBe(
+            true
+          )
+        expect(commitsInLog(file)).toBe(3)
+      })
+    )
+  )
+
+  it.live("the provider's refresh grants that arrive together are committed together too", () =>
+    onFile(
+      Effect.gen(function* () {
+        const userId = yield* addUser("grants@example.com")
+        yield* addClient("app")
+        const grants = yield* OidcGrants
+        const grantToken = (digest: string, grantId: string) => ({
+          digest,
+          grant_id: grantId,
+          issued_at: now,
+          expires_at: later,
+          rotated_at: null
+        })
+        const lanes = Array.from({ length: 8 }, (_, lane) => `grant-${lane}`)
+        for (const grantId of lanes)
+          yield* grants.start(
+            {
+              grant_id: grantId,
+              client_id: "app",
+              user_id: userId,
+              scopes: ["openid", "offline_access"],
+              resources: [],
+              auth_time: 1,
+              amr: ["pwd"],
+              created_at: now,
+              last_used_at: now,
+              expires_at: later,
+              revoked_at: null
+            },
+            Option.some(grantToken(`${grantId}-t1`, grantId))
+          )
+        const file = yield* fileOfClient
+        yield* emptyLog(file)
+        const outcomes = yield* Effect.all(
+          lanes.map((grantId) => grants.rotate(`${grantId}-t1`, grantToken(`${grantId}-t2`, grantId), now)),
+          { concurrency: "unbounded" }
+        )
+        expect(outcomes).toEqual(lanes.map(() => true))
+        expect(commitsInLog(file)).toBe(1)
+        const rotated = yield* grants.presented("grant-3-t1")
+        expect(Option.map(rotated, ({ token }) => token.rotated_at !== null)).toEqual(Option.some(true))
+        expect(Option.isSome(yield* grants.presented("grant-3-t2"))).toBe(true)
+      })
+    )
+  )
+
+  it.live("a rotation refused inside a group rolls back alone; the others of its group commit", () =>
+    onFile(
+      Effect.gen(function* () {
+        const good = yield* session("grouped-good")
+        const bad = yield* session("grouped-bad")
+        yield* session("grouped-taken")
+        const tokens = yield* RefreshTokenRepo
+        const file = yield* fileOfClient
+        yield* emptyLog(file)
+        const [won, refused] = yield* Effect.all(
+          [
+            tokens.rotate(rotation("grouped-good", "grouped-good-2", good)),
+            // The successor's digest is already stored: the insert breaks the key after the claim.
+            Effect.either(tokens.rotate(rotation("grouped-bad", "grouped-taken", bad)))
+          ],
+          { concurrency: "unbounded" }
+        )
+        expect(commitsInLog(file)).toBe(1)
+        expect(won).toBe(true)
+        expect(refused).toMatchObject({ _tag: "Left", left: { _tag: "StoreUnavailableError" } })
+        expect(Option.isSome(yield* rotatedAt("grouped-good"))).toBe(true)
+        expect(Option.isSome(yield* tokens.findByDigest("grouped-good-2"))).toBe(true)
+        expect(yield* rotatedAt("grouped-bad")).toEqual(Option.none())
+      })
+    )
+  )
+
+  it.live("a rotation whose caller gave up before its group was written is not written", () =>
+    onFile(
+      Effect.gen(function* () {
+        const familyId = yield* session("given-up")
+        const other = yield* session("given-up-other")
+        const tokens = yield* RefreshTokenRepo
+        const transaction = (yield* Transaction).transaction
+        // A transaction of the client holds the permit, so the group waits for its turn.
+        const holding = yield* Effect.fork(
+          transaction(Effect.zipRight(tokens.revokeFamily(FamilyId.make(other), now), Effect.sleep("400 millis")))
+        )
+        yield* Effect.sleep("50 millis")
+        const gaveUp = yield* Effect.either(
+          tokens
+            .rotate(rotation("given-up", "given-up-2", familyId))
+            .pipe(Effect.provideService(StoreTimeout, Duration.millis(100)))
+        )
+        expect(gaveUp).toMatchObject({ _tag: "Left", left: { _tag: "StoreUnavailableError" } })
+        yield* holding.await
+        yield* Effect.sleep("50 millis")
+        // The caller was told the store did not answer: its token must still be good, not spent.
+        expect(yield* rotatedAt("given-up")).toEqual(Option.none())
+        expect(yield* tokens.findByDigest("given-up-2")).toEqual(Option.none())
+        expect(yield* tokens.rotate(rotation("given-up", "given-up-3", familyId))).toBe(true)
+      })
+    )
+  )
+})
