@@ -9,7 +9,7 @@ import { postgresFastAdapters, sqlRepositories } from "../../composition/stores.
 import { FamilyId } from "../../domain/Session.js"
 import { open } from "../../infrastructure/sql/fast/connections.js"
 import * as Postgres from "../support/postgres.js"
-import { now, onFile, rotatedAt, rotation, session } from "../support/rotations.js"
+import { holdingWriteLock, onFile, rotatedAt, rotation, session } from "../support/rotations.js"
 
 /**
  * What the fast rotations (infrastructure/sql/fast/) must keep beside the contract suites, which
@@ -65,12 +65,8 @@ describe("the fast rotation of a SQLite file", () => {
         const familyId = yield* session("waiting")
         const other = yield* session("other")
         const tokens = yield* RefreshTokenRepo
-        const transaction = (yield* Transaction).transaction
-        // A transaction that writes first (taking SQLite's write lock) and then waits on something
-        // else, as a use case's transaction may between its statements.
-        const holding = yield* Effect.fork(
-          transaction(Effect.zipRight(tokens.revokeFamily(FamilyId.make(other), now), Effect.sleep("300 millis")))
-        )
+        // A transaction of the client holds the write lock and the permit meanwhile.
+        const holding = yield* holdingWriteLock(other, "300 millis")
         yield* Effect.sleep("50 millis")
         const rotated = yield* tokens.rotate(rotation("waiting", "waiting-2", familyId)).pipe(Effect.timed)
         yield* holding.await

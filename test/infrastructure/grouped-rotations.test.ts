@@ -2,14 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
-import { Transaction } from "../../application/ports/Transaction.js"
-import { FamilyId } from "../../domain/Session.js"
 import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
 import {
   commitsInLog,
   emptyLog,
   fileOfClient,
+  holdingWriteLock,
   later,
   now,
   onFile,
@@ -129,11 +128,8 @@ describe("rotations of a SQLite file committed together", () => {
         const familyId = yield* session("given-up")
         const other = yield* session("given-up-other")
         const tokens = yield* RefreshTokenRepo
-        const transaction = (yield* Transaction).transaction
-        // A transaction of the client holds the permit, so the group waits for its turn.
-        const holding = yield* Effect.fork(
-          transaction(Effect.zipRight(tokens.revokeFamily(FamilyId.make(other), now), Effect.sleep("400 millis")))
-        )
+        // A transaction of the client holds the write lock and the permit meanwhile.
+        const holding = yield* holdingWriteLock(other, "400 millis")
         yield* Effect.sleep("50 millis")
         const gaveUp = yield* Effect.either(
           tokens

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, type Duration, Effect, Option } from "effect"
 import { expect } from "vitest"
 import type { OidcClients } from "../../application/ports/OidcClients.js"
 import type { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
-import type { Transaction } from "../../application/ports/Transaction.js"
+import { Transaction } from "../../application/ports/Transaction.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { sqliteFileAdapters } from "../../composition/stores.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
@@ -106,3 +106,17 @@ export const onFile = <A, E>(
     RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient | OidcGrants | OidcClients
   >
 ) => effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFileAdapters)))
+
+/**
+ * A transaction of the client that writes first (ending the session `familyId`, so taking SQLite's
+ * write lock and the client's permit) and then waits `held`, as a use case's transaction may
+ * between its statements; forked, the fiber to await.
+ */
+export const holdingWriteLock = (familyId: string, held: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const tokens = yield* RefreshTokenRepo
+    const { transaction } = yield* Transaction
+    return yield* Effect.fork(
+      transaction(Effect.zipRight(tokens.revokeFamily(FamilyId.make(familyId), now), Effect.sleep(held)))
+    )
+  })
