@@ -2,10 +2,12 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Effect, Layer } from "effect"
+import type { OidcClients } from "../application/ports/OidcClients.js"
 import type { OidcGrants } from "../application/ports/OidcGrants.js"
 import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
 import type { StoreSpace } from "../application/ports/StoreSpace.js"
 import type { TokenHolders } from "../application/ports/TokenHolders.js"
+import type { UserRepo } from "../application/ports/UserRepo.js"
 import type { DatabaseUrl } from "../config/sections/storage.js"
 import * as StoreSpaceNone from "../infrastructure/memory/StoreSpaceNone.js"
 import * as AddressChangesSql from "../infrastructure/sql/AddressChangesSql.js"
@@ -56,6 +58,8 @@ export interface FastAdapters<R = SqlClient.SqlClient> {
   readonly tokenHolders?: Layer.Layer<TokenHolders, SqlError, R>
   readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, R>
   readonly oidcGrants?: Layer.Layer<OidcGrants, SqlError, R>
+  readonly oidcClients?: Layer.Layer<OidcClients, SqlError, R>
+  readonly users?: (options: UserRepoOptions) => Layer.Layer<UserRepo, SqlError, R>
   readonly storeSpace?: Layer.Layer<StoreSpace, never, R>
 }
 
@@ -126,9 +130,18 @@ export const sqliteFileAdapters = (filename: string): FastAdapters => ({
     (rotation) => rotation.layer(filename)
   ),
   oidcGrants: imported(
-    () => import("../infrastructure/sql/fast/OidcGrantsRotationSqlite.js"),
-    (rotation) => rotation.layer(filename)
-  )
+    () => import("../infrastructure/sql/fast/OidcGrantsSqlite.js"),
+    (grants) => grants.layer(filename)
+  ),
+  oidcClients: imported(
+    () => import("../infrastructure/sql/fast/OidcClientsSqliteReader.js"),
+    (reader) => reader.layer(filename)
+  ),
+  users: (options) =>
+    imported(
+      () => import("../infrastructure/sql/fast/UsersSqliteReader.js"),
+      (reader) => reader.layer(filename)(options)
+    )
 })
 
 /** The fast adapters of PostgreSQL: named statements on the client's own pool. */
@@ -144,8 +157,10 @@ export const postgresFastAdapters: FastAdapters<SqlClient.SqlClient | PgPool> = 
 }
 
 /** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `fast` has others. */
-export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOptions = {}, fast: FastAdapters<R> = {}) =>
-  Layer.mergeAll(
+export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOptions = {}, fast: FastAdapters<R> = {}) => {
+  const users: Layer.Layer<UserRepo, SqlError, R | SqlClient.SqlClient> =
+    fast.users?.(options) ?? UserRepoSql.layerWith(options)
+  return Layer.mergeAll(
     fast.refreshTokens ?? RefreshTokenRepoSql.layer,
     RoleRepoSql.layer,
     PasskeyRepoSql.layer,
@@ -155,7 +170,7 @@ export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOption
     AddressChangesSql.layer,
     OutboxSql.layer,
     WebhookEndpointRepoSql.layer,
-    OidcClientsSql.layer,
+    fast.oidcClients ?? OidcClientsSql.layer,
     OidcResourcesSql.layer,
     AuthorizationCodesSql.layer,
     ConsentsSql.layer,
@@ -164,7 +179,8 @@ export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOption
     fast.storeSpace ?? StoreSpaceNone.layer,
     fast.tokenHolders ?? TokenHoldersSql.layer,
     TransactionSql.layer
-  ).pipe(Layer.provideMerge(UserRepoSql.layerWith(options)))
+  ).pipe(Layer.provideMerge(users))
+}
 
 /**
  * The repositories over the database of DATABASE_URL, migrated (the deployment's unique fields

@@ -36,10 +36,47 @@ const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.resources,
   g.expires_at, g.revoked_at`
 
 /**
+ * The reads of the token endpoint and of userinfo: a presented refresh token with its grant, and a
+ * grant by id. The plain adapter runs them through the client, the fast one (fast/OidcGrantsSqlite)
+ * prepares them once on a reading connection.
+ */
+export const readStatements = (sql: SqlClient.SqlClient) => {
+  const columns = sql.literal(grantColumns)
+  return {
+    presented: (digest: string) =>
+      sql`SELECT ${columns}, t.digest AS token_digest, t.issued_at AS token_issued_at,
+          t.expires_at AS token_expires_at, t.rotated_at AS token_rotated_at
+        FROM oidc_refresh_tokens t JOIN oidc_grants g ON g.grant_id = t.grant_id WHERE t.digest = ${digest}`,
+    find: (grantId: string) => sql`SELECT ${columns} FROM oidc_grants g WHERE g.grant_id = ${grantId}`
+  }
+}
+
+/** The token and its grant the rows of `presented` hold, if any. */
+export const presentedOfRows = (rows: unknown) =>
+  Effect.map(decodePresented(rows), (decoded) =>
+    Option.map(Option.fromNullable(decoded[0]), (row) => {
+      const { token_digest, token_issued_at, token_expires_at, token_rotated_at, ...grant } = row
+      return {
+        grant,
+        token: {
+          digest: token_digest,
+          grant_id: grant.grant_id,
+          issued_at: token_issued_at,
+          expires_at: token_expires_at,
+          rotated_at: token_rotated_at
+        }
+      }
+    })
+  )
+
+/** The grant the rows of `find` hold, if any. */
+export const grantOfRows = (rows: unknown) => Effect.map(decodeGrants(rows), (grants) => Option.fromNullable(grants[0]))
+
+/**
  * A rotation's three statements over plain values, one parameter each: the claim, one UPDATE that
  * only an unrotated token of a live grant passes; the successor stored; the grant touched. The
  * plain adapter runs them in a transaction of the client, the fast one
- * (fast/OidcGrantsRotationSqlite) prepares them once on a connection of its own.
+ * (fast/OidcGrantsSqlite) prepares them once on a connection of its own.
  */
 export const rotationStatements = (sql: SqlClient.SqlClient) => ({
   claim: (rotatedAt: number, digest: string, grantId: string) =>
@@ -82,6 +119,7 @@ export const make = Effect.gen(function* () {
   const columns = sql.literal(grantColumns)
 
   const rotation = rotationStatements(sql)
+  const reads = readStatements(sql)
   const insertToken = (token: GrantToken) => rotation.insert(...tokenValues(token))
 
   return OidcGrants.of({
@@ -102,28 +140,7 @@ export const make = Effect.gen(function* () {
         )
         .pipe(Effect.asVoid, unavailable),
 
-    presented: (digest) =>
-      sql`SELECT ${columns}, t.digest AS token_digest, t.issued_at AS token_issued_at,
-          t.expires_at AS token_expires_at, t.rotated_at AS token_rotated_at
-        FROM oidc_refresh_tokens t JOIN oidc_grants g ON g.grant_id = t.grant_id WHERE t.digest = ${digest}`.pipe(
-        Effect.flatMap(decodePresented),
-        Effect.map((rows) =>
-          Option.map(Option.fromNullable(rows[0]), (row) => {
-            const { token_digest, token_issued_at, token_expires_at, token_rotated_at, ...grant } = row
-            return {
-              grant,
-              token: {
-                digest: token_digest,
-                grant_id: grant.grant_id,
-                issued_at: token_issued_at,
-                expires_at: token_expires_at,
-                rotated_at: token_rotated_at
-              }
-            }
-          })
-        ),
-        unavailable
-      ),
+    presented: (digest) => reads.presented(digest).pipe(Effect.flatMap(presentedOfRows), unavailable),
 
     rotate: (digest, successor, now) =>
       sql
@@ -138,12 +155,7 @@ export const make = Effect.gen(function* () {
         )
         .pipe(unavailable),
 
-    find: (grantId) =>
-      sql`SELECT ${columns} FROM oidc_grants g WHERE g.grant_id = ${grantId}`.pipe(
-        Effect.flatMap(decodeGrants),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        unavailable
-      ),
+    find: (grantId) => reads.find(grantId).pipe(Effect.flatMap(grantOfRows), unavailable),
 
     revoke: (grantId, now) =>
       sql<{ readonly grant_id: string }>`UPDATE oidc_grants SET revoked_at = ${now.epochMillis}

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { DateTime, Effect, Either, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { StoreUnavailableError } from "../../application/ports/StoreUnavailableError.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
@@ -11,7 +11,7 @@ import { randomUserId, type UserRepoOptions } from "../users.js"
 import { SqlInt } from "./columns.js"
 import { customFieldPath, customFieldValue } from "./customFields.js"
 import { boundedCall, isUniqueViolation, transaction, unavailable } from "./failures.js"
-import { UserRow, userColumns, userOfRow } from "./userRows.js"
+import { readStatements, UserRow, userColumns, userOfRows } from "./userRows.js"
 
 const decodeUsers = Schema.decodeUnknown(Schema.Array(UserRow))
 
@@ -30,12 +30,15 @@ export const make = Effect.fnUntraced(function* (options: Pick<UserRepoOptions, 
   const select = sql`SELECT ${userColumns(sql)} FROM users u`
   const one = (where: Fragment) =>
     sql`${select} WHERE ${where}`.pipe(
-      Effect.flatMap((rows) =>
-        rows[0] === undefined ? Either.right(Option.none()) : Either.map(userOfRow(rows[0]), Option.some)
-      ),
+      Effect.flatMap((rows) => userOfRows(rows)),
       unavailable
     )
-  const byId = (id: UserId) => one(sql`u.id = ${id}`)
+  const reads = readStatements(sql)
+  const byId = (id: UserId) =>
+    reads.findById(id).pipe(
+      Effect.flatMap((rows) => userOfRows(rows)),
+      unavailable
+    )
   /** LIKE's wildcards and its escape character, taken literally. */
   const escapeLike = (part: string) => part.replace(/[\\%_]/g, (char) => `\\${char}`)
   const containing = (part: string) => `%${escapeLike(part)}%`

@@ -1,5 +1,5 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Either, Schema } from "effect"
+import { Either, Option, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import { CustomFieldValues, User } from "../../domain/User.js"
 import { validated } from "../../domain/validated.js"
@@ -33,3 +33,18 @@ const decodeUserRow = Schema.decodeUnknownEither(UserRow)
 /** The user a row (UserRow's columns) holds. */
 export const userOfRow = (row: unknown): Either.Either<User, ParseError> =>
   Either.map(decodeUserRow(row), (decoded) => new User(decoded, validated))
+
+/** The user the rows of a read of one user hold, if any, read from its row by `userOf`. */
+export const userOfRows = (
+  rows: ReadonlyArray<Readonly<Record<string, unknown>>>,
+  userOf: (row: Readonly<Record<string, unknown>>) => Either.Either<User, ParseError> = userOfRow
+): Either.Either<Option.Option<User>, ParseError> =>
+  rows[0] === undefined ? Either.right(Option.none()) : Either.map(userOf(rows[0]), Option.some)
+
+/**
+ * The read of a user by id: the plain adapter (UserRepoSql) runs it through the client, the fast
+ * one (fast/UsersSqliteReader) prepares it once on a reading connection.
+ */
+export const readStatements = (sql: SqlClient.SqlClient) => ({
+  findById: (id: string) => sql`SELECT ${userColumns(sql)} FROM users u WHERE u.id = ${id}`
+})

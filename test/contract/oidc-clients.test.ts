@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { OidcClients, type StoredClient } from "../../application/ports/OidcClients.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
+import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
 import { ClientId } from "../../domain/oidc/Client.js"
-import { databases } from "../support/databases.js"
+import { databases, sqliteFileFast } from "../support/databases.js"
 import { addUser } from "../support/oidcFixtures.js"
 
 const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient => ({
@@ -22,8 +23,8 @@ const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient
   ...overrides
 })
 
-for (const backend of databases) {
-  const run = <A, E>(effect: Effect.Effect<A, E, OidcClients | OidcGrants | UserRepo>) =>
+for (const backend of [...databases, sqliteFileFast]) {
+  const run = <A, E>(effect: Effect.Effect<A, E, OidcClients | OidcGrants | UserRepo | Transaction>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`OidcClients contract (${backend.name})`, () => {
@@ -48,6 +49,34 @@ for (const backend of databases) {
           expect(yield* clients.remove("c2")).toBe(true)
           expect(yield* clients.remove("c2")).toBe(false)
           expect((yield* clients.all).map((row) => row.client_id)).toEqual(["c1"])
+        })
+      )
+    )
+
+    it.effect("inside a transaction, a read sees its writes; rolled back, they are gone", () =>
+      run(
+        Effect.gen(function* () {
+          const clients = yield* OidcClients
+          const tx = yield* Transaction
+          yield* clients.add(client("c7"))
+          const rolledBack = yield* Effect.flip(
+            tx.transaction(
+              Effect.gen(function* () {
+                yield* clients.add(client("c8"))
+                expect(Option.isSome(yield* clients.find("c8"))).toBe(true)
+                yield* clients.replaceSecret("c7", "b".repeat(64))
+                expect(Option.map(yield* clients.find("c7"), (found) => found.secret_digest)).toEqual(
+                  Option.some("b".repeat(64))
+                )
+                return yield* Effect.fail("undone" as const)
+              })
+            )
+          )
+          expect(rolledBack).toBe("undone")
+          expect(yield* clients.find("c8")).toEqual(Option.none())
+          expect(Option.map(yield* clients.find("c7"), (found) => found.secret_digest)).toEqual(
+            Option.some("a".repeat(64))
+          )
         })
       )
     )

@@ -121,6 +121,7 @@ for (const backend of [...databases, sqliteFileFast]) {
               Effect.gen(function* () {
                 yield* grants.start(grant("g5", ada), Option.some(token("u1", "g5")))
                 expect(Option.isSome(yield* grants.presented("u1"))).toBe(true)
+                expect(Option.isSome(yield* grants.find("g5"))).toBe(true)
                 expect(yield* grants.rotate("u1", token("u2", "g5"), later(1))).toBe(true)
                 expect(Option.isSome(yield* grants.presented("u2"))).toBe(true)
                 return yield* Effect.fail("undone" as const)
@@ -130,6 +131,7 @@ for (const backend of [...databases, sqliteFileFast]) {
           expect(rolledBack).toBe("undone")
           expect(yield* grants.presented("u1")).toEqual(Option.none())
           expect(yield* grants.presented("u2")).toEqual(Option.none())
+          expect(yield* grants.find("g5")).toEqual(Option.none())
         })
       )
     )

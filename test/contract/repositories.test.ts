@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Logger, LogLevel, Option, Schema, TestClock } from "effect"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import { Transaction } from "../../application/ports/Transaction.js"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { UserAlreadyExistsError } from "../../domain/errors.js"
 import { FamilyId, StoredRefreshToken, TokenFamily } from "../../domain/Session.js"
@@ -67,13 +68,13 @@ const found = <A>(option: Option.Option<A>): A => Option.getOrThrowWith(option, 
 /** Runs `effect` at START over a fresh database of `backend`. */
 const runOn =
   (backend: Database) =>
-  <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo>) =>
+  <A, E>(effect: Effect.Effect<A, E, UserRepo | RefreshTokenRepo | Transaction>) =>
     Effect.gen(function* () {
       yield* TestClock.setTime(START)
       return yield* effect
     }).pipe(Effect.provide(backend.repositories()))
 
-for (const backend of databases) {
+for (const backend of [...databases, sqliteFileFast]) {
   const run = runOn(backend)
 
   describe.skipIf(backend.skip)(`UserRepo contract (${backend.name})`, () => {
@@ -90,6 +91,36 @@ for (const backend of databases) {
 
           expect(encodeUser(found(yield* users.findById(created.id)))).toEqual(encodeUser(created))
           expect(encodeUser(found(yield* users.findByLogin("email", "alice@example.com")))).toEqual(encodeUser(created))
+        })
+      )
+    )
+
+    it.effect("inside a transaction, a read by id sees its writes; rolled back, they are gone", () =>
+      run(
+        Effect.gen(function* () {
+          const users = yield* UserRepo
+          const tx = yield* Transaction
+          const kept = yield* users.create(newUser("kept@example.com"))
+          let addedId: UserId | undefined
+          const rolledBack = yield* Effect.flip(
+            tx.transaction(
+              Effect.gen(function* () {
+                const added = yield* users.create(newUser("added@example.com"))
+                addedId = added.id
+                expect(Option.map(yield* users.findById(added.id), (user) => user.email)).toEqual(
+                  Option.some("added@example.com")
+                )
+                yield* users.setPassword(kept.id, "$argon2id$v=19$m=19456,t=2,p=1$salt$changed")
+                expect(Option.flatMap(yield* users.findById(kept.id), (user) => user.hashed_password)).toEqual(
+                  Option.some("$argon2id$v=19$m=19456,t=2,p=1$salt$changed")
+                )
+                return yield* Effect.fail("undone" as const)
+              })
+            )
+          )
+          expect(rolledBack).toBe("undone")
+          expect(yield* users.findById(found(Option.fromNullable(addedId)))).toEqual(Option.none())
+          expect(encodeUser(found(yield* users.findById(kept.id)))).toEqual(encodeUser(kept))
         })
       )
     )

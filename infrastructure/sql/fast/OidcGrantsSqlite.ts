@@ -7,7 +7,7 @@ import { unavailable } from "../failures.js"
 import * as OidcGrantsSql from "../OidcGrantsSql.js"
 import { connection } from "./connections.js"
 import { groupCommits } from "./groupCommit.js"
-import { prepared } from "./prepared.js"
+import { attempt, prepared } from "./prepared.js"
 import { unlessInTransaction } from "./transactions.js"
 
 interface GrantRotation {
@@ -17,11 +17,16 @@ interface GrantRotation {
 }
 
 /**
- * OidcGrants on a SQLite file, its rotation (every refresh grant's write) committed on a
- * connection of its own, the rotations that arrive together in one transaction (groupCommit.ts:
- * each in a savepoint, each answered after the COMMIT, with synchronous=FULL), as the first-party
- * refresh's rotation is (RefreshTokenRotationSqlite). The statements and everything else are the
- * plain adapter's (OidcGrantsSql); inside a transaction of the client, its rotation too.
+ * OidcGrants on a SQLite file, on connections of its own:
+ * - its rotation (every refresh grant's write) committed on a writing connection, the rotations
+ *   that arrive together in one transaction (groupCommit.ts: each in a savepoint, each answered
+ *   after the COMMIT, with synchronous=FULL), as the first-party refresh's rotation is
+ *   (RefreshTokenRotationSqlite);
+ * - its reads of a presented refresh token and of a grant (every refresh grant's, every userinfo
+ *   request's) on a reading connection, as TokenHoldersSqliteReader reads: the file's committed
+ *   state (a grant revoked is read as such by the next request), without the client's permit.
+ * The statements and everything else are the plain adapter's (OidcGrantsSql); inside a
+ * transaction of the client, its calls too.
  */
 export const layer = (filename: string) =>
   Layer.scoped(
@@ -30,6 +35,10 @@ export const layer = (filename: string) =>
       const sql = yield* SqlClient.SqlClient
       const plain = yield* OidcGrantsSql.make
       const db = yield* connection(filename, "writing")
+      const reader = yield* connection(filename, "reading")
+      const reads = OidcGrantsSql.readStatements(sql)
+      const presented = prepared(reader, reads.presented)
+      const find = prepared(reader, reads.find)
       const statement = OidcGrantsSql.rotationStatements(sql)
       const claim = prepared(db, statement.claim)
       const insert = prepared(db, statement.insert)
@@ -43,6 +52,14 @@ export const layer = (filename: string) =>
       })
       return OidcGrants.of({
         ...plain,
+        presented: (digest) =>
+          unlessInTransaction(plain.presented(digest), () =>
+            unavailable(Effect.suspend(() => attempt(() => OidcGrantsSql.presentedOfRows(presented.all(digest)))))
+          ),
+        find: (grantId) =>
+          unlessInTransaction(plain.find(grantId), () =>
+            unavailable(Effect.suspend(() => attempt(() => OidcGrantsSql.grantOfRows(find.all(grantId)))))
+          ),
         rotate: (digest, successor, now) =>
           unlessInTransaction(plain.rotate(digest, successor, now), () =>
             unavailable(committed({ digest, successor, now }))
