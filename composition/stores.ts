@@ -2,6 +2,7 @@ import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ConfigError, Effect, Layer } from "effect"
+import type { AuthorizationCodes } from "../application/ports/AuthorizationCodes.js"
 import type { OidcClients } from "../application/ports/OidcClients.js"
 import type { OidcGrants } from "../application/ports/OidcGrants.js"
 import type { RefreshTokenRepo } from "../application/ports/RefreshTokenRepo.js"
@@ -59,6 +60,7 @@ export interface FastAdapters<R = SqlClient.SqlClient> {
   readonly refreshTokens?: Layer.Layer<RefreshTokenRepo, SqlError, R>
   readonly oidcGrants?: Layer.Layer<OidcGrants, SqlError, R>
   readonly oidcClients?: Layer.Layer<OidcClients, SqlError, R>
+  readonly authorizationCodes?: Layer.Layer<AuthorizationCodes, SqlError, R>
   readonly users?: (options: UserRepoOptions) => Layer.Layer<UserRepo, SqlError, R>
   readonly storeSpace?: Layer.Layer<StoreSpace, never, R>
 }
@@ -137,6 +139,10 @@ export const sqliteFileAdapters = (filename: string): FastAdapters => ({
     () => import("../infrastructure/sql/fast/OidcClientsSqliteReader.js"),
     (reader) => reader.layer(filename)
   ),
+  authorizationCodes: imported(
+    () => import("../infrastructure/sql/fast/AuthorizationCodesSqliteReader.js"),
+    (reader) => reader.layer(filename)
+  ),
   users: (options) =>
     imported(
       () => import("../infrastructure/sql/fast/UsersSqliteReader.js"),
@@ -172,7 +178,7 @@ export const sqlRepositories = <R = SqlClient.SqlClient>(options: UserRepoOption
     WebhookEndpointRepoSql.layer,
     fast.oidcClients ?? OidcClientsSql.layer,
     OidcResourcesSql.layer,
-    AuthorizationCodesSql.layer,
+    fast.authorizationCodes ?? AuthorizationCodesSql.layer,
     ConsentsSql.layer,
     ParkedRequestsSql.layer,
     fast.oidcGrants ?? OidcGrantsSql.layer,

@@ -25,12 +25,27 @@ const Row = Schema.Struct({
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
 /**
+ * The read of a presented code, every redemption's first: the plain adapter runs it through the
+ * client, the fast one (fast/AuthorizationCodesSqliteReader) prepares it once on a reading connection.
+ */
+export const readStatements = (sql: SqlClient.SqlClient) => ({
+  find: (digest: string) =>
+    sql`SELECT digest, client_id, user_id, redirect_uri, code_challenge, scopes, resources, nonce, auth_time, amr,
+        expires_at, redeemed_at, family_id
+      FROM oidc_codes WHERE digest = ${digest}`
+})
+
+/** The code the rows of `find` hold, if any. */
+export const codeOfRows = (rows: unknown) => Effect.map(decodeRows(rows), (codes) => Option.fromNullable(codes[0]))
+
+/**
  * Authorization codes in `oidc_codes`, SQLite or PostgreSQL alike. A claim is one UPDATE that
  * only an unredeemed code passes; a replay and the grant's attachment meet in one row, so that
  * whichever comes second learns of the other.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const reads = readStatements(sql)
 
   return AuthorizationCodes.of({
     add: (code: StoredCode) =>
@@ -43,14 +58,7 @@ export const make = Effect.gen(function* () {
         unavailable
       ),
 
-    find: (digest) =>
-      sql`SELECT digest, client_id, user_id, redirect_uri, code_challenge, scopes, resources, nonce, auth_time, amr,
-          expires_at, redeemed_at, family_id
-        FROM oidc_codes WHERE digest = ${digest}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        unavailable
-      ),
+    find: (digest) => reads.find(digest).pipe(Effect.flatMap(codeOfRows), unavailable),
 
     claim: (digest, now) =>
       sql<{ readonly digest: string }>`UPDATE oidc_codes SET redeemed_at = ${now.epochMillis}

@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
 import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import { OidcClients } from "../../application/ports/OidcClients.js"
+import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
 import type { StoredCode } from "../../domain/oidc/Code.js"
-import { databases } from "../support/databases.js"
+import { databases, sqliteFileFast } from "../support/databases.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
@@ -32,11 +33,36 @@ const codeOf = (digest: string, userId: string, overrides: Partial<StoredCode> =
   ...overrides
 })
 
-for (const backend of databases) {
-  const run = <A, E>(effect: Effect.Effect<A, E, AuthorizationCodes | OidcClients | UserRepo>) =>
+for (const backend of [...databases, sqliteFileFast]) {
+  const run = <A, E>(effect: Effect.Effect<A, E, AuthorizationCodes | OidcClients | UserRepo | Transaction>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`AuthorizationCodes contract (${backend.name})`, () => {
+    it.effect("inside a transaction, a read sees its writes; rolled back, they are gone", () =>
+      run(
+        Effect.gen(function* () {
+          const codes = yield* AuthorizationCodes
+          const tx = yield* Transaction
+          const userId = yield* issuedTo
+          yield* codes.add(codeOf("t1", userId))
+          const rolledBack = yield* Effect.flip(
+            tx.transaction(
+              Effect.gen(function* () {
+                yield* codes.add(codeOf("t2", userId))
+                expect(Option.isSome(yield* codes.find("t2"))).toBe(true)
+                expect(yield* codes.claim("t1", now)).toBe(true)
+                expect(Option.map(yield* codes.find("t1"), (code) => code.redeemed_at)).toEqual(Option.some(now))
+                return yield* Effect.fail("undone" as const)
+              })
+            )
+          )
+          expect(rolledBack).toBe("undone")
+          expect(yield* codes.find("t2")).toEqual(Option.none())
+          expect(Option.map(yield* codes.find("t1"), (code) => code.redeemed_at)).toEqual(Option.some(null))
+        })
+      )
+    )
+
     it.effect(
       "keeps a code as issued; claims it once; a replay and the grant's attachment each learn of the other",
       () =>

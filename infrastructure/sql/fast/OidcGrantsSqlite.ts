@@ -7,7 +7,8 @@ import { unavailable } from "../failures.js"
 import * as OidcGrantsSql from "../OidcGrantsSql.js"
 import { connection } from "./connections.js"
 import { groupCommits } from "./groupCommit.js"
-import { attempt, prepared } from "./prepared.js"
+import { prepared } from "./prepared.js"
+import { readOutsideTransactions } from "./reading.js"
 import { unlessInTransaction } from "./transactions.js"
 
 interface GrantRotation {
@@ -23,8 +24,8 @@ interface GrantRotation {
  *   after the COMMIT, with synchronous=FULL), as the first-party refresh's rotation is
  *   (RefreshTokenRotationSqlite);
  * - its reads of a presented refresh token and of a grant (every refresh grant's, every userinfo
- *   request's) on a reading connection, as TokenHoldersSqliteReader reads: the file's committed
- *   state (a grant revoked is read as such by the next request), without the client's permit.
+ *   request's) on a reading connection (reading.ts): a grant revoked is read as such by the next
+ *   request.
  * The statements and everything else are the plain adapter's (OidcGrantsSql); inside a
  * transaction of the client, its calls too.
  */
@@ -52,14 +53,8 @@ export const layer = (filename: string) =>
       })
       return OidcGrants.of({
         ...plain,
-        presented: (digest) =>
-          unlessInTransaction(plain.presented(digest), () =>
-            unavailable(Effect.suspend(() => attempt(() => OidcGrantsSql.presentedOfRows(presented.all(digest)))))
-          ),
-        find: (grantId) =>
-          unlessInTransaction(plain.find(grantId), () =>
-            unavailable(Effect.suspend(() => attempt(() => OidcGrantsSql.grantOfRows(find.all(grantId)))))
-          ),
+        presented: readOutsideTransactions(plain.presented, presented, OidcGrantsSql.presentedOfRows),
+        find: readOutsideTransactions(plain.find, find, OidcGrantsSql.grantOfRows),
         rotate: (digest, successor, now) =>
           unlessInTransaction(plain.rotate(digest, successor, now), () =>
             unavailable(committed({ digest, successor, now }))
