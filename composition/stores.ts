@@ -159,7 +159,24 @@ export const postgresFastAdapters: FastAdapters<SqlClient.SqlClient | PgPool> = 
   refreshTokens: imported(
     () => import("../infrastructure/sql/fast/RefreshTokenRotationPg.js"),
     (rotation) => rotation.layer
-  )
+  ),
+  oidcClients: imported(
+    () => import("../infrastructure/sql/fast/OidcClientsPgReader.js"),
+    (reader) => reader.layer
+  ),
+  authorizationCodes: imported(
+    () => import("../infrastructure/sql/fast/AuthorizationCodesPgReader.js"),
+    (reader) => reader.layer
+  ),
+  oidcGrants: imported(
+    () => import("../infrastructure/sql/fast/OidcGrantsPgReader.js"),
+    (reader) => reader.layer
+  ),
+  users: (options) =>
+    imported(
+      () => import("../infrastructure/sql/fast/UsersPgReader.js"),
+      (reader) => reader.layer(options)
+    )
 }
 
 /** Every repository over a SQL client, SQLite or PostgreSQL alike; the plain adapters unless `fast` has others. */

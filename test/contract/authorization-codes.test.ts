@@ -5,7 +5,7 @@ import { OidcClients } from "../../application/ports/OidcClients.js"
 import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
 import type { StoredCode } from "../../domain/oidc/Code.js"
-import { databases, sqliteFileFast } from "../support/databases.js"
+import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
@@ -33,7 +33,7 @@ const codeOf = (digest: string, userId: string, overrides: Partial<StoredCode> =
   ...overrides
 })
 
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = <A, E>(effect: Effect.Effect<A, E, AuthorizationCodes | OidcClients | UserRepo | Transaction>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 

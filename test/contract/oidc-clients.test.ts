@@ -5,7 +5,7 @@ import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
 import { ClientId } from "../../domain/oidc/Client.js"
-import { databases, sqliteFileFast } from "../support/databases.js"
+import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 import { addUser } from "../support/oidcFixtures.js"
 
 const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient => ({
@@ -23,7 +23,7 @@ const client = (id: string, overrides: Partial<StoredClient> = {}): StoredClient
   ...overrides
 })
 
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = <A, E>(effect: Effect.Effect<A, E, OidcClients | OidcGrants | UserRepo | Transaction>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 

@@ -5,7 +5,7 @@ import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
-import { databases, sqliteFileFast } from "../support/databases.js"
+import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
 
 const now = DateTime.unsafeMake("2026-12-01T12:00:00Z")
@@ -42,7 +42,7 @@ const token = (digest: string, grantId: string, expiresIn = 3600): GrantToken =>
   rotated_at: null
 })
 
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = <A, E>(effect: Effect.Effect<A, E, OidcGrants | OidcClients | UserRepo | Transaction>) =>
     effect.pipe(Effect.provide(backend.repositories()))
 

@@ -74,7 +74,7 @@ const runOn =
       return yield* effect
     }).pipe(Effect.provide(backend.repositories()))
 
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   const run = runOn(backend)
 
   describe.skipIf(backend.skip)(`UserRepo contract (${backend.name})`, () => {

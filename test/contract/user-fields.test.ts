@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"
 import { type NewUser, UserRepo } from "../../application/ports/UserRepo.js"
 import { Email, UserId } from "../../domain/User.js"
-import { databases, sqliteFileFast } from "../support/databases.js"
+import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 
 const options = { uniqueFields: ["username"] }
 
@@ -15,7 +15,7 @@ const newUser = (address: string, fields: Record<string, unknown>): NewUser => (
   fields
 })
 
-for (const backend of [...databases, sqliteFileFast]) {
+for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
   describe.skipIf(backend.skip)(`UserRepo custom fields (${backend.name})`, () => {
     const run = <A, E>(effect: Effect.Effect<A, E, UserRepo>) =>
       effect.pipe(Effect.provide(backend.repositories(options)))

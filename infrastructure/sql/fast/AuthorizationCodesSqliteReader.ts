@@ -3,8 +3,7 @@ import { Effect, Layer } from "effect"
 import { AuthorizationCodes } from "../../../application/ports/AuthorizationCodes.js"
 import * as AuthorizationCodesSql from "../AuthorizationCodesSql.js"
 import { connection } from "./connections.js"
-import { prepared } from "./prepared.js"
-import { readOutsideTransactions } from "./reading.js"
+import { readingOn, readOutsideTransactions } from "./reading.js"
 
 /**
  * AuthorizationCodes on a SQLite file, its `find` (every redemption's first read) on a reading
@@ -19,7 +18,7 @@ export const layer = (filename: string) =>
       const sql = yield* SqlClient.SqlClient
       const plain = yield* AuthorizationCodesSql.make
       const db = yield* connection(filename, "reading")
-      const find = prepared(db, AuthorizationCodesSql.readStatements(sql).find)
+      const find = readingOn(db, AuthorizationCodesSql.readStatements(sql).find)
       return AuthorizationCodes.of({
         ...plain,
         find: readOutsideTransactions(plain.find, find, AuthorizationCodesSql.codeOfRows)

@@ -3,8 +3,7 @@ import { Effect, Layer } from "effect"
 import { OidcClients } from "../../../application/ports/OidcClients.js"
 import * as OidcClientsSql from "../OidcClientsSql.js"
 import { connection } from "./connections.js"
-import { prepared } from "./prepared.js"
-import { readOutsideTransactions } from "./reading.js"
+import { readingOn, readOutsideTransactions } from "./reading.js"
 
 /**
  * OidcClients on a SQLite file, its `find` (the first read of every token, revocation and
@@ -18,7 +17,7 @@ export const layer = (filename: string) =>
       const sql = yield* SqlClient.SqlClient
       const plain = yield* OidcClientsSql.make
       const db = yield* connection(filename, "reading")
-      const find = prepared(db, OidcClientsSql.readStatements(sql).find)
+      const find = readingOn(db, OidcClientsSql.readStatements(sql).find)
       return OidcClients.of({
         ...plain,
         find: readOutsideTransactions(plain.find, find, OidcClientsSql.clientOfRows)

@@ -8,7 +8,7 @@ import * as OidcGrantsSql from "../OidcGrantsSql.js"
 import { connection } from "./connections.js"
 import { groupCommits } from "./groupCommit.js"
 import { prepared } from "./prepared.js"
-import { readOutsideTransactions } from "./reading.js"
+import { readingOn, readOutsideTransactions } from "./reading.js"
 import { unlessInTransaction } from "./transactions.js"
 
 interface GrantRotation {
@@ -38,8 +38,8 @@ export const layer = (filename: string) =>
       const db = yield* connection(filename, "writing")
       const reader = yield* connection(filename, "reading")
       const reads = OidcGrantsSql.readStatements(sql)
-      const presented = prepared(reader, reads.presented)
-      const find = prepared(reader, reads.find)
+      const presented = readingOn(reader, reads.presented)
+      const find = readingOn(reader, reads.find)
       const statement = OidcGrantsSql.rotationStatements(sql)
       const claim = prepared(db, statement.claim)
       const insert = prepared(db, statement.insert)

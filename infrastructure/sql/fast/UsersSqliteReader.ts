@@ -5,8 +5,7 @@ import type { UserRepoOptions } from "../../users.js"
 import * as UserRepoSql from "../UserRepoSql.js"
 import { readStatements, userOfRows } from "../userRows.js"
 import { connection } from "./connections.js"
-import { prepared } from "./prepared.js"
-import { readOutsideTransactions } from "./reading.js"
+import { readingOn, readOutsideTransactions } from "./reading.js"
 import { sameRowsSameUsers } from "./sameRows.js"
 
 /**
@@ -22,7 +21,7 @@ export const layer = (filename: string) => (options: Pick<UserRepoOptions, "idTy
       const sql = yield* SqlClient.SqlClient
       const plain = yield* UserRepoSql.make(options)
       const db = yield* connection(filename, "reading")
-      const findById = prepared(db, readStatements(sql).findById)
+      const findById = readingOn(db, readStatements(sql).findById)
       const userOf = sameRowsSameUsers()
       return UserRepo.of({
         ...plain,
