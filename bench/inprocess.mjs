@@ -9,7 +9,8 @@
 // Routes: me (GET /me), refresh (POST /refresh, each token used once), healthz, login (POST
 // /login, one account), register (POST /register, a new address each time), oidc-refresh (the
 // OpenID Provider's refresh grant, each token used once) and oidc-code (an authorization by a
-// signed-in, consenting user and its code's redemption, two requests); login and register are
+// signed-in, consenting user and its code's redemption, two requests), oidc-redeem (the
+// redemption alone, each round's codes minted before its clock starts); login and register are
 // bound by the password hash, which runs on other threads: for them read the main thread's CPU
 // time a request (what the service adds beside the hash), or profile them (--cpu-prof). BENCH_REQUESTS
 // (20000 a round) and BENCH_CONCURRENCY (50) set the load. BENCH_DIST=<dist>,<dist>… compares
@@ -18,7 +19,7 @@
 // median round of each is reported.
 import { execFileSync } from "node:child_process"
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as HttpApp from "@effect/platform/HttpApp"
@@ -177,6 +178,21 @@ const target = async (dist) => {
     const { redeem } = await provider()
     return () => redeem("openid")
   }
+  // The redemption alone, as bench:provider times it: each round's codes are minted before its clock starts.
+  makers["oidc-redeem"] = async () => {
+    const { authorize, token } = await provider()
+    const redirect_uri = "https://app.example.com/cb"
+    let minted = []
+    const redeem = () => {
+      const { code, verifier } = minted.pop()
+      return token({ grant_type: "authorization_code", code, redirect_uri, code_verifier: verifier })
+    }
+    redeem.prepare = async (count) => {
+      minted = []
+      for (let n = 0; n < count; n++) minted.push(await authorize("openid"))
+    }
+    return redeem
+  }
   makers["oidc-refresh"] = async () => {
     const { redeem, token } = await provider()
     const chains = []
@@ -211,6 +227,39 @@ const mainThreadMicros = () => {
 }
 const ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }))
 
+/**
+ * BENCH_PROFILE=<file>: a CPU profile of the timed rounds alone (not the set-up, not the minting of
+ * oidc-redeem's codes), written there at the end; open it in Chrome's DevTools.
+ */
+const profiler = process.env.BENCH_PROFILE
+  ? await (async () => {
+      const { Session } = await import("node:inspector/promises")
+      const session = new Session()
+      session.connect()
+      await session.post("Profiler.enable")
+      let merged
+      return {
+        start: () => session.post("Profiler.start"),
+        stop: async () => {
+          const { profile } = await session.post("Profiler.stop")
+          merged ??= profile
+          if (merged !== profile) {
+            // Rounds after the first are appended to it: their nodes renumbered past its own.
+            const offset = Math.max(...merged.nodes.map((node) => node.id))
+            for (const node of profile.nodes) {
+              node.id += offset
+              node.children = node.children?.map((child) => child + offset)
+            }
+            merged.nodes.push(...profile.nodes)
+            merged.samples.push(...profile.samples.map((sample) => sample + offset))
+            merged.timeDeltas.push(...profile.timeDeltas)
+          }
+          writeFileSync(process.env.BENCH_PROFILE, JSON.stringify(merged))
+        }
+      }
+    })()
+  : undefined
+
 const measure = async (next, count) => {
   let sent = 0
   let failed = 0
@@ -221,12 +270,15 @@ const measure = async (next, count) => {
       if (response.status >= 300) failed++
     }
   }
+  await next.prepare?.(count)
+  await profiler?.start()
   const before = process.cpuUsage()
   const loopBefore = mainThreadMicros()
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, (_, lane) => worker(lane)))
   const cpu = process.cpuUsage(before)
   const loop = mainThreadMicros() - loopBefore
+  await profiler?.stop()
   return {
     cpuMicros: (cpu.user + cpu.system) / count,
     loopMicros: loop / count,
