@@ -117,38 +117,47 @@ const sqlDatabase = (url: DatabaseUrl): SqlDatabase => {
   }
 }
 
-/** The fast adapters of a SQLite file of its own. */
-export const sqliteFileAdapters = (filename: string): FastAdapters => ({
-  storeSpace: imported(
-    () => import("../infrastructure/sql/StoreSpaceSqlite.js"),
-    (space) => space.layer(filename)
-  ),
-  tokenHolders: imported(
-    () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
-    (reader) => reader.layer(filename)
-  ),
-  refreshTokens: imported(
-    () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
-    (rotation) => rotation.layer(filename)
-  ),
-  oidcGrants: imported(
-    () => import("../infrastructure/sql/fast/OidcGrantsSqlite.js"),
-    (grants) => grants.layer(filename)
-  ),
-  oidcClients: imported(
-    () => import("../infrastructure/sql/fast/OidcClientsSqliteReader.js"),
-    (reader) => reader.layer(filename)
-  ),
-  authorizationCodes: imported(
-    () => import("../infrastructure/sql/fast/AuthorizationCodesSqliteReader.js"),
-    (reader) => reader.layer(filename)
-  ),
-  users: (options) =>
-    imported(
-      () => import("../infrastructure/sql/fast/UsersSqliteReader.js"),
-      (reader) => reader.layer(filename)(options)
-    )
-})
+/**
+ * The fast adapters of a SQLite file of its own. Their reads share one connection that only
+ * reads (one layer, so built once however many adapters it is given to).
+ */
+export const sqliteFileAdapters = (filename: string): FastAdapters => {
+  const reading = imported(
+    () => import("../infrastructure/sql/fast/connections.js"),
+    (connections) => connections.readingConnection(filename)
+  )
+  return {
+    storeSpace: imported(
+      () => import("../infrastructure/sql/StoreSpaceSqlite.js"),
+      (space) => space.layer(filename)
+    ),
+    tokenHolders: imported(
+      () => import("../infrastructure/sql/fast/TokenHoldersSqliteReader.js"),
+      (reader) => reader.layer
+    ).pipe(Layer.provide(reading)),
+    refreshTokens: imported(
+      () => import("../infrastructure/sql/fast/RefreshTokenRotationSqlite.js"),
+      (rotation) => rotation.layer(filename)
+    ),
+    oidcGrants: imported(
+      () => import("../infrastructure/sql/fast/OidcGrantsSqlite.js"),
+      (grants) => grants.layer(filename)
+    ).pipe(Layer.provide(reading)),
+    oidcClients: imported(
+      () => import("../infrastructure/sql/fast/OidcClientsSqliteReader.js"),
+      (reader) => reader.layer
+    ).pipe(Layer.provide(reading)),
+    authorizationCodes: imported(
+      () => import("../infrastructure/sql/fast/AuthorizationCodesSqliteReader.js"),
+      (reader) => reader.layer
+    ).pipe(Layer.provide(reading)),
+    users: (options) =>
+      imported(
+        () => import("../infrastructure/sql/fast/UsersSqliteReader.js"),
+        (reader) => reader.layer(options)
+      ).pipe(Layer.provide(reading))
+  }
+}
 
 /** The fast adapters of PostgreSQL: named statements on the client's own pool. */
 export const postgresFastAdapters: FastAdapters<SqlClient.SqlClient | PgPool> = {

@@ -5,7 +5,7 @@ import { OidcGrants } from "../../../application/ports/OidcGrants.js"
 import type { GrantToken } from "../../../domain/oidc/Grant.js"
 import { unavailable } from "../failures.js"
 import * as OidcGrantsSql from "../OidcGrantsSql.js"
-import { connection } from "./connections.js"
+import { connection, ReadingConnection } from "./connections.js"
 import { groupCommits } from "./groupCommit.js"
 import { prepared } from "./prepared.js"
 import { readingOn, readOutsideTransactions } from "./reading.js"
@@ -18,14 +18,14 @@ interface GrantRotation {
 }
 
 /**
- * OidcGrants on a SQLite file, on connections of its own:
+ * OidcGrants on a SQLite file, outside the client's connection:
  * - its rotation (every refresh grant's write) committed on a writing connection, the rotations
  *   that arrive together in one transaction (groupCommit.ts: each in a savepoint, each answered
  *   after the COMMIT, with synchronous=FULL), as the first-party refresh's rotation is
  *   (RefreshTokenRotationSqlite);
  * - its reads of a presented refresh token and of a grant (every refresh grant's, every userinfo
- *   request's) on a reading connection (reading.ts): a grant revoked is read as such by the next
- *   request.
+ *   request's) on the file's reading connection (reading.ts, connections.ts): a grant revoked is
+ *   read as such by the next request.
  * The statements and everything else are the plain adapter's (OidcGrantsSql); inside a
  * transaction of the client, its calls too.
  */
@@ -36,7 +36,7 @@ export const layer = (filename: string) =>
       const sql = yield* SqlClient.SqlClient
       const plain = yield* OidcGrantsSql.make
       const db = yield* connection(filename, "writing")
-      const reader = yield* connection(filename, "reading")
+      const reader = yield* ReadingConnection
       const reads = OidcGrantsSql.readStatements(sql)
       const presented = readingOn(reader, reads.presented)
       const find = readingOn(reader, reads.find)

@@ -3,12 +3,12 @@ import { Effect, Layer } from "effect"
 import { TokenHolders } from "../../../application/ports/TokenHolders.js"
 import { unavailable } from "../failures.js"
 import { holderOfRows, presentedOfRows, statements } from "../TokenHoldersSql.js"
-import { connection } from "./connections.js"
+import { ReadingConnection } from "./connections.js"
 import { attempt, prepared } from "./prepared.js"
 import { sameRowsSameUsers } from "./sameRows.js"
 
 /**
- * TokenHolders on a SQLite file, read on a connection of its own that only reads, outside
+ * TokenHolders on a SQLite file, read on the file's reading connection (connections.ts), outside
  * @effect/sql's client: each read is one synchronous call of better-sqlite3 on a statement
  * prepared once, where the client's path (its span, the connection's permit, its statement cache,
  * a compilation of the statement) costs a token's every use several times what SQLite spends on
@@ -19,21 +19,20 @@ import { sameRowsSameUsers } from "./sameRows.js"
  * is read. Not for a read inside a transaction, which it would not see: neither of its callers
  * (an authenticated request, a refresh before its rotation) makes one there.
  */
-export const layer = (filename: string) =>
-  Layer.scoped(
-    TokenHolders,
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const db = yield* connection(filename, "reading")
-      const statement = statements(sql)
-      const holder = prepared(db, statement.holder)
-      const presented = prepared(db, statement.presented)
-      const userOf = sameRowsSameUsers()
-      return TokenHolders.of({
-        find: (userId, familyId) =>
-          unavailable(Effect.suspend(() => attempt(() => holderOfRows(holder.all(userId, familyId), userOf)))),
-        presented: (digest) =>
-          unavailable(Effect.suspend(() => attempt(() => presentedOfRows(presented.all(digest), userOf))))
-      })
+export const layer = Layer.scoped(
+  TokenHolders,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const db = yield* ReadingConnection
+    const statement = statements(sql)
+    const holder = prepared(db, statement.holder)
+    const presented = prepared(db, statement.presented)
+    const userOf = sameRowsSameUsers()
+    return TokenHolders.of({
+      find: (userId, familyId) =>
+        unavailable(Effect.suspend(() => attempt(() => holderOfRows(holder.all(userId, familyId), userOf)))),
+      presented: (digest) =>
+        unavailable(Effect.suspend(() => attempt(() => presentedOfRows(presented.all(digest), userOf))))
     })
-  )
+  })
+)

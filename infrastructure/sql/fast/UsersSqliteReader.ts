@@ -4,23 +4,23 @@ import { UserRepo } from "../../../application/ports/UserRepo.js"
 import type { UserRepoOptions } from "../../users.js"
 import * as UserRepoSql from "../UserRepoSql.js"
 import { readStatements, userOfRows } from "../userRows.js"
-import { connection } from "./connections.js"
+import { ReadingConnection } from "./connections.js"
 import { readingOn, readOutsideTransactions } from "./reading.js"
 import { sameRowsSameUsers } from "./sameRows.js"
 
 /**
  * UserRepo on a SQLite file, its `findById` (the read of a token grant's user, of userinfo's, of
- * most signed-in requests') on a reading connection of its own (reading.ts): a user deactivated or
+ * most signed-in requests') on the file's reading connection (reading.ts, connections.ts): a user deactivated or
  * given a role is read as such by the next request. A row read again with the same values answers
  * the user decoded before (sameRows.ts). Everything else is the plain adapter's.
  */
-export const layer = (filename: string) => (options: Pick<UserRepoOptions, "idType">) =>
+export const layer = (options: Pick<UserRepoOptions, "idType">) =>
   Layer.scoped(
     UserRepo,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const plain = yield* UserRepoSql.make(options)
-      const db = yield* connection(filename, "reading")
+      const db = yield* ReadingConnection
       const findById = readingOn(db, readStatements(sql).findById)
       const userOf = sameRowsSameUsers()
       return UserRepo.of({

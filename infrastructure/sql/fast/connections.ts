@@ -1,6 +1,6 @@
 import { SqlError } from "@effect/sql/SqlError"
 import Database from "better-sqlite3"
-import { Effect, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 
 /** How a fast adapter opens the file: to read only, or to write with durable commits. */
 export type Access = "reading" | "writing"
@@ -26,3 +26,15 @@ export const connection = (filename: string, access: Access): Effect.Effect<Data
     }),
     (opened) => Effect.sync(() => opened.close())
   )
+
+/**
+ * The one connection that only reads a file, shared by the fast adapters' reads (its reads are
+ * synchronous calls, so they never interleave): one page cache and one handle for all of them.
+ */
+export class ReadingConnection extends Context.Tag("infrastructure/sql/fast/ReadingConnection")<
+  ReadingConnection,
+  Database.Database
+>() {}
+
+/** The reading connection of `filename`, closed with the layer's scope; built once however many adapters it is given to. */
+export const readingConnection = (filename: string) => Layer.scoped(ReadingConnection, connection(filename, "reading"))
