@@ -33,8 +33,11 @@ export const connection = (filename: string, access: Access): Effect.Effect<Data
  */
 export class ReadingConnection extends Context.Tag("infrastructure/sql/fast/ReadingConnection")<
   ReadingConnection,
-  Database.Database
+  ReadingDatabase
 >() {}
+
+/** The reading connection's handle, under a name of this module's (declarations can name it). */
+export interface ReadingDatabase extends Database.Database {}
 
 /** The reading connection of `filename`, closed with the layer's scope; built once however many adapters it is given to. */
 export const readingConnection = (filename: string) => Layer.scoped(ReadingConnection, connection(filename, "reading"))
