@@ -1,54 +1,28 @@
-import { createHash, generateKeyPairSync } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Option, TestClock } from "effect"
+import { DateTime, Effect, Layer, TestClock } from "effect"
 import { decodeJwt } from "jose"
 import { Audit } from "../../application/Audit.js"
-import { Authorize } from "../../application/oidc/Authorize.js"
-import { OidcPolicy } from "../../application/oidc/OidcPolicy.js"
 import { Token } from "../../application/oidc/Token.js"
-import type { TokenEndpointError } from "../../application/oidc/TokenAnswers.js"
-import { OidcClients } from "../../application/ports/OidcClients.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
-import { ProviderTokens } from "../../application/ports/ProviderTokens.js"
-import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
-import { useCases } from "../../composition/application.js"
-import { ClientId } from "../../domain/oidc/Client.js"
-import { type Email, RoleName, UserId } from "../../domain/User.js"
-import * as ProviderTokensJose from "../../infrastructure/crypto/ProviderTokensJose.js"
+import { UserId } from "../../domain/User.js"
 import { memoryPorts } from "../support/memoryPorts.js"
-
-const issuer = "https://id.example.com"
-const START = Date.UTC(2026, 11, 1, 12, 0, 0)
-const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
-const challenge = createHash("sha256").update(verifier).digest("base64url")
-const secret = "the-client-secret-of-app-0123456789abcdef"
-const redirect = "https://app.example.com/cb"
-
-const policy = Layer.succeed(OidcPolicy, {
+import {
+  basic,
+  codeFor,
+  errorOf,
   issuer,
-  codeTtlSeconds: 60,
-  metadataDocuments: { enabled: false, allowHttp: false },
-  requestTtlSeconds: 900,
-  lifetimes: { accessSeconds: 900, refreshSeconds: 86_400, idTokenSeconds: 300 }
-})
-const signer = Layer.effect(
-  ProviderTokens,
-  Effect.map(
-    Effect.clockWith((clock) => Effect.succeed(clock)),
-    (clock) =>
-      ProviderTokensJose.make(
-        issuer,
-        { key: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey, kid: "k1" },
-        () => clock.unsafeCurrentTimeMillis()
-      )
-  )
-)
-const world = Layer.mergeAll(Authorize.Default, Token.Default).pipe(
-  Layer.provideMerge(Layer.merge(policy, signer)),
-  Layer.provideMerge(useCases),
-  Layer.provideMerge(memoryPorts(Layer.empty).layer)
-)
+  none,
+  providerWorld,
+  redeem,
+  redirect,
+  START,
+  secret,
+  setUp,
+  verifier
+} from "../support/oidcTokens.js"
+
+const world = providerWorld(memoryPorts(Layer.empty).layer)
 
 type World = Layer.Layer.Success<typeof world>
 const run = <A, E>(body: Effect.Effect<A, E, World>) =>
@@ -56,78 +30,6 @@ const run = <A, E>(body: Effect.Effect<A, E, World>) =>
     yield* TestClock.setTime(START)
     return yield* body.pipe(Effect.provide(world))
   })
-
-const none = { basic: undefined, client_id: undefined, client_secret: undefined }
-const basic = { ...none, basic: { client_id: "app", client_secret: secret } }
-
-/** Ada, with a role and its permission, and the clients: app (confidential), native (public), job (machine). */
-const setUp = Effect.gen(function* () {
-  const user = yield* (yield* UserRepo).create({
-    email: "ada@example.com" as Email,
-    hashed_password: Option.none(),
-    is_active: true,
-    is_verified: true,
-    is_superuser: false
-  })
-  yield* (yield* UserRepo).assignRole(user.id, RoleName.make("editor"))
-  yield* (yield* RoleRepo).assignPermission(RoleName.make("editor"), "posts:write" as never)
-  const clients = yield* OidcClients
-  const base = {
-    public: false,
-    first_party: true,
-    self_registered: false,
-    redirect_uris: [redirect],
-    post_logout_redirect_uris: [],
-    scopes: ["reports:read"],
-    grants: ["authorization_code"] as const,
-    secret_digest: createHash("sha256").update(secret).digest("hex"),
-    created_at: DateTime.unsafeMake(START)
-  }
-  yield* clients.add({ ...base, client_id: ClientId.make("app"), name: "App" })
-  yield* clients.add({ ...base, client_id: ClientId.make("other"), name: "Other" })
-  yield* clients.add({ ...base, client_id: ClientId.make("native"), name: "Native", public: true, secret_digest: null })
-  yield* clients.add({
-    ...base,
-    client_id: ClientId.make("job"),
-    name: "Job",
-    grants: ["authorization_code", "client_credentials"]
-  })
-  return { user_id: user.id as string, auth_time: Math.floor(START / 1000) - 30, amr: ["hwk", "user"] }
-})
-
-/** A code for `client_id`, from Ada's browser session (first-party clients: no consent). */
-const codeFor = (
-  session: { user_id: string; auth_time: number; amr: ReadonlyArray<string> },
-  scope: string,
-  clientId = "app"
-) =>
-  Effect.gen(function* () {
-    const outcome = yield* (yield* Authorize).authorize(
-      {
-        client_id: clientId,
-        redirect_uri: redirect,
-        response_type: "code",
-        scope,
-        nonce: "n-1",
-        code_challenge: challenge,
-        code_challenge_method: "S256"
-      },
-      session
-    )
-    if (outcome._tag !== "Redirect") throw new Error(`no code: ${outcome._tag}`)
-    return new URL(outcome.location).searchParams.get("code") ?? ""
-  })
-
-const redeem = (code: string, presented = basic as Parameters<Token["exchange"]>[1], overrides = {}) =>
-  Effect.flatMap(Token, (token) =>
-    token.exchange(
-      { grant_type: "authorization_code", code, redirect_uri: redirect, code_verifier: verifier, ...overrides },
-      presented
-    )
-  )
-
-const errorOf = <A, R>(effect: Effect.Effect<A, TokenEndpointError | { _tag: string }, R>) =>
-  Effect.map(Effect.flip(effect), (error) => ("error" in error ? error.error : error._tag))
 
 describe("Token: authorization_code", () => {
   it.effect(
