@@ -36,9 +36,9 @@ for (const store of stores) {
     Effect.map(store.url, (url) => providerWorld(memoryPorts(Layer.empty, { SERVICE_DATABASE_URL: url }).layer))
   )
 
-  describe.skipIf(store.skip)(`Token: one code redeemed by racing requests (${store.name})`, () => {
+  describe.skipIf(store.skip)(`Token under racing requests (${store.name})`, () => {
     it.live(
-      "at most one redemption answers; every other is invalid_grant; no grant the code started is left live",
+      "one code redeemed by racing requests: at most one answers, every other is invalid_grant, no grant of the code is left live",
       () =>
         Effect.gen(function* () {
           const session = yield* setUp
@@ -62,6 +62,27 @@ for (const store of stores) {
             )
             expect(yield* errorOf(refresh)).toBe("invalid_grant")
           }
+        }).pipe(Effect.provide(world))
+    )
+
+    it.live(
+      "one refresh token presented by racing requests: at most one rotation answers, every other is invalid_grant",
+      () =>
+        Effect.gen(function* () {
+          const session = yield* setUp
+          const issued = yield* redeem(yield* codeFor(session, "openid offline_access"))
+          const refresh = Effect.flatMap(Token, (token) =>
+            token.exchange({ grant_type: "refresh_token", refresh_token: issued.refresh_token ?? "" }, basic)
+          )
+          const outcomes = yield* Effect.all(
+            Array.from({ length: 8 }, () => Effect.either(refresh)),
+            { concurrency: "unbounded" }
+          )
+          const answered = outcomes.filter(Either.isRight)
+          expect(answered.length).toBeLessThanOrEqual(1)
+          expect(outcomes.filter(Either.isLeft).map(({ left }) => ("error" in left ? left.error : left._tag))).toEqual(
+            Array.from({ length: 8 - answered.length }, () => "invalid_grant")
+          )
         }).pipe(Effect.provide(world))
     )
   })
