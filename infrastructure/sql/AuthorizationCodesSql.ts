@@ -26,7 +26,7 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
 /**
  * The read of a presented code, every redemption's first: the plain adapter runs it through the
- * client, the fast one (fast/AuthorizationCodesSqliteReader) prepares it once on a reading connection.
+ * client, the fast ones (fast/AuthorizationCodes*Reader) run it on SQLite's reading connection or named on PostgreSQL.
  */
 export const readStatements = (sql: SqlClient.SqlClient) => ({
   find: (digest: string) =>

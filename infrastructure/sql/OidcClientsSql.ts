@@ -35,7 +35,7 @@ const columnList = `client_id, name, public, first_party, self_registered, redir
 
 /**
  * The read of one client, every token request's first: the plain adapter runs it through the
- * client, the fast one (fast/OidcClientsSqliteReader) prepares it once on a reading connection.
+ * client, the fast ones (fast/OidcClients*Reader) run it on SQLite's reading connection or named on PostgreSQL.
  */
 export const readStatements = (sql: SqlClient.SqlClient) => ({
   find: (clientId: string) => sql`SELECT ${sql.literal(columnList)} FROM oidc_clients WHERE client_id = ${clientId}`

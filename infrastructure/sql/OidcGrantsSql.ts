@@ -37,8 +37,8 @@ const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scopes, g.resources,
 
 /**
  * The reads of the token endpoint and of userinfo: a presented refresh token with its grant, and a
- * grant by id. The plain adapter runs them through the client, the fast one (fast/OidcGrantsSqlite)
- * prepares them once on a reading connection.
+ * grant by id. The plain adapter runs them through the client, the fast ones (fast/OidcGrantsSqlite,
+ * fast/OidcGrantsPgReader) on SQLite's reading connection or named on PostgreSQL.
  */
 export const readStatements = (sql: SqlClient.SqlClient) => {
   const columns = sql.literal(grantColumns)

@@ -43,7 +43,7 @@ export const userOfRows = (
 
 /**
  * The read of a user by id: the plain adapter (UserRepoSql) runs it through the client, the fast
- * one (fast/UsersSqliteReader) prepares it once on a reading connection.
+ * ones (fast/Users*Reader) run it on SQLite's reading connection or named on PostgreSQL.
  */
 export const readStatements = (sql: SqlClient.SqlClient) => ({
   findById: (id: string) => sql`SELECT ${userColumns(sql)} FROM users u WHERE u.id = ${id}`

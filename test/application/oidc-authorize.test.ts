@@ -7,11 +7,11 @@ import { OidcPolicy } from "../../application/oidc/OidcPolicy.js"
 import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import { Consents } from "../../application/ports/Consents.js"
 import { OidcClients } from "../../application/ports/OidcClients.js"
-import { UserRepo } from "../../application/ports/UserRepo.js"
+import type { UserRepo } from "../../application/ports/UserRepo.js"
 import { useCases } from "../../composition/application.js"
 import { ClientId } from "../../domain/oidc/Client.js"
-import type { Email } from "../../domain/User.js"
 import { memoryPorts } from "../support/memoryPorts.js"
+import { addUser } from "../support/oidcFixtures.js"
 
 const issuer = "https://id.example.com"
 const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
@@ -42,13 +42,7 @@ const run = <A, E>(
 
 /** A user, and clients: a confidential one, a public one and a first-party one. */
 const setUp = Effect.gen(function* () {
-  const user = yield* (yield* UserRepo).create({
-    email: "ada@example.com" as Email,
-    hashed_password: Option.none(),
-    is_active: true,
-    is_verified: true,
-    is_superuser: false
-  })
+  const userId = yield* addUser("ada@example.com")
   const clients = yield* OidcClients
   for (const [id, overrides] of [
     ["app", {}],
@@ -70,7 +64,7 @@ const setUp = Effect.gen(function* () {
       ...overrides
     })
   }
-  return { user_id: user.id as string, auth_time: Math.floor(START / 1000) - 60, amr: ["pwd"] }
+  return { user_id: userId, auth_time: Math.floor(START / 1000) - 60, amr: ["pwd"] }
 })
 
 const params = (overrides: Record<string, string | undefined> = {}) => ({

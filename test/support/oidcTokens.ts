@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from "node:crypto"
-import { DateTime, Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { Authorize } from "../../application/oidc/Authorize.js"
 import { OidcPolicy } from "../../application/oidc/OidcPolicy.js"
 import { Token } from "../../application/oidc/Token.js"
@@ -10,8 +10,9 @@ import { RoleRepo } from "../../application/ports/RoleRepo.js"
 import { UserRepo } from "../../application/ports/UserRepo.js"
 import { useCases } from "../../composition/application.js"
 import { ClientId } from "../../domain/oidc/Client.js"
-import { type Email, RoleName } from "../../domain/User.js"
+import { RoleName, UserId } from "../../domain/User.js"
 import * as ProviderTokensJose from "../../infrastructure/crypto/ProviderTokensJose.js"
+import { addUser } from "./oidcFixtures.js"
 
 // The token endpoint's use cases over a deployment's ports, with one user and the clients the
 // token tests redeem for (test/application/oidc-token*.test.ts).
@@ -47,14 +48,8 @@ export const basic = { ...none, basic: { client_id: "app", client_secret: secret
 
 /** Ada, with a role and its permission, and the clients: app (confidential), native (public), job (machine). */
 export const setUp = Effect.gen(function* () {
-  const user = yield* (yield* UserRepo).create({
-    email: "ada@example.com" as Email,
-    hashed_password: Option.none(),
-    is_active: true,
-    is_verified: true,
-    is_superuser: false
-  })
-  yield* (yield* UserRepo).assignRole(user.id, RoleName.make("editor"))
+  const userId = yield* addUser("ada@example.com")
+  yield* (yield* UserRepo).assignRole(UserId.make(userId), RoleName.make("editor"))
   yield* (yield* RoleRepo).assignPermission(RoleName.make("editor"), "posts:write" as never)
   const clients = yield* OidcClients
   const base = {
@@ -77,7 +72,7 @@ export const setUp = Effect.gen(function* () {
     name: "Job",
     grants: ["authorization_code", "client_credentials"]
   })
-  return { user_id: user.id as string, auth_time: Math.floor(START / 1000) - 30, amr: ["hwk", "user"] }
+  return { user_id: userId, auth_time: Math.floor(START / 1000) - 30, amr: ["hwk", "user"] }
 })
 
 /** A code for `client_id`, from Ada's browser session (first-party clients: no consent). */

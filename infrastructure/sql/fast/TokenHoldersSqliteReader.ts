@@ -1,10 +1,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { TokenHolders } from "../../../application/ports/TokenHolders.js"
-import { unavailable } from "../failures.js"
+import { failingAsUnavailable } from "../failures.js"
 import { holderOfRows, presentedOfRows, statements } from "../TokenHoldersSql.js"
 import { ReadingConnection } from "./connections.js"
-import { attempt, prepared } from "./prepared.js"
+import { readingOn } from "./reading.js"
 import { sameRowsSameUsers } from "./sameRows.js"
 
 /**
@@ -25,14 +25,14 @@ export const layer = Layer.scoped(
     const sql = yield* SqlClient.SqlClient
     const db = yield* ReadingConnection
     const statement = statements(sql)
-    const holder = prepared(db, statement.holder)
-    const presented = prepared(db, statement.presented)
+    const holder = readingOn(db, statement.holder)
+    const presented = readingOn(db, statement.presented)
     const userOf = sameRowsSameUsers()
     return TokenHolders.of({
       find: (userId, familyId) =>
-        unavailable(Effect.suspend(() => attempt(() => holderOfRows(holder.all(userId, familyId), userOf)))),
+        failingAsUnavailable(Effect.flatMap(holder(userId, familyId), (rows) => holderOfRows(rows, userOf))),
       presented: (digest) =>
-        unavailable(Effect.suspend(() => attempt(() => presentedOfRows(presented.all(digest), userOf))))
+        failingAsUnavailable(Effect.flatMap(presented(digest), (rows) => presentedOfRows(rows, userOf)))
     })
   })
 )
