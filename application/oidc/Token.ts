@@ -177,21 +177,16 @@ export class Token extends Effect.Service<Token>()("app/Token", {
           revoked_at: null
         }
         const refresh = issuesRefreshToken(code.scopes) ? yield* newRefreshToken(grant.grant_id, now) : undefined
-        // The code spent and its grant started commit together: one commit, and no grant without its code's mark.
-        const redeemed = yield* tx.transaction(
+        // The code spent (marked with its grant) and the grant started commit together: no grant
+        // without its code's mark, so a replay always finds the grant to end.
+        const claimed = yield* tx.transaction(
           Effect.gen(function* () {
-            if (!(yield* codes.claim(digest, now))) return "spent" as const
+            if (!(yield* codes.claim(digest, now, grant.grant_id))) return false
             yield* grants.start(grant, Option.fromNullable(refresh?.row))
-            // A replay that marked the code meanwhile found no grant to end: this one ends now.
-            if (yield* codes.attachGrant(digest, grant.grant_id)) {
-              yield* grants.revoke(grant.grant_id, now)
-              return "replayed" as const
-            }
-            return "redeemed" as const
+            return true
           })
         )
-        if (redeemed === "spent") return yield* replayed(yield* codes.markReplayed(digest, now))
-        if (redeemed === "replayed") return yield* refuse("invalid_grant", "the code has been used")
+        if (!claimed) return yield* replayed(yield* codes.markReplayed(digest, now))
         return yield* issue(grant, refresh?.token, code.nonce, resources)
       })
 

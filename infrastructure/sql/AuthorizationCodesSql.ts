@@ -40,8 +40,9 @@ export const codeOfRows = (rows: unknown) => Effect.map(decodeRows(rows), (codes
 
 /**
  * Authorization codes in `oidc_codes`, SQLite or PostgreSQL alike. A claim is one UPDATE that
- * only an unredeemed code passes; a replay and the grant's attachment meet in one row, so that
- * whichever comes second learns of the other.
+ * only an unredeemed code passes, and that records the grant it starts: a replay, which can only
+ * pass once the claim is committed (the row's lock on PostgreSQL, the one writer on SQLite),
+ * reads that grant from the same row.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -60,17 +61,10 @@ export const make = Effect.gen(function* () {
 
     find: (digest) => reads.find(digest).pipe(Effect.flatMap(codeOfRows), unavailable),
 
-    claim: (digest, now) =>
-      sql<{ readonly digest: string }>`UPDATE oidc_codes SET redeemed_at = ${now.epochMillis}
+    claim: (digest, now, grantId) =>
+      sql<{ readonly digest: string }>`UPDATE oidc_codes SET redeemed_at = ${now.epochMillis}, family_id = ${grantId}
         WHERE digest = ${digest} AND redeemed_at IS NULL RETURNING digest`.pipe(
         Effect.map((rows) => rows.length > 0),
-        unavailable
-      ),
-
-    attachGrant: (digest, familyId) =>
-      sql<{ readonly replayed_at: unknown }>`UPDATE oidc_codes SET family_id = ${familyId}
-        WHERE digest = ${digest} RETURNING replayed_at`.pipe(
-        Effect.map((rows) => rows.some((row) => row.replayed_at !== null)),
         unavailable
       ),
 

@@ -50,7 +50,7 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
               Effect.gen(function* () {
                 yield* codes.add(codeOf("t2", userId))
                 expect(Option.isSome(yield* codes.find("t2"))).toBe(true)
-                expect(yield* codes.claim("t1", now)).toBe(true)
+                expect(yield* codes.claim("t1", now, "grant-t1")).toBe(true)
                 expect(Option.map(yield* codes.find("t1"), (code) => code.redeemed_at)).toEqual(Option.some(now))
                 return yield* Effect.fail("undone" as const)
               })
@@ -63,35 +63,25 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
       )
     )
 
-    it.effect(
-      "keeps a code as issued; claims it once; a replay and the grant's attachment each learn of the other",
-      () =>
-        run(
-          Effect.gen(function* () {
-            const codes = yield* AuthorizationCodes
-            const userId = yield* issuedTo
-            const first = codeOf("d1", userId)
-            yield* codes.add(first)
-            expect(yield* codes.find("d1")).toEqual(Option.some(first))
-            expect(yield* codes.find("nothing")).toEqual(Option.none())
-            // A replay of a code never redeemed is no replay.
-            expect(yield* codes.markReplayed("d1", now)).toEqual(Option.none())
+    it.effect("keeps a code as issued; claims it once, for one grant, which a replay then reads", () =>
+      run(
+        Effect.gen(function* () {
+          const codes = yield* AuthorizationCodes
+          const userId = yield* issuedTo
+          const first = codeOf("d1", userId)
+          yield* codes.add(first)
+          expect(yield* codes.find("d1")).toEqual(Option.some(first))
+          expect(yield* codes.find("nothing")).toEqual(Option.none())
+          // A replay of a code never redeemed is no replay.
+          expect(yield* codes.markReplayed("d1", now)).toEqual(Option.none())
 
-            expect(yield* codes.claim("d1", now)).toBe(true)
-            expect(yield* codes.claim("d1", now)).toBe(false)
-            expect(Option.map(yield* codes.find("d1"), (code) => code.redeemed_at)).toEqual(Option.some(now))
-
-            // Replayed after the grant was attached: the replay gets the grant to end.
-            expect(yield* codes.attachGrant("d1", "family-1")).toBe(false)
-            expect(yield* codes.markReplayed("d1", now)).toEqual(Option.some("family-1"))
-
-            // Replayed before the grant was attached: the attachment is told to end it.
-            yield* codes.add(codeOf("d2", userId))
-            expect(yield* codes.claim("d2", now)).toBe(true)
-            expect(yield* codes.markReplayed("d2", now)).toEqual(Option.none())
-            expect(yield* codes.attachGrant("d2", "family-2")).toBe(true)
-          })
-        )
+          expect(yield* codes.claim("d1", now, "grant-1")).toBe(true)
+          // The claim that lost changes nothing: the code stays the first grant's.
+          expect(yield* codes.claim("d1", DateTime.add(now, { seconds: 1 }), "grant-2")).toBe(false)
+          expect(Option.map(yield* codes.find("d1"), (code) => code.redeemed_at)).toEqual(Option.some(now))
+          expect(yield* codes.markReplayed("d1", now)).toEqual(Option.some("grant-1"))
+        })
+      )
     )
 
     it.effect("two claims racing over one code: exactly one wins", () =>
@@ -100,7 +90,7 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
           const codes = yield* AuthorizationCodes
           const userId = yield* issuedTo
           yield* codes.add(codeOf("race", userId))
-          const wins = yield* Effect.all([codes.claim("race", now), codes.claim("race", now)], {
+          const wins = yield* Effect.all([codes.claim("race", now, "grant-a"), codes.claim("race", now, "grant-b")], {
             concurrency: "unbounded"
           })
           expect(wins.filter(Boolean)).toHaveLength(1)
