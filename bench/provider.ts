@@ -15,6 +15,8 @@
 // outlives the machine, and a commit's sync costs nothing), the like-for-like comparison and the
 // ratios reported; and, beside them, on a SQLite file on disk committing with synchronous=FULL,
 // as it is deployed (`durable`). BENCH_DATABASE_URL replaces the durable target's database.
+// Beside them, the lean Effect token endpoint (bench/targets/effect-token-reference.mjs, on tmpfs):
+// what Effect 3's HttpApi and @effect/sql allow for the same work, with nothing of Portcullis's.
 // Writes bench/results/provider-<date>.json.
 import { execFileSync, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
@@ -149,6 +151,35 @@ const reference = async (): Promise<Target> => {
   return { name: "oidc-provider", config, mint, stop: () => void child.kill(), pid: child.pid ?? 0 }
 }
 
+/**
+ * The lean Effect token endpoint (bench/targets/effect-token-reference.mjs): Effect 3's HttpApi and
+ * @effect/sql doing the token endpoint's work with nothing of Portcullis in it, on a SQLite file
+ * like Portcullis's; its codes stored through an untimed route of its own.
+ */
+const leanEffect = async (database: string): Promise<Target> => {
+  const child = spawn(process.execPath, [join(root, "bench/targets/effect-token-reference.mjs")], {
+    cwd: root,
+    env: { ...process.env, PORT: String(await freePort()), REFERENCE_DB: database, ...profiling("lean Effect") },
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const issuer = await new Promise<string>((resolve, reject) => {
+    child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString().trim()))
+    child.once("exit", () => reject(new Error("the lean Effect token endpoint did not start")))
+  })
+  const config = await configOf(issuer, "bench", "bench-client-secret")
+  const mint = async (scope: string) => {
+    const { url, verifier } = await pkce(config, scope)
+    const response = await fetch(`${issuer}/mint`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ scope, code_challenge: url.searchParams.get("code_challenge"), redirect_uri: redirectUri })
+    })
+    const { code } = (await response.json()) as { code: string }
+    return { code: new URL(`${redirectUri}?code=${code}`), verifier }
+  }
+  return { name: "lean Effect", config, mint, stop: () => void child.kill(), pid: child.pid ?? 0 }
+}
+
 /** Both sign the same: an RS256 JWT access token beside the ID token (a bench of unlike work would say nothing). */
 const signedLikeTheOther = (target: Target, accessToken: string) => {
   const header = JSON.parse(Buffer.from(accessToken.split(".")[0] ?? "", "base64url").toString() || "{}") as {
@@ -240,6 +271,7 @@ const inMemory = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir()
 const targets = [
   await portcullis("portcullis", `sqlite:${join(inMemory, "portcullis.db")}`),
   await portcullis("portcullis durable", process.env.BENCH_DATABASE_URL || temporaryDatabase()),
+  await leanEffect(join(inMemory, "lean-effect.db")),
   await reference()
 ]
 const results: Record<string, { code: Array<Phase>; refresh: Array<Phase> }> = {}
@@ -287,7 +319,9 @@ const report = {
   summary,
   // Like for like (both in memory), and Portcullis durable beside oidc-provider in memory.
   ratios: { code: ratio("portcullis", "code"), refresh: ratio("portcullis", "refresh") },
-  durableRatios: { code: ratio("portcullis durable", "code"), refresh: ratio("portcullis durable", "refresh") }
+  durableRatios: { code: ratio("portcullis durable", "code"), refresh: ratio("portcullis durable", "refresh") },
+  // What Effect 3's HttpApi and @effect/sql allow for the same work, with nothing of Portcullis's.
+  leanEffectRatios: { code: ratio("lean Effect", "code"), refresh: ratio("lean Effect", "refresh") }
 }
 console.log(JSON.stringify(report, null, 2))
 mkdirSync(join(root, "bench/results"), { recursive: true })
