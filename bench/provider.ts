@@ -130,16 +130,26 @@ const portcullis = async (name: string, database: string): Promise<Target> => {
   return { name, config, mint, stop: server.stop, pid: server.child.pid ?? 0 }
 }
 
-const reference = async (): Promise<Target> => {
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "bench/targets/oidc-provider.ts")], {
+/** A reference server of bench/targets/, in a process of its own: it prints its issuer once it listens. */
+const spawnIssuer = async (name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, ...profiling("oidc-provider") },
+    env: { ...process.env, ...env, ...profiling(name) },
     stdio: ["ignore", "pipe", "inherit"]
   })
   const issuer = await new Promise<string>((resolve, reject) => {
     child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString().trim()))
-    child.once("exit", () => reject(new Error("oidc-provider did not start")))
+    child.once("exit", () => reject(new Error(`${name} did not start`)))
   })
+  return { child, issuer }
+}
+
+const reference = async (): Promise<Target> => {
+  const { child, issuer } = await spawnIssuer("oidc-provider", [
+    "--import",
+    "tsx",
+    join(root, "bench/targets/oidc-provider.ts")
+  ])
   const config = await configOf(issuer, "bench", "bench-client-secret")
   const jar = new CookieJar()
   const mint = async (scope: string) => {
@@ -157,14 +167,9 @@ const reference = async (): Promise<Target> => {
  * like Portcullis's; its codes stored through an untimed route of its own.
  */
 const leanEffect = async (database: string): Promise<Target> => {
-  const child = spawn(process.execPath, [join(root, "bench/targets/effect-token-reference.mjs")], {
-    cwd: root,
-    env: { ...process.env, PORT: String(await freePort()), REFERENCE_DB: database, ...profiling("lean Effect") },
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  const issuer = await new Promise<string>((resolve, reject) => {
-    child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString().trim()))
-    child.once("exit", () => reject(new Error("the lean Effect token endpoint did not start")))
+  const { child, issuer } = await spawnIssuer("lean Effect", [join(root, "bench/targets/effect-token-reference.mjs")], {
+    PORT: String(await freePort()),
+    REFERENCE_DB: database
   })
   const config = await configOf(issuer, "bench", "bench-client-secret")
   const mint = async (scope: string) => {

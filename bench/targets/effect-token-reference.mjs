@@ -7,7 +7,9 @@
 // checked, the code claimed and its grant (and refresh token) started in one transaction; for a
 // refresh token, the token and its grant read, the token rotated and the grant touched in one
 // transaction; then the user read and two RS256 JWTs signed with jose (the key imported once):
-// an RFC 9068 access token and the ID token. No audit, events, consent, resources, lockout, rate
+// an RFC 9068 access token and the ID token, at once (Portcullis signs them one after the other:
+// in process, signing them at once bought it nothing, the main thread being what bounds a
+// request's rate). No audit, events, consent, resources, lockout, rate
 // limit, logging or metrics. POST /mint (untimed) stores a code for the bench to redeem.
 // REFERENCE_DB is the database file; the process prints its issuer on stdout once it listens.
 import { createHash, generateKeyPairSync, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
