@@ -15,7 +15,6 @@ import { OidcGrants } from "../ports/OidcGrants.js"
 import { ProviderTokens } from "../ports/ProviderTokens.js"
 import { RoleRepo } from "../ports/RoleRepo.js"
 import type { StoreUnavailableError } from "../ports/StoreUnavailableError.js"
-import { Transaction } from "../ports/Transaction.js"
 import { UserRepo } from "../ports/UserRepo.js"
 import { OidcPolicy } from "./OidcPolicy.js"
 import { narrowedResources, refuse, type TokenEndpointError, type TokenResponse } from "./TokenAnswers.js"
@@ -40,7 +39,6 @@ export class Token extends Effect.Service<Token>()("app/Token", {
     const tokens = yield* ProviderTokens
     const crypto = yield* Cryptography
     const audit = yield* Audit
-    const tx = yield* Transaction
     const { lifetimes } = yield* OidcPolicy
 
     const authenticate = (presented: PresentedClient) =>
@@ -179,14 +177,8 @@ export class Token extends Effect.Service<Token>()("app/Token", {
         const refresh = issuesRefreshToken(code.scopes) ? yield* newRefreshToken(grant.grant_id, now) : undefined
         // The code spent (marked with its grant) and the grant started commit together: no grant
         // without its code's mark, so a replay always finds the grant to end.
-        const claimed = yield* tx.transaction(
-          Effect.gen(function* () {
-            if (!(yield* codes.claim(digest, now, grant.grant_id))) return false
-            yield* grants.start(grant, Option.fromNullable(refresh?.row))
-            return true
-          })
-        )
-        if (!claimed) return yield* replayed(yield* codes.markReplayed(digest, now))
+        const started = yield* grants.startFromCode(digest, grant, Option.fromNullable(refresh?.row))
+        if (!started) return yield* replayed(yield* codes.markReplayed(digest, now))
         return yield* issue(grant, refresh?.token, code.nonce, resources)
       })
 

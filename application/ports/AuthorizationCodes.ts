@@ -3,9 +3,10 @@ import type { StoredCode } from "../../domain/oidc/Code.js"
 import type { StoreUnavailableError } from "./StoreUnavailableError.js"
 
 /**
- * The provider's authorization codes (domain/oidc/Code.ts), by digest. Each operation is one
- * atomic step of the store, so that of two redemptions racing over one code, one claims it and
- * the other finds it redeemed: a replay, which ends whatever the first one issued.
+ * The provider's authorization codes (domain/oidc/Code.ts), by digest. A code is redeemed with the
+ * grant it starts (OidcGrants.startFromCode, one atomic step), so that of two redemptions racing
+ * over one code, one redeems it and the other finds it redeemed: a replay, which ends whatever the
+ * first one issued.
  */
 export class AuthorizationCodes extends Context.Tag("app/AuthorizationCodes")<
   AuthorizationCodes,
@@ -13,17 +14,6 @@ export class AuthorizationCodes extends Context.Tag("app/AuthorizationCodes")<
     readonly add: (code: StoredCode) => Effect.Effect<void, StoreUnavailableError>
     /** The code of this digest as stored, redeemed or not. */
     readonly find: (digest: string) => Effect.Effect<Option.Option<StoredCode>, StoreUnavailableError>
-    /**
-     * Marks the code redeemed at `now` by the grant its redemption starts, in one step; false when
-     * it already was (a racing redemption won). Called in the redemption's transaction, beside the
-     * grant's start: a replay can only find the code redeemed once both are committed, and then
-     * finds the grant to end.
-     */
-    readonly claim: (
-      digest: string,
-      now: DateTime.Utc,
-      grantId: string
-    ) => Effect.Effect<boolean, StoreUnavailableError>
     /**
      * Records that a redeemed code was presented again; answers the grant its redemption started.
      */

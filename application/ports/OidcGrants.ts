@@ -12,6 +12,18 @@ export class OidcGrants extends Context.Tag("app/OidcGrants")<
   {
     /** Stores a new grant, with its first refresh token when it has one. */
     readonly start: (grant: Grant, token: Option.Option<GrantToken>) => Effect.Effect<void, StoreUnavailableError>
+    /**
+     * A code's redemption: the code of digest `code` marked redeemed by this grant (at its
+     * `created_at`) and the grant started, with its first refresh token when it has one, in one
+     * commit; false, and nothing written, when the code was redeemed already (a racing redemption
+     * won). A replay can only find the code redeemed once the grant is stored, and then finds the
+     * grant to end (AuthorizationCodes.markReplayed).
+     */
+    readonly startFromCode: (
+      code: string,
+      grant: Grant,
+      token: Option.Option<GrantToken>
+    ) => Effect.Effect<boolean, StoreUnavailableError>
     /** The refresh token of this digest and its grant, as stored. */
     readonly presented: (
       digest: string

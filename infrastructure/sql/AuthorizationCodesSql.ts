@@ -39,10 +39,10 @@ export const readStatements = (sql: SqlClient.SqlClient) => ({
 export const codeOfRows = (rows: unknown) => Effect.map(decodeRows(rows), (codes) => Option.fromNullable(codes[0]))
 
 /**
- * Authorization codes in `oidc_codes`, SQLite or PostgreSQL alike. A claim is one UPDATE that
- * only an unredeemed code passes, and that records the grant it starts: a replay, which can only
- * pass once the claim is committed (the row's lock on PostgreSQL, the one writer on SQLite),
- * reads that grant from the same row.
+ * Authorization codes in `oidc_codes`, SQLite or PostgreSQL alike. Their redemption is the grant's
+ * (OidcGrantsSql's `startFromCode`: one UPDATE that only an unredeemed code passes records the grant
+ * it starts); a replay, which can only pass once that is committed (the row's lock on PostgreSQL,
+ * the one writer on SQLite), reads the grant from the same row.
  */
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -60,13 +60,6 @@ export const make = Effect.gen(function* () {
       ),
 
     find: (digest) => reads.find(digest).pipe(Effect.flatMap(codeOfRows), unavailable),
-
-    claim: (digest, now, grantId) =>
-      sql<{ readonly digest: string }>`UPDATE oidc_codes SET redeemed_at = ${now.epochMillis}, family_id = ${grantId}
-        WHERE digest = ${digest} AND redeemed_at IS NULL RETURNING digest`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        unavailable
-      ),
 
     markReplayed: (digest, now) =>
       sql<{ readonly family_id: string | null }>`UPDATE oidc_codes SET replayed_at = ${now.epochMillis}

@@ -92,7 +92,55 @@ export const rotationStatements = (sql: SqlClient.SqlClient) => ({
     sql`UPDATE oidc_grants SET last_used_at = ${lastUsedAt}, expires_at = ${expiresAt} WHERE grant_id = ${grantId}`
 })
 
-const tokenValues = (token: GrantToken) =>
+/**
+ * A code's redemption's statements over plain values, one parameter each: the code claimed for the
+ * grant it starts, one UPDATE that only an unredeemed code passes; the grant stored (its first
+ * refresh token is a rotation's `insert`). The plain adapter runs them in a transaction of the
+ * client, the fast one (fast/OidcGrantsSqlite) prepares them once on a connection of its own.
+ */
+export const redemptionStatements = (sql: SqlClient.SqlClient) => ({
+  claim: (redeemedAt: number, grantId: string, digest: string) =>
+    sql<{ readonly digest: string }>`UPDATE oidc_codes SET redeemed_at = ${redeemedAt}, family_id = ${grantId}
+      WHERE digest = ${digest} AND redeemed_at IS NULL RETURNING digest`,
+  grant: (
+    grantId: string,
+    clientId: string,
+    userId: string,
+    scopes: string,
+    resources: string,
+    authTime: number,
+    amr: string,
+    createdAt: number,
+    lastUsedAt: number,
+    expiresAt: number,
+    revokedAt: number | null
+  ) =>
+    sql`INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, resources, auth_time, amr, created_at, last_used_at,
+        expires_at, revoked_at)
+      VALUES (${grantId}, ${clientId}, ${userId}, ${scopes}, ${resources}, ${authTime}, ${amr}, ${createdAt},
+        ${lastUsedAt}, ${expiresAt}, ${revokedAt})`
+})
+
+/** The values of a grant's row, in the order of `redemptionStatements(…).grant`. */
+export const grantValues = (grant: Grant) =>
+  [
+    grant.grant_id,
+    grant.client_id,
+    grant.user_id,
+    JSON.stringify(grant.scopes),
+    JSON.stringify(grant.resources),
+    grant.auth_time,
+    JSON.stringify(grant.amr),
+    grant.created_at.epochMillis,
+    grant.last_used_at.epochMillis,
+    grant.expires_at.epochMillis,
+    grant.revoked_at?.epochMillis ?? null
+  ] as const
+
+/** The values of a code's claim by the grant it starts, redeemed when the grant is created. */
+export const claimValues = (code: string, grant: Grant) => [grant.created_at.epochMillis, grant.grant_id, code] as const
+
+export const tokenValues = (token: GrantToken) =>
   [
     token.digest,
     token.grant_id,
@@ -119,26 +167,32 @@ export const make = Effect.gen(function* () {
   const columns = sql.literal(grantColumns)
 
   const rotation = rotationStatements(sql)
+  const redemption = redemptionStatements(sql)
   const reads = readStatements(sql)
-  const insertToken = (token: GrantToken) => rotation.insert(...tokenValues(token))
+  /** The grant's row and its first token's, if any: inside a transaction of the caller's. */
+  const stored = (grant: Grant, token: Option.Option<GrantToken>) =>
+    redemption.grant(...grantValues(grant)).pipe(
+      Effect.zipRight(
+        Option.match(token, {
+          onNone: () => Effect.void,
+          onSome: (first) => Effect.asVoid(rotation.insert(...tokenValues(first)))
+        })
+      )
+    )
 
   return OidcGrants.of({
-    start: (grant: Grant, token) =>
+    start: (grant: Grant, token) => sql.withTransaction(stored(grant, token)).pipe(Effect.asVoid, unavailable),
+
+    startFromCode: (code, grant, token) =>
       sql
         .withTransaction(
-          sql`INSERT INTO oidc_grants (grant_id, client_id, user_id, scopes, resources, auth_time, amr, created_at, last_used_at,
-              expires_at, revoked_at)
-            VALUES (${grant.grant_id}, ${grant.client_id}, ${grant.user_id}, ${JSON.stringify(grant.scopes)},
-              ${JSON.stringify(grant.resources)},
-              ${grant.auth_time}, ${JSON.stringify(grant.amr)}, ${grant.created_at.epochMillis},
-              ${grant.last_used_at.epochMillis}, ${grant.expires_at.epochMillis},
-              ${grant.revoked_at?.epochMillis ?? null})`.pipe(
-            Effect.zipRight(
-              Option.match(token, { onNone: () => Effect.void, onSome: (first) => Effect.asVoid(insertToken(first)) })
-            )
-          )
+          Effect.gen(function* () {
+            if ((yield* redemption.claim(...claimValues(code, grant))).length === 0) return false
+            yield* stored(grant, token)
+            return true
+          })
         )
-        .pipe(Effect.asVoid, unavailable),
+        .pipe(unavailable),
 
     presented: (digest) => reads.presented(digest).pipe(Effect.flatMap(presentedOfRows), unavailable),
 

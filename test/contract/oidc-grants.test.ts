@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { DateTime, Effect, Option } from "effect"
+import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import type { OidcClients } from "../../application/ports/OidcClients.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { Transaction } from "../../application/ports/Transaction.js"
 import type { UserRepo } from "../../application/ports/UserRepo.js"
+import type { StoredCode } from "../../domain/oidc/Code.js"
 import type { Grant, GrantToken } from "../../domain/oidc/Grant.js"
 import { databases, postgresqlFast, sqliteFileFast } from "../support/databases.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
@@ -42,9 +44,34 @@ const token = (digest: string, grantId: string, expiresIn = 3600): GrantToken =>
   rotated_at: null
 })
 
+/** A code of `userId` for "app", as the authorization endpoint issues it. */
+const code = (digest: string, userId: string): StoredCode => ({
+  digest,
+  client_id: "app",
+  user_id: userId,
+  redirect_uri: "http://127.0.0.1:5000/cb",
+  code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+  scopes: ["openid", "offline_access"],
+  resources: [],
+  nonce: null,
+  auth_time: 1_764_590_000,
+  amr: ["pwd"],
+  expires_at: later(60),
+  redeemed_at: null,
+  family_id: null
+})
+
+/** When the code of `digest` was redeemed, and for which grant. */
+const redemptionOf = (digest: string) =>
+  Effect.map(
+    Effect.flatMap(AuthorizationCodes, (codes) => codes.find(digest)),
+    Option.map((found) => ({ redeemed_at: found.redeemed_at, family_id: found.family_id }))
+  )
+
 for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
-  const run = <A, E>(effect: Effect.Effect<A, E, OidcGrants | OidcClients | UserRepo | Transaction>) =>
-    effect.pipe(Effect.provide(backend.repositories()))
+  const run = <A, E>(
+    effect: Effect.Effect<A, E, OidcGrants | AuthorizationCodes | OidcClients | UserRepo | Transaction>
+  ) => effect.pipe(Effect.provide(backend.repositories()))
 
   describe.skipIf(backend.skip)(`OidcGrants contract (${backend.name})`, () => {
     it.effect("starts a grant with its first token; rotates a token once; a revoked grant rotates nothing", () =>
@@ -74,6 +101,97 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
           expect(Option.map(yield* grants.presented("t2"), ({ grant }) => grant.revoked_at)).toEqual(
             Option.some(later(90))
           )
+        })
+      )
+    )
+
+    it.effect("starts a grant from its code once: the start that lost writes nothing, a replay reads the first", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const codes = yield* AuthorizationCodes
+          const { ada } = yield* setUp
+          yield* codes.add(code("c1", ada))
+          expect(yield* grants.startFromCode("c1", grant("g6", ada), Option.some(token("k6", "g6")))).toBe(true)
+          expect(yield* redemptionOf("c1")).toEqual(Option.some({ redeemed_at: now, family_id: "g6" }))
+          expect(yield* grants.presented("k6")).toEqual(
+            Option.some({ grant: grant("g6", ada), token: token("k6", "g6") })
+          )
+
+          const second = grant("g7", ada, "app", { created_at: later(1), last_used_at: later(1) })
+          expect(yield* grants.startFromCode("c1", second, Option.some(token("k7", "g7")))).toBe(false)
+          expect(yield* grants.find("g7")).toEqual(Option.none())
+          expect(yield* grants.presented("k7")).toEqual(Option.none())
+          expect(yield* redemptionOf("c1")).toEqual(Option.some({ redeemed_at: now, family_id: "g6" }))
+          expect(yield* codes.markReplayed("c1", later(2))).toEqual(Option.some("g6"))
+
+          // A code never issued starts nothing.
+          expect(yield* grants.startFromCode("no such code", grant("g8", ada), Option.none())).toBe(false)
+          expect(yield* grants.find("g8")).toEqual(Option.none())
+        })
+      )
+    )
+
+    it.effect("two redemptions racing over one code: exactly one grant starts", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const { ada } = yield* setUp
+          yield* Effect.flatMap(AuthorizationCodes, (codes) => codes.add(code("race", ada)))
+          const wins = yield* Effect.all(
+            [
+              grants.startFromCode("race", grant("ga", ada), Option.some(token("ka", "ga"))),
+              grants.startFromCode("race", grant("gb", ada), Option.some(token("kb", "gb")))
+            ],
+            { concurrency: "unbounded" }
+          )
+          expect(wins.filter(Boolean)).toHaveLength(1)
+          const started = [yield* grants.find("ga"), yield* grants.find("gb")].filter(Option.isSome)
+          expect(started).toHaveLength(1)
+          expect(Option.map(yield* redemptionOf("race"), (redeemed) => redeemed.family_id)).toEqual(
+            Option.some(wins[0] ? "ga" : "gb")
+          )
+        })
+      )
+    )
+
+    it.effect("a redemption whose grant cannot be stored changes nothing: the code stays unredeemed", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const { ada } = yield* setUp
+          yield* Effect.flatMap(AuthorizationCodes, (codes) => codes.add(code("c2", ada)))
+          yield* grants.start(grant("g9", ada), Option.some(token("held", "g9")))
+          const failed = yield* Effect.flip(
+            grants.startFromCode("c2", grant("g10", ada), Option.some(token("held", "g10")))
+          )
+          expect(failed._tag).toBe("StoreUnavailableError")
+          expect(yield* redemptionOf("c2")).toEqual(Option.some({ redeemed_at: null, family_id: null }))
+          expect(yield* grants.find("g10")).toEqual(Option.none())
+          expect(yield* grants.startFromCode("c2", grant("g11", ada), Option.some(token("k11", "g11")))).toBe(true)
+        })
+      )
+    )
+
+    it.effect("inside a transaction, a redemption is part of it (rolled back with it)", () =>
+      run(
+        Effect.gen(function* () {
+          const grants = yield* OidcGrants
+          const tx = yield* Transaction
+          const { ada } = yield* setUp
+          yield* Effect.flatMap(AuthorizationCodes, (codes) => codes.add(code("c3", ada)))
+          const rolledBack = yield* Effect.flip(
+            tx.transaction(
+              Effect.gen(function* () {
+                expect(yield* grants.startFromCode("c3", grant("g12", ada), Option.none())).toBe(true)
+                expect(Option.isSome(yield* grants.find("g12"))).toBe(true)
+                return yield* Effect.fail("undone" as const)
+              })
+            )
+          )
+          expect(rolledBack).toBe("undone")
+          expect(yield* grants.find("g12")).toEqual(Option.none())
+          expect(yield* redemptionOf("c3")).toEqual(Option.some({ redeemed_at: null, family_id: null }))
         })
       )
     )

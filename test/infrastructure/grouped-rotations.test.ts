@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
+import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
 import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
@@ -19,7 +20,7 @@ import {
 
 /**
  * The rotations of a SQLite file's fast adapters (the first-party refresh's and the provider's
- * refresh grants') that arrive together are committed together (infrastructure/sql/fast/
+ * refresh grants'), and the provider's code redemptions, that arrive together are committed together (infrastructure/sql/fast/
  * groupCommit.ts): counted in the write-ahead log, and each caller told what is on the disk.
  */
 describe("rotations of a SQLite file committed together", () => {
@@ -91,6 +92,64 @@ describe("rotations of a SQLite file committed together", () => {
         const rotated = yield* grants.presented("grant-3-t1")
         expect(Option.map(rotated, ({ token }) => token.rotated_at !== null)).toEqual(Option.some(true))
         expect(Option.isSome(yield* grants.presented("grant-3-t2"))).toBe(true)
+      })
+    )
+  )
+
+  it.live("the provider's code redemptions that arrive together are committed together, each code once", () =>
+    onFile(
+      Effect.gen(function* () {
+        const userId = yield* addUser("codes@example.com")
+        yield* addClient("app")
+        const grants = yield* OidcGrants
+        const codes = yield* AuthorizationCodes
+        const lanes = Array.from({ length: 8 }, (_, lane) => `code-${lane}`)
+        for (const digest of lanes)
+          yield* codes.add({
+            digest,
+            client_id: "app",
+            user_id: userId,
+            redirect_uri: "http://127.0.0.1/cb",
+            code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            scopes: ["openid"],
+            resources: [],
+            nonce: null,
+            auth_time: 1,
+            amr: ["pwd"],
+            expires_at: later,
+            redeemed_at: null,
+            family_id: null
+          })
+        const grantOf = (grantId: string) => ({
+          grant_id: grantId,
+          client_id: "app",
+          user_id: userId,
+          scopes: ["openid"],
+          resources: [],
+          auth_time: 1,
+          amr: ["pwd"],
+          created_at: now,
+          last_used_at: now,
+          expires_at: later,
+          revoked_at: null
+        })
+        const file = yield* fileOfClient
+        yield* emptyLog(file)
+        // Each code redeemed twice at once: one redemption of each starts its grant.
+        const outcomes = yield* Effect.all(
+          lanes.flatMap((digest) => [
+            grants.startFromCode(digest, grantOf(`${digest}-a`), Option.none()),
+            grants.startFromCode(digest, grantOf(`${digest}-b`), Option.none())
+          ]),
+          { concurrency: "unbounded" }
+        )
+        expect(commitsInLog(file)).toBe(1)
+        expect(outcomes.filter(Boolean)).toHaveLength(lanes.length)
+        for (const digest of lanes) {
+          const started = [yield* grants.find(`${digest}-a`), yield* grants.find(`${digest}-b`)].filter(Option.isSome)
+          expect(started).toHaveLength(1)
+          expect(yield* codes.markReplayed(digest, now)).toEqual(Option.some(started[0]?.value.grant_id))
+        }
       })
     )
   )

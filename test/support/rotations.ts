@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { DateTime, type Duration, Effect, Option } from "effect"
 import { expect } from "vitest"
+import type { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import type { OidcClients } from "../../application/ports/OidcClients.js"
 import type { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { RefreshTokenRepo, type Rotation } from "../../application/ports/RefreshTokenRepo.js"
@@ -103,7 +104,7 @@ export const onFile = <A, E>(
   effect: Effect.Effect<
     A,
     E,
-    RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient | OidcGrants | OidcClients
+    RefreshTokenRepo | UserRepo | Transaction | SqlClient.SqlClient | OidcGrants | OidcClients | AuthorizationCodes
   >
 ) => effect.pipe(Effect.provide(sqliteFileWithClient({}, sqliteFileAdapters)))
 
