@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as oidc from "openid-client"
+import { hostedBrowser } from "../test/support/hostedBrowser.js"
 import { CookieJar, authorize as throughOidcProvider } from "../test/support/OidcProvider.js"
 import { cli, freePort, killAll, root, startServer, temporaryDatabase } from "../test/support/processes.js"
 
@@ -99,32 +100,11 @@ const portcullis = async (name: string, database: string): Promise<Target> => {
     body: JSON.stringify({ email, password })
   })
   const config = await configOf(base, added.client_id, added.client_secret)
-  const jar = new CookieJar()
-  const json = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-    const url = new URL(`${base}/api/v1/auth${path}`)
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie: jar.header(url), ...headers },
-      body: JSON.stringify(body)
-    })
-    jar.store(response)
-    return new URL(((await response.json()) as { continue: string }).continue)
-  }
+  const browser = hostedBrowser(`${base}/api/v1/auth`, { email, password })
   /** Follows an authorization, signing in and consenting the first time. */
   const mint = async (scope: string) => {
     const { url, verifier } = await pkce(config, scope)
-    let at = new URL((await jar.fetch(url)).headers.get("location") ?? "")
-    if (at.pathname.endsWith("/sign-in"))
-      at = await json("/oauth2/session", { email, password, request: at.searchParams.get("request") })
-    if (at.pathname.endsWith("/consent")) {
-      const csrf =
-        /portcullis_op_csrf=([^;]+)/.exec(jar.header(new URL(`${base}/api/v1/auth/oauth2/consent`)))?.[1] ?? ""
-      at = await json(
-        "/oauth2/consent",
-        { request: at.searchParams.get("request"), approve: true },
-        { "x-csrf-token": csrf }
-      )
-    }
+    const at = await browser.authorize(url)
     return { code: at, verifier }
   }
   return { name, config, mint, stop: server.stop, pid: server.child.pid ?? 0 }

@@ -61,6 +61,9 @@ const code = (digest: string, userId: string): StoredCode => ({
   family_id: null
 })
 
+/** The code, stored as the authorization endpoint stores it. */
+const issued = (stored: StoredCode) => Effect.flatMap(AuthorizationCodes, (codes) => codes.add(stored))
+
 /** When the code of `digest` was redeemed, and for which grant. */
 const redemptionOf = (digest: string) =>
   Effect.map(
@@ -111,7 +114,7 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
           const grants = yield* OidcGrants
           const codes = yield* AuthorizationCodes
           const { ada } = yield* setUp
-          yield* codes.add(code("c1", ada))
+          yield* issued(code("c1", ada))
           expect(yield* grants.startFromCode("c1", grant("g6", ada), Option.some(token("k6", "g6")))).toBe(true)
           expect(yield* redemptionOf("c1")).toEqual(Option.some({ redeemed_at: now, family_id: "g6" }))
           expect(yield* grants.presented("k6")).toEqual(
@@ -137,7 +140,7 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
         Effect.gen(function* () {
           const grants = yield* OidcGrants
           const { ada } = yield* setUp
-          yield* Effect.flatMap(AuthorizationCodes, (codes) => codes.add(code("race", ada)))
+          yield* issued(code("race", ada))
           const wins = yield* Effect.all(
             [
               grants.startFromCode("race", grant("ga", ada), Option.some(token("ka", "ga"))),
@@ -160,7 +163,7 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
         Effect.gen(function* () {
           const grants = yield* OidcGrants
           const { ada } = yield* setUp
-          yield* Effect.flatMap(AuthorizationCodes, (codes) => codes.add(code("c2", ada)))
+          yield* issued(code("c2", ada))
           yield* grants.start(grant("g9", ada), Option.some(token("held", "g9")))
           const failed = yield* Effect.flip(
             grants.startFromCode("c2", grant("g10", ada), Option.some(token("held", "g10")))
@@ -179,7 +182,7 @@ for (const backend of [...databases, sqliteFileFast, postgresqlFast]) {
           const grants = yield* OidcGrants
           const tx = yield* Transaction
           const { ada } = yield* setUp
-          yield* Effect.flatMap(AuthorizationCodes, (codes) => codes.add(code("c3", ada)))
+          yield* issued(code("c3", ada))
           const rolledBack = yield* Effect.flip(
             tx.transaction(
               Effect.gen(function* () {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { CookieJar } from "../support/OidcProvider.js"
+import { hostedBrowser } from "../support/hostedBrowser.js"
 import { cleanEnv, cli, freePort, killAll, root, startServer, temporaryDatabase } from "../support/processes.js"
 
 /**
@@ -59,16 +59,7 @@ describe("SIGKILL while code redemptions are committed together (SQLite file)", 
     expect(registered.status).toBe(201)
 
     // Codes minted as a browser gets them: signed in and consented the first time only.
-    const jar = new CookieJar()
-    const json = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(auth(path), {
-        method: "POST",
-        headers: { "content-type": "application/json", cookie: jar.header(auth(path)), ...headers },
-        body: JSON.stringify(body)
-      })
-      jar.store(response)
-      return new URL(((await response.json()) as { continue: string }).continue)
-    }
+    const browser = hostedBrowser(`${base}/api/v1/auth`, { email, password })
     const mint = async () => {
       const verifier = randomBytes(32).toString("base64url")
       const url = auth("/oauth2/authorize")
@@ -80,19 +71,7 @@ describe("SIGKILL while code redemptions are committed together (SQLite file)", 
         code_challenge: createHash("sha256").update(verifier).digest("base64url"),
         code_challenge_method: "S256"
       }).toString()
-      let at = new URL((await jar.fetch(url)).headers.get("location") ?? "")
-      if (at.pathname.endsWith("/sign-in"))
-        at = await json("/oauth2/session", { email, password, request: at.searchParams.get("request") })
-      if (at.pathname.endsWith("/consent")) {
-        const csrf = /portcullis_op_csrf=([^;]+)/.exec(jar.header(auth("/oauth2/consent")))?.[1] ?? ""
-        at = await json(
-          "/oauth2/consent",
-          { request: at.searchParams.get("request"), approve: true },
-          {
-            "x-csrf-token": csrf
-          }
-        )
-      }
+      const at = await browser.authorize(url)
       const code = at.searchParams.get("code")
       expect(code).not.toBeNull()
       return { code: code ?? "", verifier }

@@ -3,6 +3,7 @@ import { Duration, Effect, Option } from "effect"
 import { AuthorizationCodes } from "../../application/ports/AuthorizationCodes.js"
 import { OidcGrants } from "../../application/ports/OidcGrants.js"
 import { RefreshTokenRepo } from "../../application/ports/RefreshTokenRepo.js"
+import type { Grant } from "../../domain/oidc/Grant.js"
 import { StoreTimeout } from "../../infrastructure/storeTimeout.js"
 import { addClient, addUser } from "../support/oidcFixtures.js"
 import {
@@ -23,6 +24,21 @@ import {
  * refresh grants'), and the provider's code redemptions, that arrive together are committed together (infrastructure/sql/fast/
  * groupCommit.ts): counted in the write-ahead log, and each caller told what is on the disk.
  */
+/** A live grant of `userId` to "app". */
+const grantOf = (grantId: string, userId: string, scopes: ReadonlyArray<string>): Grant => ({
+  grant_id: grantId,
+  client_id: "app",
+  user_id: userId,
+  scopes,
+  resources: [],
+  auth_time: 1,
+  amr: ["pwd"],
+  created_at: now,
+  last_used_at: now,
+  expires_at: later,
+  revoked_at: null
+})
+
 describe("rotations of a SQLite file committed together", () => {
   it.live("rotations that arrive together are committed together, one after another each alone", () =>
     onFile(
@@ -66,19 +82,7 @@ describe("rotations of a SQLite file committed together", () => {
         const lanes = Array.from({ length: 8 }, (_, lane) => `grant-${lane}`)
         for (const grantId of lanes)
           yield* grants.start(
-            {
-              grant_id: grantId,
-              client_id: "app",
-              user_id: userId,
-              scopes: ["openid", "offline_access"],
-              resources: [],
-              auth_time: 1,
-              amr: ["pwd"],
-              created_at: now,
-              last_used_at: now,
-              expires_at: later,
-              revoked_at: null
-            },
+            grantOf(grantId, userId, ["openid", "offline_access"]),
             Option.some(grantToken(`${grantId}-t1`, grantId))
           )
         const file = yield* fileOfClient
@@ -120,26 +124,13 @@ describe("rotations of a SQLite file committed together", () => {
             redeemed_at: null,
             family_id: null
           })
-        const grantOf = (grantId: string) => ({
-          grant_id: grantId,
-          client_id: "app",
-          user_id: userId,
-          scopes: ["openid"],
-          resources: [],
-          auth_time: 1,
-          amr: ["pwd"],
-          created_at: now,
-          last_used_at: now,
-          expires_at: later,
-          revoked_at: null
-        })
         const file = yield* fileOfClient
         yield* emptyLog(file)
         // Each code redeemed twice at once: one redemption of each starts its grant.
         const outcomes = yield* Effect.all(
           lanes.flatMap((digest) => [
-            grants.startFromCode(digest, grantOf(`${digest}-a`), Option.none()),
-            grants.startFromCode(digest, grantOf(`${digest}-b`), Option.none())
+            grants.startFromCode(digest, grantOf(`${digest}-a`, userId, ["openid"]), Option.none()),
+            grants.startFromCode(digest, grantOf(`${digest}-b`, userId, ["openid"]), Option.none())
           ]),
           { concurrency: "unbounded" }
         )
